@@ -1,0 +1,27 @@
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: venv test demo bench eval clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[test]'
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q -x --durations=15 tests
+
+demo: $(STAMP)
+	$(BIN)/zg index .
+	$(BIN)/zg search "how are retries with exponential backoff done" --limit 5
+
+bench: $(STAMP)
+	$(BIN)/python bench/semble.py
+
+clean:
+	rm -rf $(VENV) .zgrep

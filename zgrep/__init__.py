@@ -1,0 +1,3 @@
+"""zgrep: semantic + lexical code search over a workspace, backed by Milvus."""
+
+__version__ = "0.1.0"

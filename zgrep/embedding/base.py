@@ -1,0 +1,26 @@
+"""The one interface every embedding provider implements."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import numpy as np
+
+
+class EmbeddingError(RuntimeError):
+    """An embedding provider failed in a way the user must hear about (one line)."""
+
+
+class Embedder(Protocol):
+    """Turns texts into L2-normalised float32 vectors of shape (len(texts), dim)."""
+
+    model_id: str
+    dim: int
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """Embed documents (chunks)."""
+        ...
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """Embed one search query; shape (dim,)."""
+        ...

@@ -1,0 +1,46 @@
+"""Plain data types shared by chunking, indexing, search and the ADR checker."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+SYMBOL_KINDS = ("module", "class", "interface", "function", "value", "alias")
+
+
+@dataclass(frozen=True)
+class Symbol:
+    """A definition found in a source file (1-based inclusive lines)."""
+
+    name: str
+    kind: str
+    start_line: int
+    end_line: int
+    scope: str = ""
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One searchable slice of a file (1-based inclusive lines, `/`-separated relative path)."""
+
+    path: str
+    language: str
+    start_line: int
+    end_line: int
+    content: str
+    symbol: str = ""
+    symbol_kind: str = "module"
+    scope: str = ""
+    context: str = ""
+    references: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def content_hash(self) -> str:
+        """Hash of what gets embedded: identical text shares one cached vector."""
+        return hashlib.sha256(self.embed_text.encode("utf-8")).hexdigest()
+
+    @property
+    def embed_text(self) -> str:
+        """The text handed to the embedding model."""
+        head = " ".join(p for p in (self.path, self.scope, self.symbol) if p)
+        return f"{head}\n{self.context}\n{self.content}" if self.context else f"{head}\n{self.content}"
