@@ -67,16 +67,23 @@ def decode_request(data: bytes) -> dict[str, Any]:
     root = msg.get("root")
     if root is not None and not isinstance(root, str):
         raise ProtocolError("malformed", "root must be a string path")
+    if not isinstance(msg.get("token", ""), str):
+        raise ProtocolError("malformed", "token must be a string")
     return msg
 
 
+def progress(event: dict[str, Any]) -> dict[str, Any]:
+    """An interim message (index progress) sent before the final response."""
+    return {"v": PROTOCOL_VERSION, "progress": event}
+
+
 def decode_response(data: bytes) -> dict[str, Any]:
-    """Parse a response from the daemon; raise ProtocolError when it is not one."""
+    """Parse a response (or a progress message) from the daemon; ProtocolError when it is neither."""
     try:
         msg = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ProtocolError("malformed", f"daemon reply is not UTF-8 JSON: {exc}") from None
-    if not isinstance(msg, dict) or "ok" not in msg:
+    if not isinstance(msg, dict) or ("ok" not in msg and not isinstance(msg.get("progress"), dict)):
         raise ProtocolError("malformed", "daemon reply lacks 'ok'")
     if msg.get("v") != PROTOCOL_VERSION:
         raise ProtocolError(

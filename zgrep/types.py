@@ -41,6 +41,7 @@ class Chunk:
 
     @property
     def embed_text(self) -> str:
-        """The text handed to the embedding model."""
-        head = " ".join(p for p in (self.path, self.scope, self.symbol) if p)
-        return f"{head}\n{self.context}\n{self.content}" if self.context else f"{head}\n{self.content}"
+        """The text handed to the embedding model: no path, so a rename re-uses cached vectors."""
+        head = ".".join(p for p in (self.scope, self.symbol) if p)
+        body = f"{self.context}\n{self.content}" if self.context else self.content
+        return f"{head}\n{body}" if head else body

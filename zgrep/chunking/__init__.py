@@ -1,0 +1,90 @@
+"""Split source files into searchable chunks and list their definitions.
+
+Code is chunked at definition boundaries with tree-sitter (one node-type table per language
+in `languages.py`, one generic walker in `definitions.py`, shaping in `shaping.py`);
+markdown by heading; anything else, or a file whose chunking fails, by line windows.
+
+Chunk context: for a piece inside a class (or a continuation piece of a split function)
+the first `context_lines` lines of the enclosing definition (its signature line first);
+for a sub-section of markdown, its parent heading; otherwise the non-blank lines just above.
+"""
+
+from __future__ import annotations
+
+from zgrep.chunking.definitions import Definition, parse, walk_definitions
+from zgrep.chunking.languages import TABLE, detect_language
+from zgrep.chunking.markdown import headings, markdown_pieces
+from zgrep.chunking.references import ReferenceIndex
+from zgrep.chunking.shaping import code_pieces
+from zgrep.chunking.windows import Lines, Piece, window_pieces
+from zgrep.types import Chunk, Symbol
+
+__all__ = ["chunk_file", "detect_language", "extract_symbols", "SUPPORTED_LANGUAGES"]
+
+SUPPORTED_LANGUAGES = tuple(TABLE)
+
+
+def chunk_file(path: str, text: str, *, context_lines: int = 2) -> list[Chunk]:
+    """Chunks of one file (`path` workspace-relative); never raises, [] for blank text."""
+    if not text.strip():
+        return []
+    language = detect_language(path)
+    lines = Lines(text)
+    references: ReferenceIndex | None = None
+    try:
+        if language in TABLE:
+            tree = parse(text, language)
+            pieces = code_pieces(lines, walk_definitions(tree, language))
+            references = ReferenceIndex(tree, language)
+        elif language == "markdown":
+            pieces = markdown_pieces(lines)
+        else:
+            pieces = window_pieces(lines)
+    except Exception:  # a grammar or walker failure must not lose the file
+        pieces, references = window_pieces(lines), None
+    return [_chunk(path, language, lines, piece, context_lines, references) for piece in pieces]
+
+
+def extract_symbols(text: str, language: str) -> list[Symbol]:
+    """Every definition the chunker sees, outermost first; markdown gives its headings."""
+    if language == "markdown":
+        return [Symbol(h.text, "module", h.line, h.line) for h in headings(Lines(text))]
+    if language not in TABLE or not text.strip():
+        return []
+    symbols: list[Symbol] = []
+    stack = list(reversed(walk_definitions(parse(text, language), language)))
+    while stack:
+        definition = stack.pop()
+        if definition.is_symbol:
+            symbols.append(_symbol(definition))
+        stack.extend(reversed(definition.children))
+    return symbols
+
+
+def _symbol(definition: Definition) -> Symbol:
+    return Symbol(definition.name, definition.kind, definition.start, definition.end,
+                  definition.scope)
+
+
+def _chunk(path: str, language: str, lines: Lines, piece: Piece, context_lines: int,
+           references: ReferenceIndex | None) -> Chunk:
+    return Chunk(
+        path=path, language=language, start_line=piece.start, end_line=piece.end,
+        content=lines.content(piece.start, piece.end), symbol=piece.symbol,
+        symbol_kind=piece.kind, scope=piece.scope,
+        context=_context(lines, piece, context_lines),
+        references=references.between(piece.start, piece.end, piece.symbol) if references else (),
+    )
+
+
+def _context(lines: Lines, piece: Piece, context_lines: int) -> str:
+    """The enclosing definition's first lines, else the non-blank lines just above."""
+    if context_lines <= 0:
+        return ""
+    if piece.outline:
+        return "\n".join(lines.line(n) for n in piece.outline[-context_lines:])
+    if 0 < piece.ctx < piece.start:
+        last = min(piece.ctx + context_lines - 1, piece.start - 1)
+        return lines.content(piece.ctx, last).strip("\n")
+    above = lines.trim(max(1, piece.start - context_lines), piece.start - 1)
+    return lines.content(*above) if above and not lines.trivial(*above) else ""

@@ -1,0 +1,341 @@
+"""`zg adr`: decision records — new, update, list, show, for, constraints, search, anchor, check."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+if TYPE_CHECKING:
+    from zgrep.adr.report import CheckReport
+
+from zgrep.adr.model import CHANGE_TYPES, STATUSES, Adr, Anchor, parse_anchor_spec
+from zgrep.adr.settings import AdrSettings, load_settings
+from zgrep.adr.store import AdrSet
+
+EXIT_USAGE = 2
+
+
+class AdrGroup(click.Group):
+    """Turns unexpected failures into one line on stderr and exit 2."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+            raise
+        except Exception as exc:  # noqa: BLE001 - the CLI boundary: report, never trace back
+            click.echo(f"zg adr: error: {exc}", err=True)
+            ctx.exit(EXIT_USAGE)
+
+
+def _fail(message: str) -> None:
+    click.echo(f"zg adr: error: {message}", err=True)
+    sys.exit(EXIT_USAGE)
+
+
+def _settings() -> AdrSettings:
+    return load_settings()
+
+
+def _rel(root: Path, path: str) -> str:
+    """A workspace-relative `/` path for a user-given path (relative to the cwd)."""
+    full = (Path.cwd() / path).resolve()
+    try:
+        return full.relative_to(root).as_posix()
+    except ValueError:
+        _fail(f"{path} is outside the workspace {root}")
+        raise
+
+
+def _anchors(root: Path, specs: tuple[str, ...]) -> list[Anchor]:
+    from zgrep.adr.anchors import outside_repo
+
+    out = []
+    for spec in specs:
+        try:
+            anchor = parse_anchor_spec(spec)
+        except ValueError as exc:
+            _fail(str(exc))
+        if outside_repo(anchor.path):
+            _fail(f"anchor {spec!r} is outside the repository (use a repo-relative path)")
+        out.append(anchor)
+    return out
+
+
+def _load_work() -> tuple[AdrSettings, AdrSet]:
+    from zgrep.adr.store import load
+    from zgrep.adr.trees import WorkTree
+
+    settings = _settings()
+    return settings, load(WorkTree(settings.root), settings.dir)
+
+
+def _get(adrs: AdrSet, adr_id: str) -> Adr:
+    try:
+        return adrs.get(adr_id)
+    except (KeyError, ValueError) as exc:
+        _fail(str(exc).strip("'\""))
+        raise
+
+
+def _dump(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+
+
+@click.group(cls=AdrGroup, name="adr")
+def adr() -> None:
+    """Architecture decision records: find them, keep them true."""
+
+
+@adr.command("new")
+@click.argument("title")
+@click.option("--anchor", "anchors", multiple=True, metavar="PATH[:SYMBOL|:START-END]", help="Code the decision is about.")
+@click.option("--constraint", "constraints", multiple=True, metavar="TEXT", help="A one-line rule to keep.")
+@click.option("--change-type", type=click.Choice(CHANGE_TYPES), default="architecture", show_default=True)
+@click.option("--status", type=click.Choice(STATUSES), default="proposed", show_default=True)
+def new_cmd(title: str, anchors: tuple[str, ...], constraints: tuple[str, ...], change_type: str, status: str) -> None:
+    """Write the next-numbered ADR from the template and print its path."""
+    from zgrep.adr.records import render_new, slugify
+    from zgrep.workspace import atomic_write
+
+    settings, adrs = _load_work()
+    number = adrs.next_number()
+    _, text = render_new(number, title, status, change_type, _anchors(settings.root, anchors), list(constraints))
+    rel = f"{settings.dir}/{number:04d}-{slugify(title)}.md"
+    atomic_write(settings.root / rel, text)
+    click.echo(rel)
+
+
+@adr.command("update")
+@click.argument("adr_id", metavar="ID")
+@click.option("--status", type=click.Choice(STATUSES))
+@click.option("--add-anchor", multiple=True, metavar="PATH[:SYMBOL|:START-END]")
+@click.option("--remove-anchor", multiple=True, metavar="PATH[:SYMBOL|:START-END]")
+@click.option("--superseded-by", metavar="ID", help="Mark superseded and link both ways.")
+@click.option("--add-constraint", multiple=True, metavar="TEXT")
+def update_cmd(adr_id: str, status: str | None, add_anchor: tuple[str, ...], remove_anchor: tuple[str, ...],
+               superseded_by: str | None, add_constraint: tuple[str, ...]) -> None:
+    """Edit an ADR's front matter in place; everything else stays byte for byte."""
+    from zgrep.adr.edit import FrontMatter
+    from zgrep.adr.records import anchor_matcher, write
+
+    settings, adrs = _load_work()
+    record = _get(adrs, adr_id)
+    path = settings.root / record.path
+    fm = FrontMatter(path.read_text(encoding="utf-8"))
+    for anchor in _anchors(settings.root, remove_anchor):
+        if not fm.remove_items("code_anchors", anchor_matcher(anchor)):
+            _fail(f"{record.id} has no anchor matching {anchor.spec()}")
+    new_anchors = [a for a in _anchors(settings.root, add_anchor) if a not in record.anchors]
+    if new_anchors:
+        fm.add_items("code_anchors", [a.to_yaml() for a in new_anchors])
+    if add_constraint:
+        fm.add_items("constraints", [c for c in add_constraint if c not in record.constraints])
+    successor = None
+    if superseded_by:
+        successor = _get(adrs, superseded_by)
+        if successor.id == record.id:
+            _fail(f"{record.id} cannot supersede itself")
+        fm.set_scalar("superseded_by", successor.id)
+        status = status or "superseded"
+    if status:
+        fm.set_scalar("status", status)
+    write(path, fm)
+    if successor is not None and record.id not in successor.supersedes:
+        succ_path = settings.root / successor.path
+        sfm = FrontMatter(succ_path.read_text(encoding="utf-8"))
+        sfm.add_items("supersedes", [record.id])
+        write(succ_path, sfm)
+        click.echo(successor.path)
+    click.echo(record.path)
+
+
+@adr.command("list")
+@click.option("--status", type=click.Choice(STATUSES))
+@click.option("--change-type", type=click.Choice(CHANGE_TYPES))
+@click.option("--json", "as_json", is_flag=True)
+def list_cmd(status: str | None, change_type: str | None, as_json: bool) -> None:
+    """List the ADRs (id, status, change type, title)."""
+    _, adrs = _load_work()
+    rows = [a for a in sorted(adrs.adrs, key=lambda a: a.id)
+            if (not status or a.status == status) and (not change_type or a.change_type == change_type)]
+    for path, err in adrs.errors:
+        click.echo(f"zg adr: warning: {path}:{err.line}: {err}", err=True)
+    if as_json:
+        _dump([a.to_json() for a in rows])
+        return
+    for a in rows:
+        click.echo(f"{a.id}  {a.status:<10}  {a.change_type or '-':<12}  {a.title}")
+
+
+@adr.command("show")
+@click.argument("adr_id", metavar="ID")
+@click.option("--json", "as_json", is_flag=True)
+def show_cmd(adr_id: str, as_json: bool) -> None:
+    """Print one ADR."""
+    settings, adrs = _load_work()
+    record = _get(adrs, adr_id)
+    if as_json:
+        _dump({**record.to_json(), "body": record.body})
+    else:
+        click.echo((settings.root / record.path).read_text(encoding="utf-8"), nl=False)
+
+
+@adr.command("for")
+@click.argument("path")
+@click.option("--json", "as_json", is_flag=True)
+def for_cmd(path: str, as_json: bool) -> None:
+    """The live ADRs anchoring PATH, and which symbols."""
+    from zgrep.adr.check import governing
+
+    settings, adrs = _load_work()
+    found = governing(adrs, {_rel(settings.root, path)})
+    if as_json:
+        _dump([g.to_json() for g in found])
+        return
+    for g in found:
+        syms = f"  symbols: {', '.join(g.symbols)}" if g.symbols else ""
+        click.echo(f"{g.adr.id}  {g.adr.status:<9} {g.adr.title}  ({g.adr.path}){syms}")
+
+
+@adr.command("constraints")
+@click.argument("ids", nargs=-1, metavar="[ID]...")
+@click.option("--for", "for_path", metavar="PATH", help="Only ADRs anchoring this file.")
+@click.option("--format", "fmt", type=click.Choice(("text", "markdown", "json")), default="text", show_default=True)
+def constraints_cmd(ids: tuple[str, ...], for_path: str | None, fmt: str) -> None:
+    """The active constraints (live ADRs), ready to paste into a prompt."""
+    from zgrep.adr.check import governing
+
+    settings, adrs = _load_work()
+    chosen = [_get(adrs, i) for i in ids] if ids else [a for a in sorted(adrs.adrs, key=lambda a: a.id) if a.live]
+    if for_path:
+        allowed = {g.adr.id for g in governing(adrs, {_rel(settings.root, for_path)})}
+        chosen = [a for a in chosen if a.id in allowed]
+    chosen = [a for a in chosen if a.live and a.constraints]
+    if fmt == "json":
+        _dump([{"id": a.id, "title": a.title, "status": a.status, "constraint": c} for a in chosen for c in a.constraints])
+    elif fmt == "markdown":
+        click.echo("## Constraints from decision records\n")
+        for a in chosen:
+            click.echo(f"### {a.id}: {a.title}" + (" (proposed)" if a.status == "proposed" else ""))
+            click.echo("".join(f"- {c}\n" for c in a.constraints))
+    else:
+        for a in chosen:
+            for c in a.constraints:
+                click.echo(f"[{a.id}] {c}")
+
+
+@adr.command("search")
+@click.argument("query")
+@click.option("--status", type=click.Choice(STATUSES), help="Keep only ADR hits with this status.")
+@click.option("--limit", default=10, show_default=True)
+@click.option("--mode", type=click.Choice(("auto", "server", "direct")), default="auto", show_default=True)
+@click.option("--json", "as_json", is_flag=True)
+def search_cmd(query: str, status: str | None, limit: int, mode: str, as_json: bool) -> None:
+    """Search ADRs and spec/plan documents with the normal index; each hit says its kind."""
+    from zgrep.adr.search import label_hits, search_args
+    from zgrep.client import ClientError, call
+
+    settings, adrs = _load_work()
+    try:
+        result, used = call("search", str(settings.root), search_args(settings, query, limit), mode)
+    except ClientError as exc:
+        click.echo(f"zg adr: error: {exc}", err=True)
+        sys.exit(exc.exit_code)
+    hits = label_hits(settings, adrs, result.get("hits", []), status)
+    if as_json:
+        _dump({"query": query, "root": str(settings.root), "mode": used, "hits": hits})
+    else:
+        for h in hits:
+            tag = f"{h['id']} {h['status']}: {h['title']}" if h["doc_kind"] == "adr" and h.get("id") else h["doc_kind"]
+            click.echo(f"{h['path']}:{h['start_line']}-{h['end_line']}  [{tag}]")
+            if h.get("preview"):
+                click.echo("".join(f"    {ln}\n" for ln in str(h["preview"]).splitlines()), nl=False)
+    sys.exit(0 if hits else 1)
+
+
+@adr.command("anchor")
+@click.argument("doc")
+@click.option("--write", is_flag=True, help="Merge the proposal into DOC's front matter.")
+@click.option("--json", "as_json", is_flag=True)
+def anchor_cmd(doc: str, write: bool, as_json: bool) -> None:
+    """Propose code_anchors for DOC from the paths and code identifiers it mentions."""
+    from zgrep.adr.propose import propose
+    from zgrep.adr.records import merge_anchors
+
+    settings = _settings()
+    rel = _rel(settings.root, doc)
+    path = settings.root / rel
+    if not path.is_file():
+        _fail(f"no such document: {doc}")
+    text = path.read_text(encoding="utf-8")
+    found = propose(settings.root, rel, text, (settings.dir, *settings.doc_dirs))
+    if as_json:
+        _dump({"doc": rel, "code_anchors": [a.to_yaml() for a in found.anchors],
+               "ambiguous": found.ambiguous, "unknown": found.unknown})
+    else:
+        from zgrep.adr.edit import dump_inline
+
+        click.echo("code_anchors:" + ("" if found.anchors else " []"))
+        click.echo("".join(f"  - {dump_inline(a.to_yaml())}\n" for a in found.anchors), nl=False)
+        for ident, n in found.ambiguous.items():
+            click.echo(f"zg adr: note: `{ident}` is defined in {n} places; anchor it by hand", err=True)
+        if found.unknown:
+            click.echo(f"zg adr: note: no definition found for {', '.join(found.unknown)}", err=True)
+    if write and found.anchors:
+        added = merge_anchors(path, text, found.anchors)
+        click.echo(f"zg adr: wrote {added} new anchor(s) to {rel}", err=True)
+
+
+@adr.command("check")
+@click.argument("paths", nargs=-1)
+@click.option("--staged", is_flag=True, help="Check the staged tree (git index), not the working copy.")
+@click.option("--all", "check_all", is_flag=True, help="Check every ADR and anchor (the default).")
+@click.option("--fix", is_flag=True, help="Repair renamed files and moved symbols/line ranges.")
+@click.option("--json", "as_json", is_flag=True)
+def check_cmd(paths: tuple[str, ...], staged: bool, check_all: bool, fix: bool, as_json: bool) -> None:
+    """Validate the ADRs and their code anchors; exit 0 clean, 1 violations, 2 error."""
+    from zgrep.adr.report import run_check
+    from zgrep.adr.trees import is_git
+
+    if sum((staged, check_all, bool(paths))) > 1:
+        _fail("use only one of --staged, --all, PATH...")
+    settings = _settings()
+    if staged and not is_git(settings.root):
+        _fail("--staged needs a git repository")
+    rels = [_rel(settings.root, p) for p in paths]
+    report = run_check(settings, staged, rels or None, fix)
+    if as_json:
+        _dump(report.to_json())
+        sys.exit(report.exit_code)
+    _render_check(report)
+    sys.exit(report.exit_code)
+
+
+def _render_check(report: CheckReport) -> None:
+    if report.governing:
+        click.echo("Decision records governing the staged files:" if report.mode == "staged"
+                   else "Decision records governing these files:")
+        for g in report.governing:
+            syms = f" [{', '.join(g.symbols)}]" if g.symbols else ""
+            click.echo(f"  {g.adr.id} ({g.adr.status}) {g.adr.title} - {', '.join(g.paths)}{syms}")
+            click.echo("".join(f"      constraint: {c}\n" for c in g.adr.constraints), nl=False)
+    for p in report.problems:
+        click.echo(p.render())
+    for line in report.fixed:
+        click.echo(f"fixed: {line}")
+    for line in report.unfixed:
+        click.echo(f"not fixed: {line}")
+    if report.fixed and report.mode == "staged":
+        click.echo("zg adr check: anchors were fixed in the working copy; review, `git add` the ADRs and commit again")
+    n_err, n_warn = len(report.errors), len(report.problems) - len(report.errors)
+    verdict = "FAILED" if n_err else "ok"
+    click.echo(f"zg adr check: {verdict}: {n_err} error(s), {n_warn} warning(s) in {report.adr_count} ADR(s) ({report.mode})")
+
+
+if __name__ == "__main__":
+    adr(prog_name="zg adr")

@@ -1,0 +1,234 @@
+"""ADR records: the front-matter schema, parsing with precise line numbers, anchor specs."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+STATUSES = ("proposed", "accepted", "deprecated", "superseded")
+LIVE_STATUSES = ("proposed", "accepted")
+CHANGE_TYPES = ("architecture", "api", "dependency", "data", "security", "performance", "process")
+ID_RE = re.compile(r"^ADR-(\d{4,})$")
+KEY_RE = re.compile(r"^([A-Za-z_][\w-]*)\s*:")
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C build of the same safe loader
+
+
+class AdrError(ValueError):
+    """A record that cannot be read; carries the file line (1-based) when known."""
+
+    def __init__(self, message: str, line: int = 0, code: str = "front_matter") -> None:
+        super().__init__(message)
+        self.line = line
+        self.code = code
+
+
+@dataclass(frozen=True)
+class Anchor:
+    """A piece of code an ADR is about: a path, optionally a symbol and/or a line range."""
+
+    path: str
+    symbol: str = ""
+    lines: tuple[int, int] | None = None
+
+    def spec(self) -> str:
+        """The `PATH[:SYMBOL][:START-END]` form used on the command line and in messages."""
+        out = self.path + (f":{self.symbol}" if self.symbol else "")
+        return out + (f":{self.lines[0]}-{self.lines[1]}" if self.lines else "")
+
+    def to_yaml(self) -> dict[str, Any]:
+        """The mapping written into `code_anchors`."""
+        out: dict[str, Any] = {"path": self.path}
+        if self.symbol:
+            out["symbol"] = self.symbol
+        if self.lines:
+            out["lines"] = f"{self.lines[0]}-{self.lines[1]}"
+        return out
+
+
+@dataclass
+class Adr:
+    """One parsed decision record; `meta` is the raw front matter, `key_lines` maps keys to file lines."""
+
+    path: str
+    id: str
+    title: str
+    status: str
+    change_type: str
+    date: str
+    supersedes: list[str]
+    superseded_by: list[str]
+    anchors: list[Anchor]
+    constraints: list[str]
+    tags: list[str]
+    body: str
+    meta: dict[str, Any] = field(default_factory=dict)
+    key_lines: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def live(self) -> bool:
+        """Proposed and accepted ADRs are live: their anchors must resolve."""
+        return self.status in LIVE_STATUSES
+
+    def line_of(self, key: str) -> int:
+        """File line of a front-matter key (1 if absent)."""
+        return self.key_lines.get(key, 1)
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready view of the record."""
+        return {
+            "id": self.id, "path": self.path, "title": self.title, "status": self.status,
+            "change_type": self.change_type, "date": self.date, "supersedes": self.supersedes,
+            "superseded_by": self.superseded_by, "code_anchors": [a.to_yaml() for a in self.anchors],
+            "constraints": self.constraints, "tags": self.tags,
+        }
+
+
+def normalize_id(text: str) -> str:
+    """`7`, `0007`, `adr-7` and `ADR-0007` all name ADR-0007."""
+    m = re.fullmatch(r"(?:ADR-?)?(\d+)", text.strip(), flags=re.IGNORECASE)
+    if not m:
+        raise ValueError(f"not an ADR id: {text!r} (expected ADR-NNNN)")
+    return f"ADR-{int(m.group(1)):04d}"
+
+
+def parse_lines(text: str) -> tuple[int, int]:
+    """Parse `START-END` (or a single line `N`) into a 1-based inclusive range."""
+    m = re.fullmatch(r"\s*(\d+)\s*(?:-\s*(\d+)\s*)?", text)
+    if not m:
+        raise ValueError(f"bad line range {text!r} (expected START-END)")
+    start, end = int(m.group(1)), int(m.group(2) or m.group(1))
+    if start < 1 or end < start:
+        raise ValueError(f"bad line range {text!r} (need 1 <= START <= END)")
+    return start, end
+
+
+def parse_anchor_spec(spec: str) -> Anchor:
+    """Parse `PATH[:SYMBOL|:START-END]` (also `PATH:SYMBOL:START-END`)."""
+    parts = spec.split(":")
+    path, rest = parts[0], parts[1:]
+    if not path or len(rest) > 2:
+        raise ValueError(f"bad anchor {spec!r} (expected PATH[:SYMBOL|:START-END])")
+    symbol, lines = "", None
+    for part in rest:
+        if re.fullmatch(r"\d+(-\d+)?", part):
+            lines = parse_lines(part)
+        elif part and not symbol:
+            symbol = part
+        else:
+            raise ValueError(f"bad anchor {spec!r} (expected PATH[:SYMBOL|:START-END])")
+    return Anchor(path, symbol, lines)
+
+
+def split_front_matter(text: str) -> tuple[list[str], str]:
+    """Split into front-matter lines (without the `---` fences) and the body."""
+    lines = text.splitlines(keepends=True)
+    if not lines or lines[0].strip() != "---":
+        raise AdrError("no YAML front matter (the file must start with a '---' line)", 1)
+    for i in range(1, len(lines)):
+        if lines[i].strip() in ("---", "..."):
+            return lines[1:i], "".join(lines[i + 1:])
+    raise AdrError("front matter is not closed by a '---' line", 1)
+
+
+def key_lines(fm_lines: list[str]) -> dict[str, int]:
+    """Map each top-level key to its file line (front matter starts on file line 2)."""
+    out: dict[str, int] = {}
+    for i, line in enumerate(fm_lines):
+        m = KEY_RE.match(line)
+        if m:
+            out.setdefault(m.group(1), i + 2)
+    return out
+
+
+def _str_list(meta: dict[str, Any], key: str, line: int) -> list[str]:
+    value = meta.get(key)
+    if value is None:
+        return []
+    if isinstance(value, (str, int)):
+        return [str(value)]
+    if isinstance(value, list) and all(isinstance(v, (str, int, float)) for v in value):
+        return [str(v) for v in value]
+    raise AdrError(f"`{key}` must be a list of strings", line)
+
+
+def _ids(meta: dict[str, Any], key: str, line: int) -> list[str]:
+    out = []
+    for value in _str_list(meta, key, line):
+        try:
+            out.append(normalize_id(value))
+        except ValueError as exc:
+            raise AdrError(f"`{key}`: {exc}", line) from None
+    return out
+
+
+def anchor_from_yaml(item: Any, line: int = 0) -> Anchor:
+    """One `code_anchors` entry (mapping or `PATH:SYMBOL` string) as an Anchor."""
+    if isinstance(item, str):
+        try:
+            return parse_anchor_spec(item)
+        except ValueError as exc:
+            raise AdrError(f"`code_anchors`: {exc}", line) from None
+    if not isinstance(item, dict) or not isinstance(item.get("path"), str) or not item["path"]:
+        raise AdrError("`code_anchors` entries need a `path` (and optionally `symbol`, `lines`)", line)
+    unknown = set(item) - {"path", "symbol", "lines"}
+    if unknown:
+        raise AdrError(f"`code_anchors`: unknown key(s) {', '.join(sorted(unknown))}", line)
+    lines = item.get("lines")
+    try:
+        rng = parse_lines(str(lines)) if isinstance(lines, (str, int)) else None
+        if isinstance(lines, list) and len(lines) == 2:
+            rng = parse_lines(f"{lines[0]}-{lines[1]}")
+        elif lines is not None and rng is None:
+            raise ValueError(f"bad line range {lines!r} (expected START-END)")
+    except ValueError as exc:
+        raise AdrError(f"`code_anchors`: {exc}", line) from None
+    return Anchor(item["path"], str(item.get("symbol") or ""), rng)
+
+
+def parse_adr(text: str, path: str) -> Adr:
+    """Parse one ADR file; raise AdrError naming the offending file line."""
+    fm_lines, body = split_front_matter(text)
+    try:
+        meta = yaml.load("".join(fm_lines), Loader=_Loader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 2 if mark else 1
+        raise AdrError(f"malformed YAML: {exc.problem or exc.context}", line, "yaml") from None
+    except yaml.YAMLError as exc:
+        raise AdrError(f"malformed YAML: {exc}", 1, "yaml") from None
+    meta = meta or {}
+    if not isinstance(meta, dict):
+        raise AdrError("front matter must be a YAML mapping", 2)
+    kl = key_lines(fm_lines)
+    line = kl.get
+    if not meta.get("id"):
+        raise AdrError("missing required field `id` (e.g. id: ADR-0001)", 1, "missing_id")
+    if not ID_RE.match(str(meta["id"])):
+        raise AdrError(f"bad id {meta['id']!r} (expected ADR-NNNN)", line("id", 1), "bad_id")
+    status = str(meta.get("status") or "")
+    if status not in STATUSES:
+        raise AdrError(f"unknown status {status!r} (expected one of {', '.join(STATUSES)})",
+                       line("status", 1), "bad_status")
+    change_type = str(meta.get("change_type") or "")
+    if change_type and change_type not in CHANGE_TYPES:
+        raise AdrError(f"unknown change_type {change_type!r} (expected one of {', '.join(CHANGE_TYPES)})",
+                       line("change_type", 1), "bad_change_type")
+    raw_anchors = meta.get("code_anchors") or []
+    if not isinstance(raw_anchors, list):
+        raise AdrError("`code_anchors` must be a list", line("code_anchors", 1))
+    date = meta.get("date") or ""
+    return Adr(
+        path=path, id=str(meta["id"]), title=str(meta.get("title") or ""), status=status,
+        change_type=change_type,
+        date=date.isoformat() if isinstance(date, (dt.date, dt.datetime)) else str(date),
+        supersedes=_ids(meta, "supersedes", line("supersedes", 1)),
+        superseded_by=_ids(meta, "superseded_by", line("superseded_by", 1)),
+        anchors=[anchor_from_yaml(a, line("code_anchors", 1)) for a in raw_anchors],
+        constraints=_str_list(meta, "constraints", line("constraints", 1)),
+        tags=_str_list(meta, "tags", line("tags", 1)),
+        body=body, meta=meta, key_lines=kl,
+    )

@@ -1,0 +1,79 @@
+"""Write records: create a new ADR from the template, edit an existing one in place."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from importlib import resources
+from pathlib import Path
+from typing import Any, Callable
+
+from zgrep.adr.edit import FrontMatter, dump_inline
+from zgrep.adr.model import Anchor, AdrError, anchor_from_yaml
+from zgrep.workspace import atomic_write
+
+
+def template_text() -> str:
+    """The shipped ADR template."""
+    return resources.files("zgrep.adr").joinpath("templates/template.md").read_text(encoding="utf-8")
+
+
+def slugify(title: str) -> str:
+    """`Use ZeroMQ for IPC!` → `use-zeromq-for-ipc`."""
+    return re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")[:60].rstrip("-") or "decision"
+
+
+def render_new(number: int, title: str, status: str, change_type: str,
+               anchors: list[Anchor], constraints: list[str]) -> tuple[str, str]:
+    """(id, text) of a new ADR filled in from the template."""
+    adr_id = f"ADR-{number:04d}"
+    fm = FrontMatter(template_text())
+    for key, value in (("id", adr_id), ("title", title), ("status", status),
+                       ("date", dt.date.today()), ("change_type", change_type)):
+        fm.set_scalar(key, value)
+    if anchors:
+        fm.replace_block("code_anchors", ["code_anchors:\n"] + [f"  - {dump_inline(a.to_yaml())}\n" for a in anchors])
+    if constraints:
+        fm.replace_block("constraints", ["constraints:\n"] + [f"  - {dump_inline(c)}\n" for c in constraints])
+    fm.body = re.sub(r"(?m)^# ADR-0000: .*$", lambda _: f"# {adr_id}: {title}", fm.body, count=1)
+    return adr_id, fm.text()
+
+
+def anchor_matcher(spec: Anchor) -> Callable[[Any], bool]:
+    """A predicate on raw `code_anchors` items: same path, and same symbol/lines where the spec gives them."""
+
+    def match(value: Any) -> bool:
+        try:
+            a = anchor_from_yaml(value)
+        except AdrError:
+            return False
+        return (a.path.strip("/") == spec.path.strip("/") and (not spec.symbol or a.symbol == spec.symbol)
+                and (not spec.lines or a.lines == spec.lines))
+
+    return match
+
+
+def write(path: Path, fm: FrontMatter) -> None:
+    """Atomically write an edited record back."""
+    atomic_write(path, fm.text())
+
+
+def merge_anchors(path: Path, text: str, anchors: list[Anchor]) -> int:
+    """Add anchors not already in the document's `code_anchors` (front matter created if absent)."""
+    if not text.startswith("---"):
+        block = "".join(f"  - {dump_inline(a.to_yaml())}\n" for a in anchors)
+        atomic_write(path, f"---\ncode_anchors:\n{block}---\n{text}")
+        return len(anchors)
+    fm = FrontMatter(text)
+    existing = fm.value("code_anchors") or []
+    have = set()
+    for item in existing if isinstance(existing, list) else []:
+        try:
+            have.add(anchor_from_yaml(item))
+        except AdrError:
+            continue
+    new = [a for a in anchors if a not in have]
+    if new:
+        fm.add_items("code_anchors", [a.to_yaml() for a in new])
+        write(path, fm)
+    return len(new)

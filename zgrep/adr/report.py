@@ -1,0 +1,84 @@
+"""Run a whole check (records + anchors + optional fixes) and shape its report."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from zgrep.adr import fix as fixer
+from zgrep.adr.check import Governing, Problem, check_anchors, governing, validate_records
+from zgrep.adr.model import Anchor
+from zgrep.adr.settings import AdrSettings
+from zgrep.adr.store import load
+from zgrep.adr.trees import IndexTree, WorkTree, changed_since_head, staged_changes
+
+FIXABLE = ("anchor_missing_file", "anchor_symbol", "anchor_lines", "anchor_lines_stale")
+
+
+@dataclass
+class CheckReport:
+    """Everything `zg adr check` found and did."""
+
+    mode: str
+    adr_count: int = 0
+    problems: list[Problem] = field(default_factory=list)
+    governing: list[Governing] = field(default_factory=list)
+    fixed: list[str] = field(default_factory=list)
+    unfixed: list[str] = field(default_factory=list)
+
+    @property
+    def errors(self) -> list[Problem]:
+        """Problems that fail the check."""
+        return [p for p in self.problems if p.severity == "error"]
+
+    @property
+    def exit_code(self) -> int:
+        """0 clean, 1 violations (or fixes still to be staged)."""
+        return 1 if self.errors or (self.mode == "staged" and self.fixed) else 0
+
+    def to_json(self) -> dict[str, Any]:
+        """The `--json` document."""
+        return {"ok": self.exit_code == 0, "mode": self.mode, "adrs": self.adr_count,
+                "problems": [p.to_json() for p in self.problems],
+                "governing": [g.to_json() for g in self.governing], "fixed": self.fixed, "unfixed": self.unfixed}
+
+
+def _once(settings: AdrSettings, tree: WorkTree | IndexTree, scope: set[str] | None, report: CheckReport) -> Any:
+    adrs = load(tree, settings.dir)
+    report.adr_count = len(adrs.adrs) + len(adrs.errors)
+    report.problems = validate_records(adrs) + check_anchors(adrs, tree, scope)
+    return adrs
+
+
+def run_check(settings: AdrSettings, staged: bool, paths: list[str] | None, fix: bool) -> CheckReport:
+    """Check the staged tree (`staged`), the given paths, or everything in the working copy."""
+    root = settings.root
+    report = CheckReport("staged" if staged else "paths" if paths else "all")
+    tree: WorkTree | IndexTree = IndexTree(root) if staged else WorkTree(root)
+    try:
+        scope: set[str] | None = set(paths) if paths else None
+        if staged:
+            scope, _ = staged_changes(root)
+        adrs = _once(settings, tree, scope, report)
+        if scope is not None:
+            report.governing = governing(adrs, scope)
+        if not fix:
+            return report
+        todo = [p for p in report.problems if p.code in FIXABLE and p.anchor is not None]
+        if not todo:
+            return report
+        renames = fixer.rename_map(root, staged)
+        candidates = scope if scope is not None else changed_since_head(root)
+        for problem in todo:
+            result = fixer.propose(problem, root, tree, renames, candidates)
+            assert problem.anchor is not None
+            if isinstance(result, Anchor) and fixer.apply(root, problem.file, problem.anchor, result):
+                report.fixed.append(f"{problem.adr}: {problem.anchor.spec()} -> {result.spec()} ({problem.file})")
+            else:
+                reason = result if isinstance(result, str) else "the anchor was edited in the working copy since it was staged"
+                report.unfixed.append(f"{problem.adr}: {problem.anchor.spec()}: {reason}")
+        if report.fixed and not staged:
+            _once(settings, tree, scope, report)
+        return report
+    finally:
+        tree.close()

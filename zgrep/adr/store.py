@@ -1,0 +1,62 @@
+"""Load every ADR in the configured directory of a tree; find them by id or by code path."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from zgrep.adr.model import Adr, AdrError, normalize_id, parse_adr
+from zgrep.adr.trees import IndexTree, WorkTree
+
+FILE_RE = re.compile(r"^(\d{4,})-[^/]*\.md$")
+
+
+@dataclass
+class AdrSet:
+    """The ADRs of one tree plus the files that failed to parse."""
+
+    adrs: list[Adr] = field(default_factory=list)
+    errors: list[tuple[str, AdrError]] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+
+    def get(self, adr_id: str) -> Adr:
+        """The ADR with this id (any spelling normalize_id accepts); KeyError if absent."""
+        want = normalize_id(adr_id)
+        for adr in self.adrs:
+            if adr.id == want:
+                return adr
+        raise KeyError(f"no ADR {want}")
+
+    def next_number(self) -> int:
+        """One more than the highest number used by an id or a file name."""
+        nums = [int(a.id[4:]) for a in self.adrs]
+        nums += [int(m.group(1)) for f in self.files if (m := FILE_RE.match(f.rsplit("/", 1)[-1]))]
+        return max(nums, default=0) + 1
+
+    def governing(self, path: str) -> list[Adr]:
+        """Live ADRs with an anchor on `path` or on a directory containing it."""
+        return [a for a in self.adrs if a.live and any(anchor_covers(x.path, path) for x in a.anchors)]
+
+
+def anchor_covers(anchor_path: str, path: str) -> bool:
+    """An anchor on a file covers that file; on a directory, everything below it."""
+    anchor_path = anchor_path.strip("/")
+    return path == anchor_path or path.startswith(anchor_path + "/")
+
+
+def load(tree: WorkTree | IndexTree, adr_dir: str) -> AdrSet:
+    """Parse every `*.md` directly in `adr_dir` except README, index and template files."""
+    out = AdrSet()
+    for rel in tree.list_dir(adr_dir):
+        name = rel.rsplit("/", 1)[-1]
+        if not name.endswith(".md") or name.lower() in ("readme.md", "index.md", "template.md"):
+            continue
+        out.files.append(rel)
+        data = tree.read(rel) or b""
+        try:
+            out.adrs.append(parse_adr(data.decode("utf-8"), rel))
+        except UnicodeDecodeError:
+            out.errors.append((rel, AdrError("not UTF-8 text", 1)))
+        except AdrError as exc:
+            out.errors.append((rel, exc))
+    return out

@@ -1,0 +1,245 @@
+"""The generic definition walker: one tree-sitter walk driven by a language's `LangSpec`."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from tree_sitter import Node, Parser, Tree
+from tree_sitter_language_pack import get_parser
+
+from zgrep.chunking.languages import TABLE, LangSpec
+
+IDENT_TYPES = frozenset({
+    "identifier", "type_identifier", "field_identifier", "property_identifier",
+    "simple_identifier", "constant", "name", "word", "namespace_identifier",
+    "variable_name", "private_property_identifier", "shorthand_property_identifier",
+    "destructor_name", "operator_name", "package_identifier",
+})
+_QUALIFIED_TYPES = frozenset({
+    "qualified_identifier", "scoped_identifier", "scoped_type_identifier", "dot_index_expression",
+    "method_index_expression", "user_type", "qualified_name", "namespace_name", "dotted_name",
+    "scope_resolution", "string", "string_literal",
+})
+_NAME_FIELDS = ("name", "declarator", "left", "pattern", "property", "bound_identifier")
+_VALUE_FIELDS = ("value", "right", "default_value")
+_DESCEND = re.compile(r"declar|spec|element|binding|pattern|variable|list|assignment")
+_SKIP = re.compile(r"modifier|comment|annotation|attribute|visibility|_kind$")
+_FUNCTION_VALUES = {
+    "arrow_function": "function", "function_expression": "function", "function": "function",
+    "generator_function": "function", "lambda": "function", "lambda_expression": "function",
+    "function_definition": "function", "closure_expression": "function",
+    "anonymous_function": "function", "class": "class", "class_expression": "class",
+}
+_MAX_DEPTH = 6
+
+
+@dataclass
+class Definition:
+    """A definition found by the walker; lines are 1-based inclusive.
+
+    `start` includes decorators/export wrappers, `lead` also the comments and attributes
+    directly above, `head` is the line of the definition keyword itself.
+    """
+
+    name: str
+    kind: str
+    scope: str
+    start: int
+    end: int
+    head: int
+    lead: int
+    is_symbol: bool = True
+    is_value: bool = False
+    children: list["Definition"] = field(default_factory=list)
+
+
+def end_line(node: Node) -> int:
+    """1-based inclusive last line of a node (a trailing newline does not count)."""
+    row, col = node.end_point
+    return row if col == 0 and row > node.start_point[0] else row + 1
+
+
+@lru_cache(maxsize=None)
+def parser_for(language: str) -> Parser | None:
+    """The cached tree-sitter parser for a language of the table, or None."""
+    spec = TABLE.get(language)
+    return get_parser(spec.grammar) if spec else None
+
+
+def parse(text: str, language: str) -> Tree | None:
+    """Parse text with the language's grammar; None when the language has no grammar."""
+    parser = parser_for(language)
+    if parser is None:
+        return None
+    return parser.parse(text.encode("utf-8", errors="replace"))
+
+
+def _split_qualified(text: str) -> tuple[str, str]:
+    parts = [p for p in re.split(r"::|\.|:|->", text.strip().strip("\"'`")) if p]
+    if not parts:
+        return "", ""
+    name = "".join(parts[-1].split()).lstrip("$@")
+    return name, ".".join("".join(p.split()) for p in parts[:-1])
+
+
+def _resolve(node: Node, loose: bool, depth: int = 0) -> tuple[str, str] | None:
+    """Name (and qualifier) of a definition or declaration node; None when it has none.
+
+    Definitions (`loose`) may take a direct identifier child (Kotlin); declarations only
+    follow name fields and declarator-like children, so `x[0] = 1` names nothing.
+    """
+    if node.type in IDENT_TYPES or node.type in _QUALIFIED_TYPES:
+        name, qual = _split_qualified(node.text.decode("utf-8", errors="replace"))
+        return (name, qual) if name else None
+    if depth >= _MAX_DEPTH:
+        return None
+    for name_field in _NAME_FIELDS:
+        child = node.child_by_field_name(name_field)
+        if child is not None:
+            return _resolve(child, loose, depth + 1)
+    if not loose and not _DESCEND.search(node.type):
+        return None
+    for index, child in enumerate(node.named_children):
+        if _SKIP.search(child.type) or node.field_name_for_named_child(index) is not None:
+            continue
+        if child.type in IDENT_TYPES or (not loose and _DESCEND.search(child.type)):
+            return _resolve(child, loose, depth + 1)
+    return None
+
+
+def _value_kind(node: Node) -> str:
+    """"function"/"class" when a declaration assigns a function or class, else "value"."""
+    level = [node]
+    for _ in range(4):
+        following: list[Node] = []
+        for current in level:
+            declarator = current.child_by_field_name("declarator")
+            while declarator is not None:
+                if declarator.type == "function_declarator":
+                    return "function"
+                declarator = declarator.child_by_field_name("declarator")
+            for value_field in _VALUE_FIELDS:
+                value = current.child_by_field_name(value_field)
+                if value is not None:
+                    if value.type == "expression_list" and value.named_child_count == 1:
+                        value = value.named_children[0]
+                    return _FUNCTION_VALUES.get(value.type, "value")
+            following.extend(current.named_children)
+        level = following
+    return "value"
+
+
+def _kind(node: Node, spec: LangSpec) -> str:
+    kind = spec.defs[node.type]
+    if spec.hints:
+        for child in node.children:
+            if child.type in spec.hints:
+                return spec.hints[child.type]
+    return kind
+
+
+def _body(node: Node, spec: LangSpec) -> Node | None:
+    body = node.child_by_field_name("body")
+    if body is not None and body.type in spec.containers:
+        return body
+    for child in node.named_children:
+        if child.type in spec.containers:
+            return child
+    return None
+
+
+def _is_comment(node: Node, spec: LangSpec) -> bool:
+    return "comment" in node.type or node.type in spec.prefixes
+
+
+def _lead(outer: Node, start: int, spec: LangSpec) -> int:
+    """First line of the comments/attributes directly above a definition (no blank line)."""
+    lead = start
+    prev = outer.prev_named_sibling
+    while prev is not None and _is_comment(prev, spec) and end_line(prev) >= lead - 1:
+        before = prev.prev_named_sibling
+        if before is not None and end_line(before) >= prev.start_point[0] + 1:
+            break
+        lead = prev.start_point[0] + 1
+        prev = before
+    return lead
+
+
+class _Walker:
+    """Collects the definitions of one tree, nested by scope."""
+
+    def __init__(self, spec: LangSpec) -> None:
+        self.spec = spec
+
+    def level(self, container: Node, scope: str) -> list[Definition]:
+        found: list[Definition] = []
+        for child in container.named_children:
+            self._item(child, scope, found)
+        return found
+
+    def _item(self, child: Node, scope: str, found: list[Definition]) -> None:
+        spec = self.spec
+        if child.type == "ERROR" or child.type in spec.containers:
+            for grandchild in child.named_children:
+                self._item(grandchild, scope, found)
+            return
+        if child.type in spec.wrappers:
+            inner = [c for c in child.named_children
+                     if c.type in spec.defs or c.type in spec.values or c.type in spec.wrappers]
+            if len(inner) == 1:
+                self._definition(inner[0], child, scope, found)
+            else:
+                for node in inner:
+                    self._definition(node, node, scope, found)
+            return
+        if child.type in spec.defs or child.type in spec.values:
+            self._definition(child, child, scope, found)
+
+    def _definition(self, node: Node, outer: Node, scope: str, found: list[Definition]) -> None:
+        spec = self.spec
+        if node.type in spec.wrappers:
+            self._item(node, scope, found)
+            return
+        is_value = node.type not in spec.defs
+        kind = _value_kind(node) if is_value else _kind(node, spec)
+        body = None if is_value or kind == "function" else _body(node, spec)
+        name_field = spec.name_fields.get(node.type)
+        named = node.child_by_field_name(name_field) if name_field else node
+        resolved = _resolve(named, loose=not is_value) if named is not None else None
+        name, qual = resolved if resolved else (spec.default_names.get(node.type, ""), "")
+        if node.type in spec.scope_fields:
+            receiver = node.child_by_field_name(spec.scope_fields[node.type])
+            qual = _receiver_type(receiver) if receiver is not None else qual
+        full_scope = ".".join(p for p in (scope, qual) if p)
+        if not name or (kind == "module" and body is None):
+            if body is not None:
+                self._item(body, scope, found)
+            return
+        start = outer.start_point[0] + 1
+        definition = Definition(
+            name=name, kind=kind or "class", scope=full_scope, start=start,
+            end=end_line(outer), head=node.start_point[0] + 1, lead=_lead(outer, start, spec),
+            is_symbol=bool(kind), is_value=is_value,
+        )
+        if body is not None:
+            inner_scope = ".".join(p for p in (full_scope, name) if p)
+            definition.children = self.level(body, inner_scope)
+        found.append(definition)
+
+
+def _receiver_type(receiver: Node) -> str:
+    """The type name inside a Go method receiver."""
+    stack = [receiver]
+    while stack:
+        node = stack.pop()
+        if node.type == "type_identifier":
+            return node.text.decode("utf-8", errors="replace")
+        stack.extend(reversed(node.named_children))
+    return ""
+
+
+def walk_definitions(tree: Tree, language: str) -> list[Definition]:
+    """Top-level definitions of a parsed file, each with its nested definitions."""
+    return _Walker(TABLE[language]).level(tree.root_node, "")

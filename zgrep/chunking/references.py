@@ -1,0 +1,53 @@
+"""Identifiers a chunk references, from one tree-sitter query per language."""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left, bisect_right
+from functools import lru_cache
+
+from tree_sitter import Query, QueryCursor, Tree
+from tree_sitter_language_pack import get_language
+
+from zgrep.chunking.languages import TABLE
+
+MAX_REFERENCES = 64
+
+_REFERENCE_TYPES = (
+    "identifier", "type_identifier", "field_identifier", "property_identifier",
+    "simple_identifier", "constant", "name", "shorthand_property_identifier",
+    "command_name", "variable_name", "namespace_identifier",
+)
+_IDENTIFIER = re.compile(r"[A-Za-z_][\w$]*\Z")
+_IGNORED = frozenset({
+    "self", "cls", "this", "super", "true", "false", "null", "nil", "None", "True", "False",
+    "undefined", "it", "_",
+})
+
+
+@lru_cache(maxsize=None)
+def _query(language: str) -> Query:
+    grammar = get_language(TABLE[language].grammar)
+    kinds = [k for k in _REFERENCE_TYPES if grammar.id_for_node_kind(k, True)]
+    return Query(grammar, "[" + " ".join(f"({k})" for k in kinds) + "] @ref")
+
+
+class ReferenceIndex:
+    """Identifier occurrences of a parsed file, by line, for cheap per-chunk lookups."""
+
+    def __init__(self, tree: Tree, language: str) -> None:
+        nodes = QueryCursor(_query(language)).captures(tree.root_node).get("ref", [])
+        nodes.sort(key=lambda node: node.start_byte)
+        self._rows = [node.start_point[0] + 1 for node in nodes]
+        self._names = [node.text.decode("utf-8", errors="replace").lstrip("$") for node in nodes]
+
+    def between(self, start: int, end: int, exclude: str = "") -> tuple[str, ...]:
+        """Distinct identifiers on lines start..end in order of first appearance, capped."""
+        seen: dict[str, None] = {}
+        for name in self._names[bisect_left(self._rows, start): bisect_right(self._rows, end)]:
+            if (len(name) > 1 and name != exclude and name not in _IGNORED
+                    and name not in seen and _IDENTIFIER.match(name)):
+                seen[name] = None
+                if len(seen) >= MAX_REFERENCES:
+                    break
+        return tuple(seen)

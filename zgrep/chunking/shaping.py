@@ -1,0 +1,88 @@
+"""Turn a file's definition tree into chunk pieces: whole definitions when they fit, class
+headers plus members when they do not, overlapping pieces for long bodies, tiny siblings merged."""
+
+from __future__ import annotations
+
+from zgrep.chunking.definitions import Definition
+from zgrep.chunking.windows import MERGE_BELOW_LINES, Lines, Piece, split_range
+
+
+def code_pieces(lines: Lines, definitions: list[Definition]) -> list[Piece]:
+    """Pieces covering every non-blank line of a parsed file."""
+    if lines.count == 0:
+        return []
+    return _level(lines, definitions, 1, lines.count, None)
+
+
+def _level(lines: Lines, definitions: list[Definition], first: int, last: int,
+           owner: Definition | None) -> list[Piece]:
+    """Pieces for one body (the file, or a class too large for one chunk)."""
+    pieces: list[Piece] = []
+    cursor = first
+    for definition in sorted(definitions, key=lambda d: d.lead):
+        if definition.end < cursor:
+            continue
+        lead = max(definition.lead, cursor)
+        _gap(lines, cursor, lead - 1, owner, pieces)
+        pieces.extend(_definition_pieces(lines, definition, lead, owner))
+        cursor = definition.end + 1
+    _gap(lines, cursor, last, owner, pieces)
+    return _merge(lines, pieces)
+
+
+def _gap(lines: Lines, start: int, end: int, owner: Definition | None,
+         pieces: list[Piece]) -> None:
+    """Code between definitions: module code, or a class header/attributes."""
+    trimmed = lines.trim(start, end) if start <= end else None
+    if trimmed is None:
+        return
+    start, end = trimmed
+    if pieces and lines.trivial(start, end):
+        pieces[-1].end = max(pieces[-1].end, end)
+        return
+    if owner is None:
+        symbol, kind, scope, ctx, weight = "", "module", "", 0, 0
+    else:
+        is_header = start <= owner.head
+        symbol, kind, scope = owner.name, owner.kind, owner.scope
+        ctx, weight = (0, end - start + 2) if is_header else (owner.head, 0)
+    ranges = split_range(lines, start, end)
+    for low, high in ranges:
+        pieces.append(Piece(low, high, symbol, kind, scope, ctx, weight,
+                            mergeable=len(ranges) == 1 and lines.fits(low, high)))
+
+
+def _definition_pieces(lines: Lines, definition: Definition, lead: int,
+                       owner: Definition | None) -> list[Piece]:
+    """One piece when the definition fits; else its header and members, or split pieces."""
+    ctx = owner.head if owner is not None else 0
+    name, kind, scope = definition.name, definition.kind, definition.scope
+    size = definition.end - lead + 1
+    weight = 1 if definition.is_value else size + 1
+    if lines.fits(lead, definition.end):
+        small = size < MERGE_BELOW_LINES
+        return [Piece(lead, definition.end, name, kind, scope, ctx, weight, mergeable=small)]
+    if definition.children:
+        members = _level(lines, definition.children, lead, definition.end, definition)
+        for member in members:
+            member.mergeable = False
+        return members
+    ranges = split_range(lines, lead, definition.end)
+    return [Piece(low, high, name, kind, scope, ctx if index == 0 else definition.head, weight)
+            for index, (low, high) in enumerate(ranges)]
+
+
+def _merge(lines: Lines, pieces: list[Piece]) -> list[Piece]:
+    """Merge runs of adjacent small pieces up to the chunk size limits."""
+    merged: list[Piece] = []
+    for piece in pieces:
+        last = merged[-1] if merged else None
+        if (last is not None and last.mergeable and piece.mergeable
+                and lines.fits(last.start, piece.end)):
+            if piece.weight > last.weight:
+                last.symbol, last.kind, last.scope = piece.symbol, piece.kind, piece.scope
+                last.weight = piece.weight
+            last.end = piece.end
+        else:
+            merged.append(piece)
+    return merged

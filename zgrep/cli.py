@@ -1,0 +1,324 @@
+"""The `zg` command: parse arguments, build a request, hand it to the client, render.
+
+Thin path: click, the client and the protocol; sub-groups (adr, hooks, server) load lazily.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+import click
+
+from zgrep import __version__
+from zgrep.client import MODES, ClientError, call
+from zgrep.config import Config, ConfigError
+from zgrep.workspace import WorkspaceError, find_root
+
+LAZY_GROUPS = {
+    "adr": ("zgrep.adr.cli", "adr", "Architecture decision records: new, list, show, check, search, ..."),
+    "hooks": ("zgrep.hooks.cli", "hooks", "Install, remove or inspect the git hooks that keep the index fresh."),
+    "server": ("zgrep.server_cli", "server", "The resident daemon: on, off, status, run."),
+}
+
+
+class LazyGroup(click.Group):
+    """A group whose heavier sub-groups are imported only when invoked."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted([*super().list_commands(ctx), *LAZY_GROUPS])
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in LAZY_GROUPS:
+            module, attr, _ = LAZY_GROUPS[name]
+            try:
+                return getattr(importlib.import_module(module), attr)
+            except ImportError as exc:
+                raise click.ClickException(f"`zg {name}` is unavailable: {exc}") from None
+        return super().get_command(ctx, name)
+
+
+def fail(message: str, code: int = 2) -> None:
+    """One line on stderr, then exit with `code`."""
+    click.echo(f"zg: {message}", err=True)
+    sys.exit(code)
+
+
+def common_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """--mode, --model, --milvus-uri on every workspace command."""
+    fn = click.option("--milvus-uri", default=None, help="Milvus URI (default: Milvus Lite in .zgrep/). Env ZG_MILVUS_URI.")(fn)
+    fn = click.option("--model", default=None, help="Embedding model: local, local:/dir, ollama:NAME, openai:NAME.")(fn)
+    fn = click.option("--mode", type=click.Choice(MODES), default=None, help="auto (daemon if ready), server or direct.")(fn)
+    return fn
+
+
+def config_flags(model: str | None, milvus_uri: str | None) -> dict[str, Any]:
+    """Config overrides from the common flags."""
+    flags: dict[str, Any] = {}
+    if milvus_uri:
+        flags["milvus.uri"] = milvus_uri
+    if model:
+        provider, _, name = model.partition(":")
+        if provider in ("local", "ollama", "openai"):
+            flags["embedding.provider"] = provider
+            flags["embedding.model"] = name
+        else:
+            flags["embedding.provider"] = "local"
+            flags["embedding.model"] = model
+    return flags
+
+
+def resolve(path: str | None) -> tuple[Path, Config]:
+    """Workspace root and its config, or exit 2 with the reason."""
+    try:
+        root = find_root(Path(path) if path else None, explicit=path is not None)
+        return root, Config.load(root)
+    except (WorkspaceError, ConfigError) as exc:
+        fail(str(exc))
+        raise AssertionError("unreachable")
+
+
+def run(op: str, root: Path, cfg: Config, args: dict[str, Any], mode: str | None) -> tuple[dict[str, Any], str]:
+    """Send a request through the client; errors become one line and exit 2."""
+    try:
+        return call(op, str(root), args, mode or cfg["mode"])
+    except ClientError as exc:
+        fail(str(exc), exc.exit_code)
+        raise AssertionError("unreachable")
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="zg")
+def main() -> None:
+    """Search a codebase by meaning and by keyword."""
+
+
+@main.command()
+@click.argument("path", required=False)
+@click.option("--full", is_flag=True, help="Rebuild from scratch (cached vectors are reused).")
+@click.option("--dry-run", is_flag=True, help="List what would change; write nothing.")
+@click.option("--paths-from", type=click.File("r"), default=None, help="Index only the paths listed in this file ('-' = stdin).")
+@click.option("--changed", "changed", default=None, metavar="A..B", help="Index only paths changed between two revisions.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@common_options
+def index(path: str | None, full: bool, dry_run: bool, paths_from: Any, changed: str | None, as_json: bool,
+          mode: str | None, model: str | None, milvus_uri: str | None) -> None:
+    """Build or refresh the index of the workspace (git top level, or PATH)."""
+    root, cfg = resolve(path)
+    args: dict[str, Any] = {"full": full, "dry_run": dry_run, "config": config_flags(model, milvus_uri)}
+    if paths_from is not None and changed:
+        fail("--paths-from and --changed cannot be combined")
+    if paths_from is not None:
+        args["paths"] = [line.rstrip("\n") for line in paths_from if line.strip()]
+    elif changed:
+        from zgrep.gitdiff import GitDiffError, changed_paths, parse_range
+
+        try:
+            args["paths"] = changed_paths(root, *parse_range(changed))
+        except GitDiffError as exc:
+            fail(f"--changed {changed}: {exc}")
+    report, used = run("index", root, cfg, args, mode)
+    if as_json:
+        click.echo(json.dumps({**report, "mode": used}))
+        return
+    if dry_run:
+        for rel in report.get("changed_paths", []):
+            click.echo(f"index   {rel}")
+        for rel in report.get("deleted_paths", []):
+            click.echo(f"remove  {rel}")
+    skipped = ", ".join(f"{n} {reason}" for reason, n in sorted(report.get("skipped", {}).items())) or "none"
+    verb = "would index" if dry_run else "indexed"
+    click.echo(f"{verb} {report['changed']} changed files, removed {report['deleted']}, "
+               f"{report['unchanged']} unchanged; skipped: {skipped}" +
+               ("" if dry_run else f"; {report.get('chunks', 0)} chunks ({report.get('embedded', 0)} embedded) "
+                                   f"in {report.get('took_s', 0)}s; {report.get('files', 0)} files in the index"))
+
+
+@main.command()
+@click.argument("query", nargs=-1)
+@click.option("-q", "--query", "extra", multiple=True, help="A query (repeat for several; results are grouped).")
+@click.option("-n", "--limit", type=int, default=None, help="Hits per query (default 10).")
+@click.option("-g", "--glob", "globs", multiple=True, help="Include paths matching GLOB; '!GLOB' excludes.")
+@click.option("--iglob", "iglobs", multiple=True, help="Like --glob, case-insensitive.")
+@click.option("-t", "--type", "types", multiple=True, help="Only files of this type (ripgrep names: py, js, ts, go, ...).")
+@click.option("-T", "--type-not", "types_not", multiple=True, help="Exclude files of this type.")
+@click.option("--type-list", is_flag=True, help="Show the known file types and exit.")
+@click.option("--symbol-type", "symbol_types", multiple=True,
+              type=click.Choice(["module", "class", "interface", "function", "value", "alias"]), help="Only chunks of this kind.")
+@click.option("--path", "paths", multiple=True, help="Only under this workspace-relative directory or file.")
+@click.option("--modified-after", type=float, default=None, help="Only files modified after this epoch time.")
+@click.option("--modified-before", type=float, default=None, help="Only files modified before this epoch time.")
+@click.option("--min-score", type=float, default=None, help="Drop hits scoring below this (0-1).")
+@click.option("--min-score-diff", type=float, default=None, help="Drop hits more than this below the best hit.")
+@click.option("--preview", type=click.Choice(["none", "short", "full"]), default="short", show_default=True)
+@click.option("--mode-search", "search_mode", type=click.Choice(["hybrid", "semantic", "lexical"]), default="hybrid",
+              show_default=True, help="Which routes to run.")
+@click.option("--refresh", type=click.Choice(["wait", "off", "background"]), default=None,
+              help="Update the index first (wait), not at all (off), or after answering (background; daemon only).")
+@click.option("--no-index", is_flag=True, help="Never build a missing index; fail instead.")
+@click.option("--root", "root_dir", default=None, help="Workspace root (default: the git top level of the cwd).")
+@click.option("--json", "as_json", is_flag=True, help="One JSON document.")
+@click.option("--jsonl", "as_jsonl", is_flag=True, help="One JSON hit per line.")
+@click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto")
+@common_options
+def search(query: tuple[str, ...], extra: tuple[str, ...], limit: int | None, globs: tuple[str, ...],
+           iglobs: tuple[str, ...], types: tuple[str, ...], types_not: tuple[str, ...], type_list: bool,
+           symbol_types: tuple[str, ...], paths: tuple[str, ...], modified_after: float | None,
+           modified_before: float | None, min_score: float | None, min_score_diff: float | None, preview: str,
+           search_mode: str, refresh: str | None, no_index: bool, root_dir: str | None, as_json: bool,
+           as_jsonl: bool, color: str, mode: str | None, model: str | None, milvus_uri: str | None) -> None:
+    """Search the workspace by meaning and keyword. Exit 0 with hits, 1 without, 2 on error."""
+    from zgrep import render
+
+    if type_list:
+        from zgrep.filetypes import type_list as types_text
+
+        click.echo(types_text())
+        return
+    queries = ([" ".join(query)] if query else []) + list(extra)
+    if not queries or any(not q.strip() for q in queries):
+        fail('empty query: give search text, e.g. zg search "retry with backoff"')
+    if as_json and as_jsonl:
+        fail("--json and --jsonl cannot be combined")
+    root, cfg = resolve(root_dir)
+    args = {
+        "queries": queries, "limit": limit, "globs": list(globs), "iglobs": list(iglobs), "types": list(types),
+        "types_not": list(types_not), "symbol_types": list(symbol_types), "paths": list(paths),
+        "min_score": min_score, "min_score_diff": min_score_diff, "preview": preview, "search_mode": search_mode,
+        "refresh": refresh, "no_index": no_index, "modified_after": modified_after,
+        "modified_before": modified_before, "config": config_flags(model, milvus_uri),
+    }
+    result, used = run("search", root, cfg, args, mode)
+    if as_json:
+        render.write_json(sys.stdout, result, used)
+    elif as_jsonl:
+        render.write_jsonl(sys.stdout, result)
+    else:
+        colour = color == "always" or (color == "auto" and sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
+        render.write_human(sys.stdout, result, colour)
+    sys.exit(0 if render.hit_count(result) else 1)
+
+
+@main.command()
+@click.argument("path", required=False)
+@click.option("--json", "as_json", is_flag=True)
+@common_options
+def status(path: str | None, as_json: bool, mode: str | None, model: str | None, milvus_uri: str | None) -> None:
+    """Show what is indexed, with which model, where, and how fresh."""
+    root, cfg = resolve(path)
+    result, used = run("status", root, cfg, {"config": config_flags(model, milvus_uri)}, mode)
+    result["mode"] = used
+    if as_json:
+        click.echo(json.dumps(result))
+        return
+    if not result.get("indexed"):
+        click.echo(f"{result['root']}: not indexed (run: zg index)")
+        return
+    langs = ", ".join(f"{k} {v}" for k, v in list(result["languages"].items())[:8])
+    rows = [
+        ("root", result["root"]), ("files", result["files"]), ("chunks", result["chunks"]), ("languages", langs),
+        ("model", f"{result['model']} ({result['dim']}-d)"), ("milvus", result["milvus_uri"]),
+        ("last indexed", _when(result.get("last_indexed"))),
+        ("freshness", "stale vs HEAD (run: zg index)" if result.get("stale_vs_head") else "up to date with HEAD"
+         if result.get("head_commit") else "not a git repository"),
+        ("mode", used),
+    ]
+    for key, value in rows:
+        click.echo(f"{key:>13}: {value}")
+
+
+def parse_span(span: str) -> tuple[int, int | None]:
+    """`""` → whole file; `12` → line 12; `12-` → to the end; `12-20` → inclusive range."""
+    if not span:
+        return 1, None
+    start_s, dash, end_s = span.partition("-")
+    start = int(start_s)
+    if not dash:
+        return start, start
+    return start, int(end_s) if end_s else None
+
+
+def _when(ts: float | None) -> str:
+    import time
+
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts)) if ts else "never"
+
+
+@main.command()
+@click.argument("location")
+@click.option("--root", "root_dir", default=None)
+def read(location: str, root_dir: str | None) -> None:
+    """Print a slice of a file: PATH[:START[-END]] (confined to the workspace)."""
+    root, _ = resolve(root_dir)
+    rel, _, span = location.partition(":")
+    target = Path(os.path.normpath(root / rel))
+    real = Path(os.path.realpath(target))
+    if not (target.is_relative_to(root) and real.is_relative_to(Path(os.path.realpath(root)))):
+        fail(f"refusing a path outside the workspace {root}: {rel}")
+    try:
+        start, end = parse_span(span)
+    except ValueError:
+        fail(f"bad line range {span!r}; use PATH:START-END")
+    try:
+        lines = real.read_text("utf-8", errors="replace").splitlines()
+    except OSError as exc:
+        fail(f"cannot read {rel}: {exc.strerror}")
+    end = len(lines) if end is None else min(end, len(lines))
+    if start < 1 or start > max(end, 1):
+        fail(f"line range {span} is outside {rel} ({len(lines)} lines)")
+    for number in range(start, end + 1):
+        click.echo(f"{number:>6}: {lines[number - 1]}")
+
+
+@main.group()
+def config() -> None:
+    """Inspect configuration."""
+
+
+@config.command("show")
+@click.option("--json", "as_json", is_flag=True)
+@click.option("--root", "root_dir", default=None)
+def config_show(as_json: bool, root_dir: str | None) -> None:
+    """Print the merged configuration and where each value came from."""
+    _, cfg = resolve(root_dir)
+    if as_json:
+        click.echo(json.dumps({k: {"value": v, "source": cfg.source(k)} for k, v in cfg.values.items()}))
+        return
+    for key, value in cfg.values.items():
+        click.echo(f"{key} = {json.dumps(value)}    # {cfg.source(key)}")
+
+
+@main.command()
+@click.option("--root", "root_dir", default=None)
+@click.option("--json", "as_json", is_flag=True)
+def doctor(root_dir: str | None, as_json: bool) -> None:
+    """Check Milvus, the model, grammars, daemon and hooks; print the fix for each failure."""
+    from zgrep.doctor import run_checks
+
+    root, cfg = resolve(root_dir)
+    checks = run_checks(root, cfg)
+    if as_json:
+        click.echo(json.dumps([c.__dict__ for c in checks]))
+    else:
+        for c in checks:
+            mark = "ok  " if c.ok else "FAIL"
+            click.echo(f"[{mark}] {c.name}: {c.detail}" + ("" if c.ok else f"\n       fix: {c.fix}"))
+    sys.exit(0 if all(c.ok for c in checks) else 1)
+
+
+@main.command("eval")
+@click.argument("annotations", nargs=-1)
+@click.option("--json", "as_json", is_flag=True)
+def eval_cmd(annotations: tuple[str, ...], as_json: bool) -> None:
+    """Score retrieval on semble-format annotated query sets (see bench/semble.py)."""
+    from zgrep.evaluation import main as eval_main
+
+    sys.exit(eval_main(list(annotations), as_json))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,213 @@
+"""Git-aware file listing and file reading with counted skip reasons.
+
+Listing: inside a git work tree, `git ls-files` (tracked + untracked-not-ignored, plus what
+`.zgignore`/`.ignore`/the global file re-include with `!`); outside git, a pruned `os.walk`
+that never follows directory symlinks. `IgnoreRules` is applied to every result, so the
+built-in defaults and ripgrep-style layers hold for tracked files too.
+
+Reading is per file (`read_file`) so an engine can `stat_files` first and re-read only what
+changed; `discover` is the convenience generator over both steps.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import subprocess
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from zgrep.ignore import IgnoreRules
+
+SKIP_REASONS = ("too_large", "binary", "not_utf8", "unreadable", "vanished", "not_regular")
+BINARY_SNIFF_BYTES = 8192
+_GIT_REDIRECT_VARS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR")
+
+
+@dataclass(frozen=True)
+class LoadedFile:
+    """A decoded text file: `sha256` is the hex digest of the raw bytes (BOM included)."""
+
+    rel: str
+    text: str
+    sha256: str
+    size: int
+    mtime_ns: int
+
+    @property
+    def mtime(self) -> float:
+        """Modification time in epoch seconds."""
+        return self.mtime_ns / 1e9
+
+
+@dataclass(frozen=True)
+class Skip:
+    """A listed file that is not indexed; `reason` is one of SKIP_REASONS."""
+
+    rel: str
+    reason: str
+
+
+# --- git -------------------------------------------------------------------------------
+
+def _git(cwd: Path, *args: str) -> bytes | None:
+    """Run git in `cwd` (ignoring hook-set GIT_DIR & co.); stdout, or None on any failure."""
+    env = {k: v for k, v in os.environ.items() if k not in _GIT_REDIRECT_VARS}
+    try:
+        proc = subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, env=env,
+                              check=False)
+    except OSError:
+        return None
+    return proc.stdout if proc.returncode == 0 else None
+
+
+def git_toplevel(path: Path) -> Path | None:
+    """The work tree top level containing `path`, or None outside git (or without git)."""
+    out = _git(Path(path), "rev-parse", "--show-toplevel")
+    return Path(os.fsdecode(out.rstrip(b"\n"))) if out else None
+
+
+def is_git_repo(root: Path) -> bool:
+    """True when `root` is inside a git work tree."""
+    return _git(Path(root), "rev-parse", "--is-inside-work-tree") == b"true\n"
+
+
+def _ls_files(root: Path, *args: str) -> list[str]:
+    """NUL-separated `git ls-files` output as `/`-separated names (undecodable names dropped)."""
+    out = _git(root, "ls-files", "-z", *args) or b""
+    names = []
+    for raw in out.split(b"\0"):
+        try:
+            names.append(raw.decode("utf-8"))
+        except UnicodeDecodeError:
+            continue
+    return [n for n in names if n]
+
+
+# --- listing ---------------------------------------------------------------------------
+
+def list_files(root: Path, rules: IgnoreRules) -> list[str]:
+    """Sorted, `/`-separated workspace-relative paths of the regular files to index."""
+    root = Path(root)
+    listed = _list_git(root, rules) if is_git_repo(root) else _walk(root, rules, "")
+    real_root = os.path.realpath(root)
+    return sorted({rel for rel in listed if _is_listable_file(root, real_root, rel)})
+
+
+def _list_git(root: Path, rules: IgnoreRules) -> Iterator[str]:
+    """git's view (cached + others, standard excludes) plus `!`-re-included ignored paths."""
+    for rel in _ls_files(root, "--cached", "--others", "--exclude-standard"):
+        if not rel.endswith("/") and rules.admits(rel):
+            yield rel
+    for rel in _ls_files(root, "--others", "--ignored", "--exclude-standard", "--directory"):
+        if rel.endswith("/") and rules.reincludes(rel, is_dir=True):
+            yield from _walk(root, rules, rel.rstrip("/"))
+        elif rules.reincludes(rel):
+            yield rel
+
+
+def filter_paths(root: Path, rules: IgnoreRules, rels: Iterable[str]) -> list[str]:
+    """The subset of given paths (e.g. from a git hook) that `list_files` would list."""
+    root = Path(root)
+    real_root = os.path.realpath(root)
+    return sorted({r for r in rels if rules.admits(r) and _is_listable_file(root, real_root, r)})
+
+
+def _walk(root: Path, rules: IgnoreRules, start: str) -> Iterator[str]:
+    """Pruned walk below `root/start`; directory symlinks are never entered."""
+    top = str(root)
+    for dirpath, dirnames, filenames in os.walk(os.path.join(top, start) if start else top):
+        rel_dir = dirpath[len(top) + 1:].replace(os.sep, "/")
+        prefix = rel_dir + "/" if rel_dir else ""
+        dirnames[:] = sorted(
+            d for d in dirnames
+            if not os.path.islink(os.path.join(dirpath, d)) and rules.admits(prefix + d, True)
+        )
+        yield from (prefix + f for f in filenames if rules.admits(prefix + f))
+
+
+def _is_listable_file(root: Path, real_root: str, rel: str) -> bool:
+    """A regular file, or a symlink to a regular file inside the root (not dirs/submodules)."""
+    path = os.path.join(root, rel)
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return False  # deleted but still tracked
+    if stat.S_ISREG(mode):
+        return True
+    if not stat.S_ISLNK(mode):
+        return False
+    target = os.path.realpath(path)
+    inside = os.path.commonpath([real_root, target]) == real_root
+    return inside and os.path.isfile(target)
+
+
+# --- reading ---------------------------------------------------------------------------
+
+def stat_files(root: Path, rels: Iterable[str]) -> dict[str, tuple[int, int]]:
+    """`{rel: (size, mtime_ns)}` for files that still exist: the cheap "did it change?" test."""
+    result = {}
+    for rel in rels:
+        try:
+            st = os.stat(Path(root) / rel)
+        except OSError:
+            continue
+        result[rel] = (st.st_size, st.st_mtime_ns)
+    return result
+
+
+def read_file(root: Path, rel: str, *, max_bytes: int) -> LoadedFile | Skip:
+    """Read and decode one file, or say why not; never raises for the SKIP_REASONS cases."""
+    try:
+        fd = os.open(Path(root) / rel, os.O_RDONLY | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return Skip(rel, "vanished")
+    except PermissionError:
+        return Skip(rel, "unreadable")
+    except OSError:
+        return Skip(rel, "not_regular")  # e.g. a symlink loop or a socket
+    try:
+        return _read_open(fd, rel, max_bytes)
+    except OSError:
+        return Skip(rel, "unreadable")
+    finally:
+        os.close(fd)
+
+
+def _read_open(fd: int, rel: str, max_bytes: int) -> LoadedFile | Skip:
+    """Check type and size with fstat before reading any byte, then read and decode."""
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        return Skip(rel, "not_regular")
+    if st.st_size > max_bytes:
+        return Skip(rel, "too_large")
+    data = _read_at_most(fd, max_bytes + 1)
+    if len(data) > max_bytes:
+        return Skip(rel, "too_large")  # grew since fstat
+    if b"\0" in data[:BINARY_SNIFF_BYTES]:
+        return Skip(rel, "binary")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return Skip(rel, "not_utf8")
+    return LoadedFile(rel, text, hashlib.sha256(data).hexdigest(), len(data), st.st_mtime_ns)
+
+
+def _read_at_most(fd: int, limit: int) -> bytes:
+    """Read until EOF or `limit` bytes."""
+    chunks, total = [], 0
+    while total < limit:
+        chunk = os.read(fd, min(1 << 20, limit - total))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+    return b"".join(chunks)
+
+
+def discover(root: Path, rules: IgnoreRules, max_bytes: int) -> Iterator[LoadedFile | Skip]:
+    """Lazily list and read every file: one item at a time, so memory stays flat."""
+    for rel in list_files(root, rules):
+        yield read_file(root, rel, max_bytes=max_bytes)

@@ -1,0 +1,102 @@
+"""`zg doctor`: check each dependency and name the fix for every failure."""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from zgrep.config import Config
+
+GRAMMAR_SAMPLES = {
+    "python": "def f():\n    pass\n", "javascript": "function f() {}\n", "typescript": "function f(): void {}\n",
+    "tsx": "const A = () => <div/>;\n", "go": "package m\nfunc F() {}\n", "rust": "fn f() {}\n",
+    "java": "class A { void f() {} }\n", "c": "int f(void) { return 0; }\n", "cpp": "int f() { return 0; }\n",
+    "csharp": "class A { void F() {} }\n", "scala": "object A { def f = 1 }\n", "php": "<?php function f() {}\n",
+    "ruby": "def f\nend\n", "kotlin": "fun f() {}\n", "swift": "func f() {}\n", "bash": "f() { :; }\n",
+    "lua": "function f() end\n",
+}
+
+
+@dataclass
+class Check:
+    """One dependency check: its outcome, what was seen and how to fix a failure."""
+
+    name: str
+    ok: bool
+    detail: str
+    fix: str = ""
+
+
+def _guard(name: str, fix: str, probe: Callable[[], str]) -> Check:
+    try:
+        return Check(name, True, probe())
+    except Exception as exc:  # a doctor reports every failure instead of stopping
+        return Check(name, False, f"{type(exc).__name__}: {exc}".splitlines()[0][:300], fix)
+
+
+def _model(cfg: Config) -> str:
+    from zgrep.embedding.factory import make_embedder
+
+    emb = make_embedder(cfg["embedding.provider"], cfg["embedding.model"] or None, cfg["embedding.url"] or None,
+                        api_key_env=cfg["embedding.api_key_env"] or None, timeout=min(cfg["embedding.timeout"], 10.0))
+    vec = emb.embed_query("doctor probe")
+    return f"{emb.model_id}, {len(vec)}-d"
+
+
+def _milvus(cfg: Config, root: Path) -> str:
+    from zgrep.store.milvus import MilvusStore
+
+    uri = cfg["milvus.uri"]
+    if uri:
+        store = MilvusStore(uri, "zg_doctor_probe", 4)
+        store.client.list_collections()
+        store.close()
+        return f"server reachable at {uri}"
+    with tempfile.TemporaryDirectory() as tmp:
+        store = MilvusStore(str(Path(tmp) / "probe.db"), "zg_doctor_probe", 4)
+        store.create()
+        store.insert([{"id": "a", "path": "p", "language": "text", "symbol": "", "symbol_kind": "module", "scope": "",
+                       "start_line": 1, "end_line": 1, "mtime": 0, "content": "probe", "lexical": "probe",
+                       "dense": [1.0, 0.0, 0.0, 0.0]}])
+        found = store.search_lexical("probe", 1)
+        store.close()
+    if not found:
+        raise RuntimeError("Milvus Lite answered but BM25 search found nothing")
+    return "Milvus Lite works (dense + BM25)"
+
+
+def _grammars() -> str:
+    from zgrep.chunking import extract_symbols
+
+    missing = [lang for lang, src in GRAMMAR_SAMPLES.items() if not extract_symbols(src, lang)]
+    if missing:
+        raise RuntimeError(f"no definitions found with the grammars for: {', '.join(missing)}")
+    return f"{len(GRAMMAR_SAMPLES)} grammars parse"
+
+
+def _daemon() -> str:
+    from zgrep import client
+
+    state = client.daemon_state() if hasattr(client, "daemon_state") else {"running": False}
+    return "running" if state.get("running") else "not running (optional; start with: zg server on)"
+
+
+def _hooks(root: Path) -> str:
+    from zgrep.hooks.install import hooks_status
+
+    st = hooks_status(root)
+    return "installed" if st.get("installed") else "not installed (optional; run: zg hooks install)"
+
+
+def run_checks(root: Path, cfg: Config) -> list[Check]:
+    """All checks, in the order a user would fix them."""
+    return [
+        _guard("model", "check [embedding] settings (zg config show) or reinstall zgrep", lambda: _model(cfg)),
+        _guard("milvus", "check --milvus-uri / ZG_MILVUS_URI and ZG_MILVUS_TOKEN, or unset them for Milvus Lite",
+               lambda: _milvus(cfg, root)),
+        _guard("grammars", "pip install 'tree-sitter-language-pack>=0.13,<1'", _grammars),
+        _guard("daemon", "zg server off; zg server on", _daemon),
+        _guard("hooks", "zg hooks install", lambda: _hooks(root)),
+    ]

@@ -1,0 +1,219 @@
+"""Static (model2vec-style) embeddings: mean of per-token vectors, numpy + tokenizers only."""
+
+from __future__ import annotations
+
+import json
+import re
+import struct
+from itertools import chain
+from pathlib import Path
+
+import numpy as np
+from tokenizers import Tokenizer, normalizers
+
+from zgrep.embedding.base import EmbeddingError
+
+DEFAULT_MODEL_NAME = "minilm-l6-static"
+DEFAULT_MAX_LENGTH = 512
+POOL_BLOCK_TOKENS = 16384
+# ASCII characters BERT's clean_text deletes (controls other than tab, newline, carriage return).
+_ASCII_CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+_SAFETENSORS_DTYPES = {
+    "F64": np.float64,
+    "F32": np.float32,
+    "F16": np.float16,
+    "I64": np.int64,
+    "I32": np.int32,
+    "I16": np.int16,
+    "I8": np.int8,
+    "U8": np.uint8,
+}
+
+
+def default_model_dir() -> Path:
+    """The static model committed inside the package."""
+    return Path(__file__).resolve().parent.parent / "models" / DEFAULT_MODEL_NAME
+
+
+class StaticEmbedder:
+    """Embeds a text as the L2-normalised mean of its token vectors (model2vec's rule)."""
+
+    def __init__(self, table: np.ndarray, tokenizer: Tokenizer, model_id: str, max_length: int | None) -> None:
+        self.table = np.ascontiguousarray(table, dtype=np.float32)
+        self.dim = int(self.table.shape[1])
+        self.model_id = model_id
+        if tokenizer.get_vocab_size() > len(self.table):
+            raise EmbeddingError(f"{model_id}: tokenizer has more tokens than the embedding table has rows")
+        self.tokenizer = _configure(tokenizer, max_length)
+        self.ascii_tokenizer = _ascii_tokenizer(tokenizer, max_length)
+        self.max_chars = None if max_length is None else max_length * _median_token_length(tokenizer)
+        self.unk_id = _unk_token_id(tokenizer)
+
+    @classmethod
+    def from_dir(cls, path: str | Path, model_id: str | None = None) -> StaticEmbedder:
+        """Load a zgrep int8 model folder or a model2vec folder (model.safetensors + tokenizer.json)."""
+        path = Path(path)
+        if (path / "embeddings.npy").is_file():
+            return cls._from_zgrep_dir(path, model_id)
+        if (path / "model.safetensors").is_file():
+            return cls._from_model2vec_dir(path, model_id)
+        raise EmbeddingError(f"{path}: not a static model folder (no embeddings.npy or model.safetensors)")
+
+    @classmethod
+    def _from_zgrep_dir(cls, path: Path, model_id: str | None) -> StaticEmbedder:
+        """Load int8 `embeddings.npy` with per-row `scales.npy`."""
+        config = _read_json(path / "config.json")
+        quantised = np.load(path / "embeddings.npy")
+        scales = np.load(path / "scales.npy").astype(np.float32)
+        table = quantised.astype(np.float32) * scales[:, None]
+        tokenizer = Tokenizer.from_file(str(path / "tokenizer.json"))
+        return cls(table, tokenizer, model_id or config["model_id"], config.get("max_length", DEFAULT_MAX_LENGTH))
+
+    @classmethod
+    def _from_model2vec_dir(cls, path: Path, model_id: str | None) -> StaticEmbedder:
+        """Load model2vec's layout, folding its optional `weights` and `mapping` into one table."""
+        config = _read_json(path / "config.json")
+        tensors = read_safetensors(path / "model.safetensors")
+        table = tensors["embeddings"].astype(np.float32)
+        if "mapping" in tensors:
+            table = table[tensors["mapping"]]
+        if "weights" in tensors:
+            table = table * tensors["weights"].astype(np.float32)[:, None]
+        tokenizer = Tokenizer.from_file(str(path / "tokenizer.json"))
+        max_length = config.get("max_length", DEFAULT_MAX_LENGTH)
+        return cls(table, tokenizer, model_id or f"model2vec/{path.resolve().name}", max_length)
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """Embed documents; returns float32 (len(texts), dim), rows L2-normalised (empty text → zeros)."""
+        if self.max_chars is not None:
+            texts = [text[: self.max_chars] for text in texts]
+        ids_per_text = self._token_ids(texts)
+        lengths = np.fromiter(map(len, ids_per_text), dtype=np.int64, count=len(ids_per_text))
+        ids = np.fromiter(chain.from_iterable(ids_per_text), dtype=np.int64, count=int(lengths.sum()))
+        if self.unk_id is not None:
+            ids, lengths = _drop_token(ids, lengths, self.unk_id)
+        return _normalise(_segment_sums(self.table, ids, lengths))
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """Embed one query; shape (dim,)."""
+        return self.embed([text])[0]
+
+    def _token_ids(self, texts: list[str]) -> list[list[int]]:
+        """Token ids without special tokens; clean ASCII texts take the faster equivalent tokenizer."""
+        fast = [self.ascii_tokenizer is not None and _is_clean_ascii(text) for text in texts]
+        ids: list[list[int]] = [[] for _ in texts]
+        for tokenizer, route in ((self.ascii_tokenizer, True), (self.tokenizer, False)):
+            indices = [i for i, flag in enumerate(fast) if flag is route]
+            if indices:
+                encodings = tokenizer.encode_batch_fast([texts[i] for i in indices], add_special_tokens=False)
+                for i, encoding in zip(indices, encodings):
+                    ids[i] = encoding.ids
+        return ids
+
+
+def _segment_sums(table: np.ndarray, ids: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Sum of table rows per consecutive segment of `ids` (the mean up to scale; empty → zeros)."""
+    out = np.zeros((len(lengths), table.shape[1]), dtype=np.float32)
+    ends = np.cumsum(lengths)
+    starts = ends - lengths
+    first = 0
+    while first < len(lengths):
+        stop = max(int(np.searchsorted(ends, starts[first] + POOL_BLOCK_TOKENS, side="right")), first + 1)
+        block_ids = ids[starts[first] : ends[stop - 1]]
+        out[first:stop] = _block_sums(table, block_ids, lengths[first:stop])
+        first = stop
+    return out
+
+
+def _block_sums(table: np.ndarray, ids: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Per-text sums for one block as (token-count matrix) @ (rows of the distinct tokens)."""
+    distinct, column = np.unique(ids, return_inverse=True)
+    row = np.repeat(np.arange(len(lengths)), lengths)
+    counts = np.bincount(row * len(distinct) + column, minlength=len(lengths) * len(distinct))
+    return counts.reshape(len(lengths), len(distinct)).astype(np.float32) @ table[distinct]
+
+
+def _normalise(vectors: np.ndarray) -> np.ndarray:
+    """L2-normalise rows; zero rows stay zero."""
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors / np.maximum(norms, np.float32(1e-12))
+
+
+def _is_clean_ascii(text: str) -> bool:
+    """True when BERT normalisation of `text` is plain lowercasing."""
+    return text.isascii() and _ASCII_CONTROLS.search(text) is None
+
+
+def _configure(tokenizer: Tokenizer, max_length: int | None) -> Tokenizer:
+    """No padding; truncation at max_length tokens (none if None)."""
+    tokenizer.no_padding()
+    if max_length is None:
+        tokenizer.no_truncation()
+    else:
+        tokenizer.enable_truncation(max_length)
+    return tokenizer
+
+
+def _ascii_tokenizer(tokenizer: Tokenizer, max_length: int | None) -> Tokenizer | None:
+    """A copy whose normaliser only lowercases, if the original is a lowercasing BertNormalizer; else None."""
+    normaliser = json.loads(tokenizer.to_str()).get("normalizer") or {}
+    if normaliser.get("type") != "BertNormalizer" or not normaliser.get("lowercase"):
+        return None
+    fast = Tokenizer.from_str(tokenizer.to_str())
+    fast.normalizer = normalizers.Lowercase()
+    return _configure(fast, max_length)
+
+
+def _drop_token(ids: np.ndarray, lengths: np.ndarray, token_id: int) -> tuple[np.ndarray, np.ndarray]:
+    """Remove every occurrence of `token_id`, keeping per-text lengths consistent."""
+    keep = ids != token_id
+    if keep.all():
+        return ids, lengths
+    segment = np.repeat(np.arange(len(lengths)), lengths)
+    return ids[keep], np.bincount(segment[keep], minlength=len(lengths)).astype(np.int64)
+
+
+def _unk_token_id(tokenizer: Tokenizer) -> int | None:
+    """The unknown-token id (model2vec drops it before pooling), or None."""
+    unk_token = getattr(tokenizer.model, "unk_token", None)
+    if unk_token is not None:
+        return tokenizer.token_to_id(unk_token)
+    return json.loads(tokenizer.to_str())["model"].get("unk_id")
+
+
+def _median_token_length(tokenizer: Tokenizer) -> int:
+    """Median vocabulary token length in characters (model2vec pre-truncates texts to max_length × this)."""
+    return int(np.median([len(token) for token in tokenizer.get_vocab()]))
+
+
+def _read_json(path: Path) -> dict:
+    """Read a JSON object, turning a missing or broken file into one clear error."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise EmbeddingError(f"{path}: cannot read model config ({exc})") from exc
+
+
+def read_safetensors(path: Path) -> dict[str, np.ndarray]:
+    """Read every tensor of a safetensors file with numpy (8-byte header size, JSON header, raw data)."""
+    data = path.read_bytes()
+    (header_size,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8 : 8 + header_size])
+    buffer = memoryview(data)[8 + header_size :]
+    tensors = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        begin, end = info["data_offsets"]
+        tensors[name] = _decode_tensor(buffer[begin:end], info["dtype"], info["shape"], path)
+    return tensors
+
+
+def _decode_tensor(raw: memoryview, dtype: str, shape: list[int], path: Path) -> np.ndarray:
+    """One safetensors buffer as a numpy array (BF16 widened to float32)."""
+    if dtype == "BF16":
+        return (np.frombuffer(raw, dtype="<u2").astype(np.uint32) << 16).view(np.float32).reshape(shape)
+    if dtype not in _SAFETENSORS_DTYPES:
+        raise EmbeddingError(f"{path}: unsupported safetensors dtype {dtype}")
+    return np.frombuffer(raw, dtype=np.dtype(_SAFETENSORS_DTYPES[dtype]).newbyteorder("<")).reshape(shape)

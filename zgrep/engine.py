@@ -1,0 +1,277 @@
+"""One Engine per workspace: index, search and status. Direct mode and the daemon both use it."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from zgrep import protocol
+from zgrep.config import Config, ConfigError
+from zgrep.workspace import FORMAT_VERSION, SCHEMA_VERSION, Workspace, WorkspaceError, atomic_write, read_json
+from zgrep.locking import LockBusy, WorkspaceLock
+
+FILES_STATE = "files.json"
+VECTOR_CACHE = "vectors.sqlite"
+MILVUS_LITE = "milvus.db"
+EMBED_BATCH_CHUNKS = 256
+
+Progress = Callable[[dict[str, Any]], None]
+
+
+class EngineError(RuntimeError):
+    """A failure to report as one line (with a stable code)."""
+
+    def __init__(self, message: str, code: str = "engine_error") -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass
+class FileRecord:
+    """What the index knows about one file."""
+
+    sha256: str
+    size: int
+    mtime_ns: int
+    language: str
+    chunks: int
+
+    def to_json(self) -> list[Any]:
+        return [self.sha256, self.size, self.mtime_ns, self.language, self.chunks]
+
+    @classmethod
+    def from_json(cls, raw: list[Any]) -> "FileRecord":
+        return cls(*raw)
+
+
+def root_hash(files: dict[str, FileRecord]) -> str:
+    """Merkle-style hash over (path, sha256) of every indexed file."""
+    h = hashlib.sha256()
+    for rel in sorted(files):
+        h.update(f"{rel}\0{files[rel].sha256}\n".encode("utf-8", "surrogateescape"))
+    return h.hexdigest()
+
+
+def chunk_id(path: str, start: int, end: int, content_hash: str) -> str:
+    """A stable primary key for a chunk."""
+    return hashlib.sha256(f"{path}\0{start}\0{end}\0{content_hash}".encode("utf-8", "surrogateescape")).hexdigest()[:40]
+
+
+def head_commit(root: Path) -> str | None:
+    """The commit HEAD points at, or None outside git / before the first commit."""
+    try:
+        out = subprocess.run(["git", "-C", str(root), "rev-parse", "-q", "--verify", "HEAD"],
+                             capture_output=True, text=True, timeout=10, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout.strip() or None
+
+
+class Engine:
+    """Indexes and searches one workspace; holds its model, store and state while open."""
+
+    def __init__(self, root: Path, config: Config | None = None, embedder: Any = None) -> None:
+        self.ws = Workspace(root)
+        self.config = config or Config.load(root)
+        self._embedder = embedder
+        self._store: Any = None
+        self._cache: Any = None
+        self._lock = WorkspaceLock(self.ws.path("engine.lock"))
+        self._files: dict[str, FileRecord] | None = None
+
+    # ----- lifecycle -------------------------------------------------------------------
+    @property
+    def milvus_uri(self) -> str:
+        return self.config["milvus.uri"] or str(self.ws.path(MILVUS_LITE))
+
+    @property
+    def embedder(self) -> Any:
+        if self._embedder is None:
+            from zgrep.embedding.factory import make_embedder
+
+            provider = self.config["embedding.provider"]
+            if provider != "local" and not self.config["embedding.allow_remote"]:
+                raise EngineError(
+                    f"embedding provider {provider!r} sends code off this machine; opt in for this workspace with "
+                    f"`allow_remote = true` under [embedding] in {self.ws.root / '.zgrep.toml'}", code="remote_not_allowed")
+            self._embedder = make_embedder(
+                provider, self.config["embedding.model"] or None, self.config["embedding.url"] or None,
+                api_key_env=self.config["embedding.api_key_env"] or None, batch_size=self.config["embedding.batch_size"],
+                timeout=self.config["embedding.timeout"], max_retries=self.config["embedding.max_retries"])
+        return self._embedder
+
+    def _open_store(self, create: bool) -> Any:
+        if self._store is not None:
+            return self._store
+        from zgrep.store.milvus import MilvusStore, collection_name
+
+        self._lock.acquire(timeout=float(os.environ.get("ZG_LOCK_TIMEOUT", "10")))
+        self.ws.ensure_state_dir()
+        key = hashlib.sha256(str(self.ws.root).encode()).hexdigest()[:10]
+        store = MilvusStore(self.milvus_uri, collection_name(self.embedder.model_id, key), self.embedder.dim,
+                            token=os.environ.get("ZG_MILVUS_TOKEN"))
+        if not store.exists():
+            if not create:
+                store.close()
+                raise EngineError("the index is missing its Milvus collection; rebuild with: zg index --full", "not_indexed")
+            store.create()
+        self._store = store
+        return store
+
+    @property
+    def cache(self) -> Any:
+        if self._cache is None:
+            from zgrep.embedding.cache import VectorCache
+
+            self.ws.ensure_state_dir()
+            self._cache = VectorCache(self.ws.path(VECTOR_CACHE))
+        return self._cache
+
+    def close(self) -> None:
+        """Release Milvus, the vector cache and the workspace lock."""
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+        if self._cache is not None:
+            self._cache.close()
+            self._cache = None
+        self._lock.release()
+
+    # ----- state -----------------------------------------------------------------------
+    def files(self) -> dict[str, FileRecord]:
+        """The per-file index state (loaded once per engine)."""
+        if self._files is None:
+            raw = read_json(self.ws.path(FILES_STATE)) or {}
+            self._files = {rel: FileRecord.from_json(v) for rel, v in raw.get("files", {}).items()}
+        return self._files
+
+    def _save_files(self) -> None:
+        data = {"files": {rel: rec.to_json() for rel, rec in sorted(self.files().items())}}
+        atomic_write(self.ws.path(FILES_STATE), json.dumps(data, separators=(",", ":")))
+
+    def manifest(self) -> dict[str, Any] | None:
+        return self.ws.read_manifest()
+
+    def _check_manifest(self) -> dict[str, Any] | None:
+        manifest = self.manifest()
+        if manifest is not None:
+            self.ws.check_manifest(manifest, self.embedder.model_id, self.embedder.dim, self.milvus_uri)
+        return manifest
+
+    # ----- requests --------------------------------------------------------------------
+    def handle(self, op: str, args: dict[str, Any], progress: Progress | None = None) -> dict[str, Any]:
+        """Serve one protocol op."""
+        if op == "index":
+            from zgrep.indexer import run_index
+
+            return run_index(self, args, progress)
+        if op == "search":
+            from zgrep.searcher import run_search
+
+            return run_search(self, args, progress)
+        if op == "status":
+            return self.status()
+        if op == "ping":
+            return {"pong": True}
+        raise EngineError(f"op {op!r} is not served here", code="unknown_op")
+
+    def status(self) -> dict[str, Any]:
+        """What is indexed, with which model, where, and how fresh it is."""
+        manifest = self.manifest()
+        root = str(self.ws.root)
+        if manifest is None:
+            return {"root": root, "indexed": False, "files": 0, "chunks": 0, "languages": {}}
+        files = self.files()
+        languages: dict[str, int] = {}
+        for rec in files.values():
+            languages[rec.language] = languages.get(rec.language, 0) + 1
+        head = head_commit(self.ws.root)
+        return {
+            "root": root, "indexed": True, "files": len(files), "chunks": sum(r.chunks for r in files.values()),
+            "languages": dict(sorted(languages.items(), key=lambda kv: -kv[1])),
+            "model": manifest.get("model_id"), "dim": manifest.get("dim"), "milvus_uri": manifest.get("milvus_uri"),
+            "collection": manifest.get("collection"), "last_indexed": manifest.get("last_indexed"),
+            "root_hash": manifest.get("root_hash"), "indexed_commit": manifest.get("commit"), "head_commit": head,
+            "stale_vs_head": bool(head and manifest.get("commit") != head),
+        }
+
+    def new_manifest(self, collection: str) -> dict[str, Any]:
+        """A manifest describing the current configuration."""
+        return {"format_version": FORMAT_VERSION, "schema_version": SCHEMA_VERSION, "root": str(self.ws.root),
+                "model_id": self.embedder.model_id, "dim": self.embedder.dim, "milvus_uri": self.milvus_uri,
+                "collection": collection}
+
+
+def _error_response(exc: BaseException) -> dict[str, Any]:
+    from zgrep.embedding.base import EmbeddingError
+
+    if isinstance(exc, EngineError):
+        return protocol.error(exc.code, str(exc))
+    if isinstance(exc, LockBusy):
+        return protocol.error("workspace_busy", str(exc))
+    if isinstance(exc, WorkspaceError):
+        return protocol.error("workspace", str(exc))
+    if isinstance(exc, ConfigError):
+        return protocol.error("config", str(exc))
+    if isinstance(exc, EmbeddingError):
+        return protocol.error("embedding", str(exc))
+    from zgrep.search.filters import FilterError
+    from zgrep.store.milvus import StoreError
+
+    if isinstance(exc, (FilterError, ValueError)):
+        return protocol.error("bad_request", str(exc))
+    if isinstance(exc, StoreError):
+        return protocol.error("store", str(exc))
+    from pymilvus.exceptions import MilvusException
+
+    if isinstance(exc, MilvusException):
+        return protocol.error("store", f"Milvus: {exc.message}")
+    return protocol.error("internal", f"{type(exc).__name__}: {exc}")
+
+
+def serve(engine: Engine, request: dict[str, Any], progress: Progress | None = None) -> dict[str, Any]:
+    """Answer one request with `engine`, turning failures into error responses."""
+    try:
+        return protocol.ok(engine.handle(request["op"], request.get("args") or {}, progress))
+    except Exception as exc:  # every failure becomes one line for the user
+        return _error_response(exc)
+
+
+def run_direct(request: dict[str, Any], progress: Progress | None = None) -> dict[str, Any]:
+    """Open the workspace's engine in this process, serve one request, close it."""
+    try:
+        root = Path(request["root"])
+        engine = Engine(root, Config.load(root, request.get("args", {}).get("config")))
+    except Exception as exc:
+        return _error_response(exc)
+    try:
+        return serve(engine, request, progress)
+    finally:
+        engine.close()
+
+
+def stderr_progress() -> Progress | None:
+    """A progress printer for stderr when it is a terminal, else None."""
+    if not sys.stderr.isatty():
+        return None
+    start = time.monotonic()
+
+    def show(event: dict[str, Any]) -> None:
+        done, total = event.get("files_done", 0), event.get("files_total", 0)
+        elapsed = max(time.monotonic() - start, 1e-6)
+        rate = event.get("chunks_done", 0) / elapsed
+        eta = (total - done) * elapsed / done if done else 0.0
+        sys.stderr.write(f"\rindexing {done}/{total} files, {event.get('chunks_done', 0)} chunks, "
+                         f"{rate:.0f} chunks/s, ETA {eta:.0f}s ")
+        if event.get("final"):
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+    return show

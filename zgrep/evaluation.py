@@ -1,0 +1,152 @@
+"""Retrieval evaluation on semble-format annotated queries (NDCG@10, MRR, recall@10, hit@1).
+
+Scoring follows the benchmark's own rule: a chunk covers a target when its path ends with
+the target's path and, for targets with a line span, the lines overlap; binary NDCG@10
+over relevant + secondary targets, ideal DCG over min(10, number of targets).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+K = 10
+
+
+@dataclass(frozen=True)
+class Target:
+    """A file, or a line span in a file, that a query should find."""
+
+    path: str
+    start_line: int | None = None
+    end_line: int | None = None
+
+    @classmethod
+    def parse(cls, raw: Any) -> "Target":
+        if isinstance(raw, str):
+            return cls(raw)
+        return cls(raw["path"], raw.get("start_line"), raw.get("end_line"))
+
+    def covered_by(self, hit: dict[str, Any]) -> bool:
+        """The benchmark's coverage rule (path suffix match, overlapping lines)."""
+        if not hit["path"].endswith(self.path) and not self.path.endswith(hit["path"]):
+            return False
+        if self.start_line is None or self.end_line is None:
+            return True
+        return hit["start_line"] <= self.end_line and hit["end_line"] >= self.start_line
+
+
+@dataclass(frozen=True)
+class Query:
+    """One annotated query."""
+
+    text: str
+    targets: tuple[Target, ...]
+    category: str
+
+
+def load_annotations(path: Path) -> list[Query]:
+    """Queries of a semble annotation file."""
+    out = []
+    for item in json.loads(Path(path).read_text("utf-8")):
+        targets = tuple(Target.parse(t) for t in [*item.get("relevant", []), *item.get("secondary", [])])
+        out.append(Query(item["query"], targets, item.get("category", "uncategorised")))
+    return out
+
+
+def score(hits: list[dict[str, Any]], targets: tuple[Target, ...]) -> dict[str, float]:
+    """NDCG@10, reciprocal rank, recall@10 and hit@1 of ranked hits."""
+    top = hits[:K]
+    first_rank: dict[int, int] = {}
+    for rank, hit in enumerate(top, start=1):
+        for i, target in enumerate(targets):
+            if i not in first_rank and target.covered_by(hit):
+                first_rank[i] = rank
+    dcg = sum(1.0 / math.log2(r + 1) for r in first_rank.values())
+    ideal = sum(1.0 / math.log2(r + 1) for r in range(1, min(K, len(targets)) + 1))
+    any_rank = min(first_rank.values(), default=None)
+    return {
+        "ndcg@10": dcg / ideal if ideal else 0.0,
+        "mrr": 1.0 / any_rank if any_rank else 0.0,
+        "recall@10": len(first_rank) / len(targets) if targets else 0.0,
+        "hit@1": 1.0 if any_rank == 1 else 0.0,
+    }
+
+
+def mean_metrics(rows: list[dict[str, float]]) -> dict[str, float]:
+    """Mean of each metric over rows."""
+    keys = ("ndcg@10", "mrr", "recall@10", "hit@1")
+    return {k: round(statistics.fmean(r[k] for r in rows), 4) if rows else 0.0 for k in keys} | {"queries": len(rows)}
+
+
+def evaluate_workspace(root: Path, queries: list[Query], args: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Index `root` (timed), run every query in-process, and score."""
+    from zgrep.config import Config
+    from zgrep.engine import Engine
+
+    engine = Engine(root, Config.load(root))
+    try:
+        started = time.monotonic()
+        engine.handle("index", {})
+        index_s = time.monotonic() - started
+        rows, latencies, per_query = [], [], []
+        for q in queries:
+            t0 = time.monotonic()
+            res = engine.handle("search", {"queries": [q.text], "limit": K, "preview": "none", "refresh": "off",
+                                           **(args or {})})
+            latencies.append(time.monotonic() - t0)
+            metrics = score(res["hits"], q.targets)
+            rows.append({**metrics, "category": q.category})
+            per_query.append({"query": q.text, "category": q.category, **metrics,
+                              "top": [f"{h['path']}:{h['start_line']}-{h['end_line']}" for h in res["hits"][:3]]})
+    finally:
+        engine.close()
+    categories = sorted({r["category"] for r in rows})
+    return {
+        "overall": mean_metrics(rows),
+        "by_category": {c: mean_metrics([r for r in rows if r["category"] == c]) for c in categories},
+        "p50_latency_ms": round(statistics.median(latencies) * 1000, 1) if latencies else 0.0,
+        "index_s": round(index_s, 2), "per_query": per_query, "rows": rows,
+    }
+
+
+def main(paths: list[str], as_json: bool, root: Path | None = None) -> int:
+    """`zg eval ANNOTATIONS...`: score the current workspace against annotation files."""
+    from zgrep.workspace import find_root
+
+    if not paths:
+        print("zg: give one or more annotation files (semble format)", file=sys.stderr)
+        return 2
+    ws = root or find_root()
+    queries = [q for p in paths for q in load_annotations(Path(p))]
+    result = evaluate_workspace(ws, queries)
+    if as_json:
+        print(json.dumps({k: v for k, v in result.items() if k != "rows"}))
+    else:
+        print(format_report({"workspace": result}))
+    return 0
+
+
+def format_report(results: dict[str, dict[str, Any]]) -> str:
+    """A table per repository, per category and overall."""
+    lines = [f"{'repo':<12} {'n':>4} {'ndcg@10':>8} {'mrr':>6} {'r@10':>6} {'hit@1':>6} {'p50ms':>7} {'index_s':>8}"]
+    all_rows: list[dict[str, Any]] = []
+    for name, res in results.items():
+        o = res["overall"]
+        lines.append(f"{name:<12} {o['queries']:>4} {o['ndcg@10']:>8.3f} {o['mrr']:>6.3f} {o['recall@10']:>6.3f} "
+                     f"{o['hit@1']:>6.3f} {res['p50_latency_ms']:>7.1f} {res['index_s']:>8.2f}")
+        all_rows.extend(res["rows"])
+    if len(results) > 1:
+        o = mean_metrics(all_rows)
+        lines.append(f"{'ALL':<12} {o['queries']:>4} {o['ndcg@10']:>8.3f} {o['mrr']:>6.3f} {o['recall@10']:>6.3f} {o['hit@1']:>6.3f}")
+    lines.append("")
+    for cat in sorted({r["category"] for r in all_rows}):
+        o = mean_metrics([r for r in all_rows if r["category"] == cat])
+        lines.append(f"{cat:<12} {o['queries']:>4} {o['ndcg@10']:>8.3f} {o['mrr']:>6.3f} {o['recall@10']:>6.3f} {o['hit@1']:>6.3f}")
+    return "\n".join(lines)

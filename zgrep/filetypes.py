@@ -1,0 +1,197 @@
+"""ripgrep-style file types (`-t/-T`) and ripgrep-style path globs (`-g/--iglob`).
+
+The type table follows ripgrep's `crates/ignore/src/default_types.rs` for the names it
+shares (one deliberate difference: `py` also covers `*.pyi`). Globs follow ripgrep's
+override semantics: `!` negates, a glob without `/` matches the file name at any depth,
+the last matching glob wins, and when any non-negated glob is given a path must match one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+_MARKDOWN = ("*.markdown", "*.md", "*.mdown", "*.mdwn", "*.mkd", "*.mkdn")
+_SH = ("*.bash", "*.csh", "*.ksh", "*.sh", "*.tcsh", "*.zsh", ".bashrc", ".bash_profile",
+       ".profile", ".zshrc", ".zshenv", ".zprofile")
+
+TYPES: dict[str, tuple[str, ...]] = {
+    "c": ("*.[chH]", "*.[chH].in", "*.cats"),
+    "clojure": ("*.clj", "*.cljc", "*.cljs", "*.cljx"),
+    "cmake": ("*.cmake", "CMakeLists.txt"),
+    "cpp": ("*.[ChH]", "*.cc", "*.[ch]pp", "*.[ch]xx", "*.hh", "*.inl",
+            "*.[ChH].in", "*.cc.in", "*.[ch]pp.in", "*.[ch]xx.in", "*.hh.in"),
+    "cs": ("*.cs",),
+    "csharp": ("*.cs",),
+    "css": ("*.css", "*.scss"),
+    "csv": ("*.csv",),
+    "dart": ("*.dart",),
+    "docker": ("*Dockerfile*",),
+    "elixir": ("*.ex", "*.eex", "*.exs"),
+    "erlang": ("*.erl", "*.hrl"),
+    "go": ("*.go",),
+    "haskell": ("*.hs", "*.lhs", "*.cpphs", "*.c2hs", "*.hsc"),
+    "html": ("*.htm", "*.html", "*.ejs"),
+    "java": ("*.java", "*.jsp", "*.jspx", "*.properties"),
+    "js": ("*.js", "*.jsx", "*.vue", "*.cjs", "*.mjs"),
+    "json": ("*.json", "composer.lock"),
+    "jsonl": ("*.jsonl",),
+    "kotlin": ("*.kt", "*.kts"),
+    "lua": ("*.lua",),
+    "make": ("[Gg][Nn][Uu]makefile", "[Mm]akefile", "[Gg][Nn][Uu]makefile.am",
+             "[Mm]akefile.am", "[Gg][Nn][Uu]makefile.in", "[Mm]akefile.in", "*.mk", "*.mak"),
+    "markdown": _MARKDOWN,
+    "md": _MARKDOWN,
+    "ocaml": ("*.ml", "*.mli", "*.mll", "*.mly"),
+    "perl": ("*.perl", "*.pl", "*.PL", "*.plh", "*.plx", "*.pm", "*.t"),
+    "php": ("*.php", "*.php3", "*.php4", "*.php5", "*.php7", "*.php8", "*.pht", "*.phtml"),
+    "protobuf": ("*.proto",),
+    "py": ("*.py", "*.pyi"),
+    "r": ("*.R", "*.r", "*.Rmd", "*.Rnw"),
+    "rst": ("*.rst",),
+    "ruby": ("config.ru", "Gemfile", ".irbrc", "Rakefile", "*.gemspec", "*.rb", "*.rbw"),
+    "rust": ("*.rs",),
+    "scala": ("*.scala", "*.sbt"),
+    "sh": _SH,
+    "sql": ("*.sql", "*.psql"),
+    "swift": ("*.swift",),
+    "tex": ("*.tex", "*.ltx", "*.cls", "*.sty", "*.bib", "*.dtx", "*.ins"),
+    "toml": ("*.toml", "Cargo.lock"),
+    "ts": ("*.ts", "*.tsx", "*.cts", "*.mts"),
+    "txt": ("*.txt",),
+    "xml": ("*.xml", "*.xml.dist", "*.dtd", "*.xsl", "*.xslt", "*.xsd", "*.xjb", "*.rng",
+            "*.sch", "*.xhtml"),
+    "yaml": ("*.yaml", "*.yml"),
+    "zig": ("*.zig",),
+}
+
+
+def type_globs(name: str) -> tuple[str, ...]:
+    """The globs of type `name`; ValueError with the user-facing message when unknown."""
+    try:
+        return TYPES[name]
+    except KeyError:
+        raise ValueError(f"unknown file type '{name}'; see zg search --type-list") from None
+
+
+def path_has_type(path: str, name: str) -> bool:
+    """True when the file name of `path` matches one of the type's globs."""
+    return any(_compile(g, False).matches(path, False) for g in type_globs(name))
+
+
+def type_list() -> str:
+    """`name: glob, glob` lines, sorted, as `rg --type-list` prints them."""
+    return "\n".join(f"{name}: {', '.join(globs)}" for name, globs in sorted(TYPES.items()))
+
+
+class TypeFilter:
+    """`-t` (any of) and `-T` (none of) type names applied to a path."""
+
+    def __init__(self, types: Iterable[str] = (), types_not: Iterable[str] = ()) -> None:
+        self._want = [_compile(g, False) for t in types for g in type_globs(t)]
+        self._avoid = [_compile(g, False) for t in types_not for g in type_globs(t)]
+
+    def matches(self, path: str) -> bool:
+        """True when `path` has a wanted type (if any were given) and no excluded one."""
+        if self._want and not any(g.matches(path, False) for g in self._want):
+            return False
+        return not any(g.matches(path, False) for g in self._avoid)
+
+
+@dataclass(frozen=True)
+class _Glob:
+    regex: re.Pattern[str]
+    negated: bool
+    dir_only: bool
+    basename: bool
+
+    def matches(self, path: str, is_dir: bool) -> bool:
+        """Whether this glob applies to `path` (a file, or a directory when `is_dir`)."""
+        if self.dir_only and not is_dir:
+            return False
+        subject = path.rpartition("/")[2] if self.basename else path
+        return self.regex.fullmatch(subject) is not None
+
+
+class GlobFilter:
+    """`-g` globs then `--iglob` globs (case-insensitive), ripgrep override semantics."""
+
+    def __init__(self, globs: Sequence[str] = (), iglobs: Sequence[str] = ()) -> None:
+        self._globs = [_compile(g, False) for g in globs] + [_compile(g, True) for g in iglobs]
+        self._whitelist = any(not g.negated for g in self._globs)
+
+    def matches(self, path: str) -> bool:
+        """True when the `/`-separated workspace-relative file `path` passes the globs."""
+        parts = path.split("/")
+        for i in range(1, len(parts)):
+            if self._verdict("/".join(parts[:i]), True) is False:
+                return False  # ripgrep never descends into a directory a `!glob` matches
+        verdict = self._verdict(path, False)
+        return not self._whitelist if verdict is None else verdict
+
+    def _verdict(self, path: str, is_dir: bool) -> bool | None:
+        """The last matching glob's say (False for a `!glob`), None when none matches."""
+        for glob in reversed(self._globs):
+            if glob.matches(path, is_dir):
+                return not glob.negated
+        return None
+
+
+def _compile(glob: str, icase: bool) -> _Glob:
+    """Parse a gitignore-style glob (`!`, leading/trailing `/`, `**`, `{a,b}`, `[..]`)."""
+    negated = glob.startswith("!")
+    body = glob[1:] if negated else glob
+    dir_only = body.endswith("/") and len(body) > 1
+    body = body.rstrip("/") if dir_only else body
+    basename = "/" not in body
+    body = body.lstrip("/")
+    flags = re.IGNORECASE if icase else 0
+    return _Glob(re.compile(_glob_to_regex(body), flags), negated, dir_only, basename)
+
+
+def _glob_to_regex(glob: str) -> str:
+    """Translate a glob to a regex where `*`/`?` stop at `/` and `**` spans directories."""
+    out, i, depth = [], 0, 0
+    while i < len(glob):
+        c = glob[i]
+        if glob.startswith("**/", i) and (i == 0 or glob[i - 1] == "/"):
+            out.append("(?:.*/)?")
+            i += 3
+            continue
+        if glob.startswith("**", i) and i + 2 == len(glob) and (i == 0 or glob[i - 1] == "/"):
+            out.append(".*")
+            i += 2
+            continue
+        if c == "*":
+            out.append("[^/]*")
+        elif c == "?":
+            out.append("[^/]")
+        elif c == "[" and "]" in glob[i + 2:]:
+            end = glob.index("]", i + 2)
+            out.append(_char_class(glob[i + 1:end]))
+            i = end + 1
+            continue
+        elif c == "{":
+            depth += 1
+            out.append("(?:")
+        elif c == "}" and depth:
+            depth -= 1
+            out.append(")")
+        elif c == "," and depth:
+            out.append("|")
+        elif c == "\\" and i + 1 < len(glob):
+            i += 1
+            out.append(re.escape(glob[i]))
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return "".join(out) + ")" * depth
+
+
+def _char_class(body: str) -> str:
+    """`[..]` body to a regex class; `!`/`^` negate (never matching `/`)."""
+    negated = body[:1] in ("!", "^")
+    body = body[1:] if negated else body
+    body = body.replace("\\", "\\\\").replace("[", "\\[")
+    return f"[^/{body}]" if negated else f"[{body}]"

@@ -1,0 +1,121 @@
+"""What an installed hook does: compute the changed paths, queue them, hand them to a worker.
+
+Run as `python -m zgrep.hooks.run HOOK [ARGS...]` (or `zg hooks run`). Light on purpose:
+standard library plus zgrep.gitdiff and the pending queue; never raises to git.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from zgrep import gitdiff
+from zgrep.hooks import pending
+
+REFRESH_HOOKS = ("post-commit", "post-merge", "post-checkout", "post-rewrite")
+# Variables git sets for hooks that would point a background git at the wrong index.
+GIT_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_PREFIX", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY")
+
+
+def changed_for(root: Path, hook: str, args: list[str], stdin: str) -> list[str]:
+    """The paths a hook run changed (see docs/hooks.md); empty when there is nothing to do."""
+    if hook == "post-commit":
+        return gitdiff.commit_paths(root, "HEAD")
+    if hook == "post-merge":
+        return gitdiff.changed_paths(root, "ORIG_HEAD", "HEAD")
+    if hook == "post-checkout":
+        if len(args) < 3 or args[2] != "1":
+            return []
+        return gitdiff.changed_paths(root, args[0], args[1])
+    if hook == "post-rewrite":
+        pairs = [(f[0], f[1]) for f in (line.split() for line in stdin.splitlines()) if len(f) >= 2]
+        if pairs:
+            return gitdiff.pair_paths(root, pairs)
+        before = "ORIG_HEAD" if args[:1] == ["rebase"] else "HEAD@{1}"
+        return gitdiff.changed_paths(root, before, "HEAD")
+    raise ValueError(f"unknown hook {hook!r}")
+
+
+def from_pre_commit() -> tuple[str, list[str]]:
+    """The hook and its arguments, reconstructed from the pre-commit framework's environment."""
+    env = os.environ
+    if "PRE_COMMIT_CHECKOUT_TYPE" in env:
+        return "post-checkout", [env.get("PRE_COMMIT_FROM_REF", ""), env.get("PRE_COMMIT_TO_REF", ""),
+                                 env["PRE_COMMIT_CHECKOUT_TYPE"]]
+    if "PRE_COMMIT_IS_SQUASH_MERGE" in env:
+        return "post-merge", [env["PRE_COMMIT_IS_SQUASH_MERGE"]]
+    if "PRE_COMMIT_REWRITE_COMMAND" in env:
+        return "post-rewrite", [env["PRE_COMMIT_REWRITE_COMMAND"]]
+    return "post-commit", []
+
+
+def daemon_ready(root: Path) -> bool:
+    """Whether the zgrep daemon answers for this workspace (False until the client can tell)."""
+    from zgrep import client
+
+    probe = getattr(client, "daemon_ready", None)
+    return bool(probe and probe(str(root)))
+
+
+def spawn_worker(root: Path) -> None:
+    """Start one detached background indexer; its output goes to `.zgrep/hooks.log`."""
+    env = {k: v for k, v in os.environ.items() if k not in GIT_ENV}
+    with open(pending.state_path(root, pending.LOG), "ab") as log:
+        subprocess.Popen([sys.executable, "-m", "zgrep.hooks.worker", str(root)], cwd=root, env=env,
+                         stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
+
+
+def refresh(root: Path, paths: list[str]) -> None:
+    """Queue `paths`, then wake the daemon or make sure a background indexer runs."""
+    pending.append(root, paths)
+    if daemon_ready(root):
+        from zgrep.client import call
+
+        call("refresh", str(root), {"paths": paths}, "server")
+        return
+    if not pending.worker_running(root):
+        spawn_worker(root)
+
+
+def adr_check() -> int:
+    """The pre-commit hook: `zg adr check --staged` (its exit code blocks the commit)."""
+    from zgrep.cli import main
+
+    try:
+        main(["adr", "check", "--staged"], prog_name="zg")
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else (1 if exc.code else 0)
+    return 0
+
+
+def run_hook(hook: str, args: list[str], stdin: str) -> int:
+    """Serve one hook invocation from the worktree top level (the cwd git gives hooks)."""
+    if hook == "pre-commit":
+        return adr_check()
+    if hook not in REFRESH_HOOKS:
+        raise ValueError(f"unknown hook {hook!r}")
+    root = Path.cwd()
+    if not (root / pending.STATE_DIR / "manifest.json").is_file():
+        return 0  # not indexed: nothing to keep fresh (`zg hooks status` says so)
+    paths = changed_for(root, hook, args, stdin)
+    if paths:
+        refresh(root, paths)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point; one short line on stderr on failure and exit 0 (the ADR check may block)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    hook, args = (from_pre_commit() if argv[:1] == ["--from-pre-commit"] else (argv[0] if argv else "?", argv[1:]))
+    stdin = sys.stdin.read() if hook == "post-rewrite" and not sys.stdin.isatty() else ""
+    try:
+        return run_hook(hook, args, stdin)
+    except Exception as exc:  # a hook must never break git
+        print(f"zgrep: {hook} hook: {exc}", file=sys.stderr)
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

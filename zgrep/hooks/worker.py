@@ -1,0 +1,63 @@
+"""The background indexer a hook spawns: drains the pending queue until it is empty.
+
+Run as `python -m zgrep.hooks.worker ROOT`; one at a time per workspace (the worker lock).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+from zgrep.hooks import pending
+
+BUSY_RETRIES = 5
+
+
+def index_pass(root: Path, paths: list[str]) -> bool:
+    """Index `paths` once (daemon when ready, else in-process); log the pass; False on failure."""
+    from zgrep.client import ClientError, call
+
+    for attempt in range(BUSY_RETRIES):
+        start = time.monotonic()
+        try:
+            report, used = call("index", str(root), {"paths": paths}, "auto")
+        except ClientError as exc:
+            if exc.code == "workspace_busy" and attempt + 1 < BUSY_RETRIES:
+                time.sleep(1.0 + attempt)
+                continue
+            pending.log(root, f"index pass failed ({len(paths)} paths kept pending): {exc}")
+            return False
+        pending.log(root, f"index pass: {len(paths)} paths, {report.get('changed', 0)} changed, "
+                          f"{report.get('deleted', 0)} removed, {time.monotonic() - start:.2f}s via {used}")
+        return True
+    return False
+
+
+def drain(root: Path) -> bool:
+    """Index queued paths pass after pass until the queue is empty; False if a pass failed."""
+    while paths := pending.take(root):
+        if not (root / pending.STATE_DIR / "manifest.json").is_file():
+            pending.log(root, "not indexed: queued paths wait for `zg index`")
+            return False
+        if not index_pass(root, paths):
+            return False
+        pending.done(root)
+    return True
+
+
+def run(root: Path) -> int:
+    """Hold the worker lock while draining; re-check the queue after letting go of it."""
+    lock = pending.FileLock(pending.state_path(root, pending.WORKER_LOCK))
+    while lock.acquire(blocking=False):
+        try:
+            ok = drain(root)
+        finally:
+            lock.release()
+        if not ok or not pending.has_queued(root):
+            break
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run(Path(sys.argv[1])))

@@ -1,0 +1,193 @@
+"""Incremental indexing of a workspace: discover, diff by SHA-256, chunk, embed (cached), store."""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from zgrep.engine import Engine, EngineError, FileRecord, Progress, chunk_id, head_commit, root_hash
+from zgrep.types import Chunk
+
+FILES_PER_BATCH = 64
+
+
+@dataclass
+class Plan:
+    """What an index run will do."""
+
+    changed: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    unchanged: int = 0
+    skipped: dict[str, int] = field(default_factory=dict)
+    loaded: dict[str, Any] = field(default_factory=dict)
+
+
+def normalise_paths(root: Path, paths: list[str]) -> list[str]:
+    """Workspace-relative `/` paths; refuses paths outside the workspace."""
+    out = []
+    for raw in paths:
+        full = Path(os.path.normpath(root / raw))
+        try:
+            rel = full.relative_to(root)
+        except ValueError:
+            raise EngineError(f"path outside the workspace {root}: {raw}", code="bad_request") from None
+        if str(rel) != ".":
+            out.append(rel.as_posix())
+    return sorted(set(out))
+
+
+def plan(engine: Engine, paths: list[str] | None, full: bool) -> Plan:
+    """Compare the working tree (or just `paths`) with the recorded state."""
+    from zgrep.discovery import LoadedFile, list_files, read_file, stat_files
+    from zgrep.ignore import IgnoreRules
+
+    root = engine.ws.root
+    cfg = engine.config
+    rules = IgnoreRules.for_root(root, include_hidden=cfg["index.include_hidden"])
+    known = engine.files()
+    if paths is None:
+        listed = list_files(root, rules)
+        candidates = listed
+        gone = set(known) - set(listed)
+    else:
+        candidates = [p for p in paths if rules.admits(p) and (root / p).is_file()]
+        gone = {p for p in paths if p in known} - set(candidates)
+        gone |= {k for k in known for p in paths if k.startswith(p + "/") and not (root / k).is_file()}
+    result = Plan(deleted=sorted(gone))
+    stats = stat_files(root, candidates)
+    for rel in candidates:
+        rec = known.get(rel)
+        st = stats.get(rel)
+        if st is None:
+            if rec is not None:
+                result.deleted.append(rel)
+            result.skipped["vanished"] = result.skipped.get("vanished", 0) + 1
+            continue
+        if not full and rec is not None and (rec.size, rec.mtime_ns) == st:
+            result.unchanged += 1
+            continue
+        loaded = read_file(root, rel, max_bytes=cfg["index.max_file_bytes"])
+        if not isinstance(loaded, LoadedFile):
+            result.skipped[loaded.reason] = result.skipped.get(loaded.reason, 0) + 1
+            if rec is not None:
+                result.deleted.append(rel)
+            continue
+        if not full and rec is not None and rec.sha256 == loaded.sha256:
+            rec.size, rec.mtime_ns = st
+            result.unchanged += 1
+            continue
+        result.changed.append(rel)
+        result.loaded[rel] = loaded
+    result.deleted.sort()
+    return result
+
+
+def run_index(engine: Engine, args: dict[str, Any], progress: Progress | None) -> dict[str, Any]:
+    """Bring the index up to date; `args`: full, dry_run, paths."""
+    started = time.monotonic()
+    full = bool(args.get("full"))
+    root = engine.ws.root
+    paths = args.get("paths")
+    if paths is not None:
+        paths = normalise_paths(root, list(paths))
+    manifest = None if full else engine._check_manifest()
+    if manifest is None and paths is not None:
+        paths = None
+    if full:
+        engine._files = {}
+    work = plan(engine, paths, full)
+    report: dict[str, Any] = {
+        "root": str(root), "changed": len(work.changed), "deleted": len(work.deleted), "unchanged": work.unchanged,
+        "skipped": work.skipped, "dry_run": bool(args.get("dry_run")),
+    }
+    if args.get("dry_run"):
+        report.update(changed_paths=work.changed, deleted_paths=work.deleted)
+        return report
+    store = engine._open_store(create=True)
+    if full:
+        store.drop()
+        store.create()
+    new_manifest = engine.new_manifest(store.collection)
+    engine.ws.write_manifest({**(manifest or {}), **new_manifest, "complete": False})
+    files = engine.files()
+    if work.deleted:
+        store.delete_paths(work.deleted)
+        for rel in work.deleted:
+            files.pop(rel, None)
+        engine._save_files()
+    chunks_done = embedded = 0
+    from zgrep.chunking import chunk_file
+
+    context_lines = engine.config["index.chunk_context_lines"]
+    for i in range(0, len(work.changed), FILES_PER_BATCH):
+        batch = work.changed[i : i + FILES_PER_BATCH]
+        chunks_by_file = {rel: chunk_file(rel, work.loaded[rel].text, context_lines=context_lines) for rel in batch}
+        all_chunks = [c for rel in batch for c in chunks_by_file[rel]]
+        vectors, fresh = _vectors(engine, all_chunks)
+        embedded += fresh
+        rows = [_row(c, vectors[c.content_hash], work.loaded[c.path].mtime) for c in all_chunks]
+        store.delete_paths(batch)
+        store.insert(rows)
+        for rel in batch:
+            loaded = work.loaded[rel]
+            lang = chunks_by_file[rel][0].language if chunks_by_file[rel] else _language(rel)
+            files[rel] = FileRecord(loaded.sha256, loaded.size, _mtime_ns(loaded), lang, len(chunks_by_file[rel]))
+        engine._save_files()
+        chunks_done += len(all_chunks)
+        if progress:
+            progress({"files_done": i + len(batch), "files_total": len(work.changed), "chunks_done": chunks_done})
+    if progress and work.changed:
+        progress({"files_done": len(work.changed), "files_total": len(work.changed), "chunks_done": chunks_done, "final": True})
+    engine._save_files()
+    engine.ws.write_manifest({**new_manifest, "complete": True, "last_indexed": time.time(),
+                              "root_hash": root_hash(files), "commit": head_commit(root)})
+    report.update(chunks=chunks_done, embedded=embedded, files=len(files), took_s=round(time.monotonic() - started, 3))
+    return report
+
+
+def _language(rel: str) -> str:
+    from zgrep.chunking import detect_language
+
+    return detect_language(rel)
+
+
+def _mtime_ns(loaded: Any) -> int:
+    return int(getattr(loaded, "mtime_ns", int(loaded.mtime * 1e9)))
+
+
+def _vectors(engine: Engine, chunks: list[Chunk]) -> tuple[dict[str, Any], int]:
+    """Vectors for `chunks` by content hash, embedding only those not cached."""
+    model_id = engine.embedder.model_id
+    hashes = list(dict.fromkeys(c.content_hash for c in chunks))
+    found = engine.cache.get_many(model_id, hashes)
+    missing = [h for h in hashes if h not in found]
+    if missing:
+        text_of = {c.content_hash: c.embed_text for c in chunks}
+        vecs = engine.embedder.embed([text_of[h] for h in missing])
+        fresh = {h: vecs[j] for j, h in enumerate(missing)}
+        engine.cache.put_many(model_id, fresh)
+        found.update(fresh)
+    return found, len(missing)
+
+
+def lexical_text(chunk: Chunk) -> str:
+    """The BM25 field: path, scope and symbol (identifiers split), then the code."""
+    from zgrep.search.text import lexical_document
+
+    head = " ".join((chunk.path.replace("/", " ").replace(".", " "), chunk.scope, chunk.symbol, chunk.symbol))
+    return lexical_document(f"{head}\n{chunk.content}")
+
+
+def _row(chunk: Chunk, vector: Any, mtime: float) -> dict[str, Any]:
+    from zgrep.store.milvus import clip_utf8
+
+    return {
+        "id": chunk_id(chunk.path, chunk.start_line, chunk.end_line, chunk.content_hash),
+        "path": chunk.path, "language": chunk.language, "symbol": chunk.symbol[:500],
+        "symbol_kind": chunk.symbol_kind, "scope": chunk.scope[:1000], "start_line": chunk.start_line,
+        "end_line": chunk.end_line, "mtime": int(mtime), "content": clip_utf8(chunk.content),
+        "lexical": clip_utf8(lexical_text(chunk)), "dense": [float(x) for x in vector],
+    }

@@ -1,0 +1,111 @@
+"""Where the per-user daemon keeps its socket, pid, endpoint, token and log files.
+
+Imported on the thin client path: standard library only.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+from pathlib import Path
+from typing import Any
+
+PID_FILE = "daemon.pid"
+INFO_FILE = "daemon.json"
+TOKEN_FILE = "token"
+SOCKET_FILE = "daemon.sock"
+ALIVE_LOCK = "daemon.lock"
+START_LOCK = "start.lock"
+LOG_FILE = "daemon.log"
+STDERR_FILE = "daemon.stderr"
+
+
+def _private_dir(path: Path) -> Path:
+    """Create `path` (and parents) and make the leaf 0700."""
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    os.chmod(path, 0o700)
+    return path
+
+
+def runtime_dir(create: bool = False) -> Path:
+    """`$XDG_RUNTIME_DIR/zgrep`, else a 0700 `run` dir under the zgrep cache dir."""
+    xdg = os.environ.get("XDG_RUNTIME_DIR")
+    if xdg and os.path.isdir(xdg) and os.access(xdg, os.W_OK):
+        path = Path(xdg) / "zgrep"
+    else:
+        cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+        path = Path(cache) / "zgrep" / "run"
+    return _private_dir(path) if create else path
+
+
+def state_dir(create: bool = False) -> Path:
+    """`$XDG_STATE_HOME/zgrep` (default ~/.local/state/zgrep): the daemon's log files."""
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    path = Path(base) / "zgrep"
+    return _private_dir(path) if create else path
+
+
+def default_endpoint() -> str:
+    """The ipc socket inside the runtime dir."""
+    return f"ipc://{runtime_dir() / SOCKET_FILE}"
+
+
+def write_private(path: Path, text: str) -> None:
+    """Atomically write a 0600 file."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    os.replace(tmp, path)
+
+
+def new_token() -> str:
+    """A fresh random token, written to the 0600 token file."""
+    token = secrets.token_urlsafe(32)
+    write_private(runtime_dir(create=True) / TOKEN_FILE, token)
+    return token
+
+
+def read_token() -> str | None:
+    """The token of the running daemon, or None."""
+    try:
+        return (runtime_dir() / TOKEN_FILE).read_text("utf-8").strip() or None
+    except OSError:
+        return None
+
+
+def read_info() -> dict[str, Any] | None:
+    """The endpoint file of the daemon (pid, endpoint, version, started), or None."""
+    try:
+        info = json.loads((runtime_dir() / INFO_FILE).read_text("utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(info, dict) or not isinstance(info.get("pid"), int) or not isinstance(info.get("endpoint"), str):
+        return None
+    return info
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process with `pid` exists (zombies count as gone)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rsplit(b")", 1)[-1].split()[0] != b"Z"
+    except OSError:
+        return True
+
+
+def remove_files(endpoint: str | None) -> None:
+    """Delete the pid, endpoint and token files and an ipc socket file."""
+    rdir = runtime_dir()
+    for name in (PID_FILE, INFO_FILE, TOKEN_FILE):
+        (rdir / name).unlink(missing_ok=True)
+    if endpoint and endpoint.startswith("ipc://"):
+        Path(endpoint[len("ipc://"):]).unlink(missing_ok=True)
+    (rdir / SOCKET_FILE).unlink(missing_ok=True)

@@ -1,0 +1,85 @@
+"""Search filters: which indexed paths and chunks a query may return, as a Milvus expression."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from zgrep.filetypes import GlobFilter, path_has_type, type_globs
+from zgrep.store.milvus import quote
+from zgrep.types import SYMBOL_KINDS
+
+MAX_PATHS_IN_EXPR = 4000
+
+
+class FilterError(ValueError):
+    """A filter argument is invalid (unknown type, symbol kind, ...)."""
+
+
+@dataclass
+class SearchFilter:
+    """Parsed filters of one search request."""
+
+    globs: list[str]
+    iglobs: list[str]
+    types: list[str]
+    types_not: list[str]
+    paths: list[str]
+    symbol_types: list[str]
+    modified_after: float | None
+    modified_before: float | None
+
+    @classmethod
+    def from_args(cls, args: dict[str, Any]) -> "SearchFilter":
+        """Validate the filter fields of search args."""
+        f = cls(
+            globs=list(args.get("globs") or []),
+            iglobs=list(args.get("iglobs") or []),
+            types=list(args.get("types") or []),
+            types_not=list(args.get("types_not") or []),
+            paths=[p.strip("/") for p in args.get("paths") or [] if p.strip("/") not in ("", ".")],
+            symbol_types=list(args.get("symbol_types") or []),
+            modified_after=args.get("modified_after"),
+            modified_before=args.get("modified_before"),
+        )
+        for name in f.types + f.types_not:
+            try:
+                type_globs(name)
+            except ValueError as exc:
+                raise FilterError(str(exc)) from None
+        for kind in f.symbol_types:
+            if kind not in SYMBOL_KINDS:
+                raise FilterError(f"unknown symbol type {kind!r}; choose from {', '.join(SYMBOL_KINDS)}")
+        return f
+
+    def admits_path(self, path: str) -> bool:
+        """Whether a workspace-relative path passes the path-level filters."""
+        if self.paths and not any(path == p or path.startswith(p + "/") for p in self.paths):
+            return False
+        if self.types and not any(path_has_type(path, t) for t in self.types):
+            return False
+        if any(path_has_type(path, t) for t in self.types_not):
+            return False
+        if (self.globs or self.iglobs) and not GlobFilter(self.globs, self.iglobs).matches(path):
+            return False
+        return True
+
+    def expression(self, indexed_paths: Iterable[str]) -> tuple[str, bool]:
+        """(Milvus expr, whether anything can match) for the filters over the indexed paths."""
+        clauses: list[str] = []
+        all_paths = list(indexed_paths)
+        if self.paths or self.types or self.types_not or self.globs or self.iglobs:
+            admitted = [p for p in all_paths if self.admits_path(p)]
+            if not admitted:
+                return "", False
+            if len(admitted) < len(all_paths):
+                if len(admitted) > MAX_PATHS_IN_EXPR:
+                    raise FilterError(f"filters admit {len(admitted)} files; narrow them below {MAX_PATHS_IN_EXPR}")
+                clauses.append(f"path in [{', '.join(quote(p) for p in admitted)}]")
+        if self.symbol_types:
+            clauses.append(f"symbol_kind in [{', '.join(quote(k) for k in self.symbol_types)}]")
+        if self.modified_after is not None:
+            clauses.append(f"mtime >= {int(self.modified_after)}")
+        if self.modified_before is not None:
+            clauses.append(f"mtime <= {int(self.modified_before)}")
+        return " and ".join(clauses), True

@@ -1,0 +1,106 @@
+"""Answer search requests: refresh, filter, run the routes, fuse, rerank, shape hits."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from zgrep.engine import Engine, EngineError, Progress
+from zgrep.search.filters import SearchFilter
+from zgrep.search.rank import RankSettings, fuse, rerank
+from zgrep.search.text import lexical_query
+
+SEARCH_MODES = ("hybrid", "semantic", "lexical")
+PREVIEWS = ("none", "short", "full")
+MAX_QUERY_CHARS = 2000
+SHORT_PREVIEW_LINES = 4
+
+
+def run_search(engine: Engine, args: dict[str, Any], progress: Progress | None) -> dict[str, Any]:
+    """Search the workspace for one or several queries (SPEC JSON contract, minus `mode`)."""
+    started = time.monotonic()
+    queries = [q for q in (args.get("queries") or [])]
+    if not queries or any(not isinstance(q, str) or not q.strip() for q in queries):
+        raise EngineError("empty query: give search text, e.g. zg search \"retry with backoff\"", code="bad_request")
+    search_mode = args.get("search_mode") or "hybrid"
+    if search_mode not in SEARCH_MODES:
+        raise EngineError(f"unknown search mode {search_mode!r}; choose from {', '.join(SEARCH_MODES)}", code="bad_request")
+    preview = args.get("preview") or "short"
+    if preview not in PREVIEWS:
+        raise EngineError(f"unknown preview {preview!r}; choose from {', '.join(PREVIEWS)}", code="bad_request")
+    limit = int(args.get("limit") or engine.config["search.limit"])
+    if limit < 1:
+        raise EngineError("--limit must be at least 1", code="bad_request")
+    filters = SearchFilter.from_args(args)
+    _ensure_index(engine, args, progress)
+    expr, possible = filters.expression(engine.files().keys())
+    groups = []
+    for query in queries:
+        hits = _search_one(engine, query[:MAX_QUERY_CHARS], search_mode, expr, limit, args, preview) if possible else []
+        groups.append({"query": query, "hits": hits})
+    took_ms = round((time.monotonic() - started) * 1000, 1)
+    root = str(engine.ws.root)
+    if len(groups) == 1:
+        return {"query": groups[0]["query"], "root": root, "took_ms": took_ms, "hits": groups[0]["hits"]}
+    locations = {(h["path"], h["start_line"], h["end_line"]) for g in groups for h in g["hits"]}
+    return {"root": root, "took_ms": took_ms, "groups": groups, "distinct_locations": len(locations)}
+
+
+def _ensure_index(engine: Engine, args: dict[str, Any], progress: Progress | None) -> None:
+    from zgrep.indexer import run_index
+
+    refresh = args.get("refresh") or "wait"
+    if engine.manifest() is None:
+        if args.get("no_index"):
+            raise EngineError(f"{engine.ws.root} is not indexed yet; run: zg index", code="not_indexed")
+        run_index(engine, {}, progress)
+    elif refresh == "wait":
+        run_index(engine, {}, progress)
+    else:
+        engine._check_manifest()
+
+
+def _search_one(engine: Engine, query: str, search_mode: str, expr: str, limit: int,
+                args: dict[str, Any], preview: str) -> list[dict[str, Any]]:
+    store = engine._open_store(create=False)
+    cfg = engine.config
+    pool = max(cfg["search.candidates"], limit * 3)
+    routes = {}
+    if search_mode in ("hybrid", "lexical"):
+        routes["lexical"] = store.search_lexical(lexical_query(query), pool, expr)
+    if search_mode in ("hybrid", "semantic"):
+        vector = engine.embedder.embed_query(query)
+        routes["semantic"] = store.search_dense([float(x) for x in vector], pool, expr)
+    settings = RankSettings(fusion=cfg["search.fusion"], rrf_k=cfg["search.rrf_k"],
+                            weights={"lexical": cfg["search.lexical_weight"], "semantic": cfg["search.dense_weight"]})
+    ranked = rerank(query, fuse(routes, settings))
+    min_score = args.get("min_score")
+    min_diff = args.get("min_score_diff")
+    best = ranked[0].score if ranked else 0.0
+    hits = []
+    for cand in ranked:
+        if min_score is not None and cand.score < float(min_score):
+            continue
+        if min_diff is not None and best - cand.score > float(min_diff):
+            continue
+        hits.append(_hit(cand, preview))
+        if len(hits) >= limit:
+            break
+    return hits
+
+
+def _hit(cand: Any, preview: str) -> dict[str, Any]:
+    f = cand.fields
+    content = f.get("content", "")
+    if preview == "none":
+        text = ""
+    elif preview == "short":
+        text = "\n".join(content.splitlines()[:SHORT_PREVIEW_LINES])
+    else:
+        text = content
+    return {
+        "path": f["path"], "start_line": int(f["start_line"]), "end_line": int(f["end_line"]),
+        "score": round(cand.score, 4), "symbol": f.get("symbol") or None, "symbol_kind": f.get("symbol_kind"),
+        "scope": f.get("scope") or None, "language": f.get("language"), "matched_by": sorted(set(cand.routes)),
+        "preview": text,
+    }

@@ -1,0 +1,151 @@
+"""The workspace's Milvus collection: schema, writes by path, and the two search routes."""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from pymilvus import DataType, Function, FunctionType, MilvusClient
+from pymilvus.exceptions import MilvusException
+
+SCALAR_FIELDS = ("path", "language", "symbol", "symbol_kind", "scope", "start_line", "end_line", "mtime", "content")
+MAX_CONTENT_BYTES = 60_000
+_DELETE_BATCH = 500
+
+for _name in ("pymilvus", "milvus_lite"):
+    logging.getLogger(_name).setLevel(logging.CRITICAL)
+
+
+class StoreError(RuntimeError):
+    """Milvus is unreachable or refused an operation; one line for the user."""
+
+
+def collection_name(model_id: str, root_key: str) -> str:
+    """One collection per workspace and model: a valid Milvus name from both."""
+    slug = re.sub(r"[^0-9a-zA-Z]+", "_", model_id).strip("_").lower()[:80]
+    return f"zg_{root_key}_{slug}"
+
+
+def quote(value: str) -> str:
+    """A string literal for a Milvus boolean expression."""
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def clip_utf8(text: str, limit: int = MAX_CONTENT_BYTES) -> str:
+    """Cut `text` so its UTF-8 encoding fits in `limit` bytes."""
+    raw = text.encode("utf-8")
+    return text if len(raw) <= limit else raw[:limit].decode("utf-8", "ignore")
+
+
+@dataclass
+class RouteHit:
+    """One hit of one route: the chunk's fields and its rank (0-based) in that route."""
+
+    id: str
+    rank: int
+    distance: float
+    fields: dict[str, Any]
+
+
+class MilvusStore:
+    """A Milvus collection holding the chunks of one workspace for one model."""
+
+    def __init__(self, uri: str, collection: str, dim: int, token: str | None = None) -> None:
+        self.uri = uri
+        self.collection = collection
+        self.dim = dim
+        try:
+            self.client = MilvusClient(uri=uri, token=token or "", timeout=30)
+        except MilvusException as exc:
+            raise StoreError(f"cannot open Milvus at {uri}: {exc.message}") from None
+        except Exception as exc:  # pymilvus raises bare exceptions for unreachable servers
+            raise StoreError(f"cannot open Milvus at {uri}: {exc}") from None
+        self._loaded = False
+
+    def exists(self) -> bool:
+        """Whether the collection exists."""
+        return bool(self.client.has_collection(self.collection))
+
+    def create(self) -> None:
+        """Create the collection with dense, BM25-sparse and scalar fields."""
+        schema = MilvusClient.create_schema(auto_id=False, enable_dynamic_field=False)
+        schema.add_field("id", DataType.VARCHAR, is_primary=True, max_length=64)
+        schema.add_field("path", DataType.VARCHAR, max_length=4096)
+        schema.add_field("language", DataType.VARCHAR, max_length=32)
+        schema.add_field("symbol", DataType.VARCHAR, max_length=512)
+        schema.add_field("symbol_kind", DataType.VARCHAR, max_length=16)
+        schema.add_field("scope", DataType.VARCHAR, max_length=1024)
+        schema.add_field("start_line", DataType.INT64)
+        schema.add_field("end_line", DataType.INT64)
+        schema.add_field("mtime", DataType.INT64)
+        schema.add_field("content", DataType.VARCHAR, max_length=65535)
+        schema.add_field("lexical", DataType.VARCHAR, max_length=65535, enable_analyzer=True,
+                         analyzer_params={"tokenizer": "standard"})
+        schema.add_field("dense", DataType.FLOAT_VECTOR, dim=self.dim)
+        schema.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
+        schema.add_function(Function(name="lexical_bm25", function_type=FunctionType.BM25,
+                                     input_field_names=["lexical"], output_field_names=["sparse"]))
+        index = self.client.prepare_index_params()
+        index.add_index("dense", index_type="FLAT", metric_type="IP")
+        index.add_index("sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25")
+        self.client.create_collection(self.collection, schema=schema, index_params=index)
+        self._loaded = True
+
+    def drop(self) -> None:
+        """Drop the collection if it exists."""
+        if self.exists():
+            self.client.drop_collection(self.collection)
+        self._loaded = False
+
+    def ensure_loaded(self) -> None:
+        """Load the collection into memory (collections start released after a reopen)."""
+        if not self._loaded:
+            self.client.load_collection(self.collection)
+            self._loaded = True
+
+    def delete_paths(self, paths: Iterable[str]) -> None:
+        """Remove every chunk of the given paths."""
+        batch = list(paths)
+        for i in range(0, len(batch), _DELETE_BATCH):
+            part = batch[i : i + _DELETE_BATCH]
+            self.client.delete(self.collection, filter=f"path in [{', '.join(quote(p) for p in part)}]")
+
+    def insert(self, rows: list[dict[str, Any]]) -> None:
+        """Insert chunk rows (fields of the schema except `sparse`)."""
+        if rows:
+            self.client.insert(self.collection, rows)
+
+    def count(self) -> int:
+        """Number of chunks stored."""
+        stats = self.client.get_collection_stats(self.collection)
+        return int(stats.get("row_count", 0))
+
+    def search_dense(self, vector: list[float], limit: int, expr: str = "") -> list[RouteHit]:
+        """Nearest chunks by inner product of normalised vectors."""
+        self.ensure_loaded()
+        res = self.client.search(self.collection, [vector], anns_field="dense", limit=limit, filter=expr,
+                                 output_fields=list(SCALAR_FIELDS), search_params={"metric_type": "IP"})
+        return _route_hits(res)
+
+    def search_lexical(self, text: str, limit: int, expr: str = "") -> list[RouteHit]:
+        """Best BM25 chunks for already-normalised query text."""
+        if not text.strip():
+            return []
+        self.ensure_loaded()
+        res = self.client.search(self.collection, [text], anns_field="sparse", limit=limit, filter=expr,
+                                 output_fields=list(SCALAR_FIELDS), search_params={"metric_type": "BM25"})
+        return _route_hits(res)
+
+    def close(self) -> None:
+        """Release the connection (and, for Milvus Lite, the data directory)."""
+        try:
+            self.client.close()
+        except Exception:  # closing a dead connection must not mask the real error
+            pass
+
+
+def _route_hits(res: Any) -> list[RouteHit]:
+    hits = res[0] if res else []
+    return [RouteHit(h["id"], rank, float(h["distance"]), dict(h["entity"])) for rank, h in enumerate(hits)]

@@ -1,0 +1,129 @@
+"""Workspace root discovery and the state directory `<root>/.zgrep/` with its manifest.
+
+Standard library only (the thin client resolves the root before routing a request).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+STATE_DIR = ".zgrep"
+MANIFEST = "manifest.json"
+FORMAT_VERSION = 1
+SCHEMA_VERSION = 1
+
+
+class WorkspaceError(RuntimeError):
+    """The workspace or its state cannot be used as is; the message names the fix."""
+
+
+def git_toplevel(path: Path) -> Path | None:
+    """The git work-tree top level containing `path`, or None outside git."""
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(path), "rev-parse", "--show-toplevel"],
+            capture_output=True, text=True, check=False, timeout=10,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return Path(out.stdout.strip()) if out.returncode == 0 and out.stdout.strip() else None
+
+
+def find_root(start: Path | None = None, explicit: bool = False) -> Path:
+    """The workspace root for `start`: itself when explicit, else the nearest indexed
+    ancestor inside the git work tree, else the git top level, else `start`."""
+    base = (start or Path.cwd()).resolve()
+    if not base.is_dir():
+        raise WorkspaceError(f"not a directory: {base}")
+    if explicit:
+        return base
+    top = git_toplevel(base)
+    for candidate in (base, *base.parents):
+        if (candidate / STATE_DIR / MANIFEST).is_file():
+            return candidate
+        if top is not None and candidate == top:
+            break
+    return top or base
+
+
+def atomic_write(path: Path, data: str | bytes) -> None:
+    """Write `data` to `path` via a temp file + fsync + rename."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(raw)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def read_json(path: Path) -> Any:
+    """Load JSON from `path`; None when missing; WorkspaceError when unreadable."""
+    try:
+        return json.loads(path.read_text("utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        raise WorkspaceError(f"{path} is damaged ({exc}); rebuild with: zg index --full") from None
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """A workspace root and its state directory."""
+
+    root: Path
+
+    @property
+    def state_dir(self) -> Path:
+        return self.root / STATE_DIR
+
+    def path(self, name: str) -> Path:
+        """A file inside the state directory."""
+        return self.state_dir / name
+
+    def ensure_state_dir(self) -> Path:
+        """Create the self-ignoring state directory if needed."""
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        ignore = self.state_dir / ".gitignore"
+        if not ignore.exists():
+            atomic_write(ignore, "*\n")
+        return self.state_dir
+
+    def read_manifest(self) -> dict[str, Any] | None:
+        """The manifest, or None when the workspace was never indexed."""
+        return read_json(self.path(MANIFEST))
+
+    def write_manifest(self, manifest: dict[str, Any]) -> None:
+        """Persist the manifest atomically."""
+        self.ensure_state_dir()
+        atomic_write(self.path(MANIFEST), json.dumps(manifest, indent=2, sort_keys=True))
+
+    def check_manifest(self, manifest: dict[str, Any], model_id: str, dim: int, milvus_uri: str) -> None:
+        """Refuse a manifest from another format, schema, model or Milvus URI."""
+        problems = []
+        if manifest.get("format_version") != FORMAT_VERSION:
+            problems.append(f"index format {manifest.get('format_version')} (this zg writes {FORMAT_VERSION})")
+        if manifest.get("schema_version") != SCHEMA_VERSION:
+            problems.append(f"schema {manifest.get('schema_version')} (this zg uses {SCHEMA_VERSION})")
+        if manifest.get("model_id") != model_id or manifest.get("dim") != dim:
+            problems.append(
+                f"model {manifest.get('model_id')} ({manifest.get('dim')}-d), configured {model_id} ({dim}-d)"
+            )
+        if manifest.get("milvus_uri") != milvus_uri:
+            problems.append(f"Milvus URI {manifest.get('milvus_uri')}, configured {milvus_uri}")
+        if problems:
+            raise WorkspaceError(
+                f"the index in {self.state_dir} was built with " + "; ".join(problems) + "; rebuild it with: zg index --full"
+            )
