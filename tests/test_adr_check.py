@@ -129,7 +129,7 @@ def _case(repo: Repo, rel: str, text: str | bytes) -> str:
     ("change type", {"docs/adr/0002-a.md": adr_text("ADR-0002").replace("change_type: api", "change_type: vibes")},
      "docs/adr/0002-a.md:6: error: unknown change_type 'vibes'"),
     ("missing file", {"docs/adr/0002-a.md": adr_text("ADR-0002", anchors="  - {path: src/gone.py}\n")},
-     "ADR-0002: anchor src/gone.py: file src/gone.py does not exist in the working copy"),
+     "docs/adr/0002-a.md:8: error: ADR-0002: anchor src/gone.py: file src/gone.py does not exist in the working copy"),
     ("line range", {"docs/adr/0002-a.md": adr_text("ADR-0002", anchors="  - {path: src/util.py, lines: 1-40}\n")},
      "lines 1-40 lie outside src/util.py (2 lines)"),
 ])

@@ -438,6 +438,8 @@ def test_markdown_splits_by_heading_and_keeps_front_matter_first() -> None:
     assert "## Context" in chunks[2].context
     assert len([c for c in chunks if c.symbol == "Consequences"]) >= 2
     assert all(c.symbol_kind == "module" and c.language == "markdown" for c in chunks)
+    sections = {(s.name, s.start_line, s.end_line) for s in extract_symbols(source, "markdown")}
+    assert ("Context", 9, 15) in sections and ("Details", 14, 15) in sections
 
 
 def test_references_list_called_names_but_not_the_symbol_itself() -> None:

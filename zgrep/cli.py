@@ -85,7 +85,7 @@ def resolve(path: str | None) -> tuple[Path, Config]:
 def run(op: str, root: Path, cfg: Config, args: dict[str, Any], mode: str | None) -> tuple[dict[str, Any], str]:
     """Send a request through the client; errors become one line and exit 2."""
     try:
-        return call(op, str(root), args, mode or cfg["mode"])
+        return call(op, str(root), args, mode or cfg["mode"], probe_ms=cfg["server.probe_timeout_ms"])
     except ClientError as exc:
         fail(str(exc), exc.exit_code)
         raise AssertionError("unreachable")

@@ -1,15 +1,28 @@
 """Route a request to the daemon or run it in-process (--mode auto|server|direct).
 
-Thin path: imports only the standard library and the protocol module at import time.
+Thin path: the standard library, the protocol and runtime modules; pyzmq only once a
+daemon's endpoint file exists; the engine only in direct mode.
 """
 
 from __future__ import annotations
 
+import fcntl
+import os
+import time
+from pathlib import Path
 from typing import Any
 
-from zgrep import protocol
+from zgrep import protocol, runtime
+from zgrep.config import DEFAULTS, env_name
+from zgrep.workspace import STATE_DIR
 
 MODES = ("auto", "server", "direct")
+READ_ONLY_OPS = frozenset({"search", "status"})
+ENGINE_LOCK = "engine.lock"  # the engine's per-workspace flock (zgrep.engine)
+POLL_S = 0.2
+READ_ONLY_DEADLINE_S = 600.0
+BUSY_PROBE_MS = 1000
+NO_DAEMON = "no zgrep daemon is ready; start one with: zg server on"
 
 
 class ClientError(RuntimeError):
@@ -21,19 +34,168 @@ class ClientError(RuntimeError):
         self.code = code
 
 
-def call_direct(op: str, root: str, args: dict[str, Any]) -> dict[str, Any]:
-    """Run `op` in this process with the same Engine the daemon uses."""
-    from zgrep.engine import run_direct
+class DaemonLost(RuntimeError):
+    """The daemon did not answer (died, timed out, or sent something unreadable)."""
 
-    response = run_direct(protocol.make_request(op, root, args))
+
+def exchange(endpoint: str, request: dict[str, Any], timeout_s: float | None, pid: int | None = None,
+             on_progress: Any = None) -> dict[str, Any]:
+    """Send one request over a DEALER socket and wait for its final response.
+
+    Gives up after `timeout_s` (None: no limit) or as soon as process `pid` is gone."""
+    import zmq
+
+    ctx = zmq.Context()
+    sock = ctx.socket(zmq.DEALER)
+    sock.setsockopt(zmq.LINGER, 0)
+    sock.setsockopt(zmq.IMMEDIATE, 1)
+    send_ms = int(min(timeout_s if timeout_s is not None else 5.0, 5.0) * 1000)
+    sock.setsockopt(zmq.SNDTIMEO, max(send_ms, 1))
+    sock.setsockopt(zmq.RCVTIMEO, 0)
+    deadline = None if timeout_s is None else time.monotonic() + timeout_s
+    try:
+        sock.connect(endpoint)
+        try:
+            sock.send_multipart([b"", protocol.encode(request)])
+        except zmq.Again:
+            raise DaemonLost(f"could not reach the daemon at {endpoint}") from None
+        while True:
+            wait = POLL_S if deadline is None else min(POLL_S, deadline - time.monotonic())
+            if wait <= 0:
+                raise DaemonLost(f"no answer from the daemon within {timeout_s:g}s")
+            if sock.poll(int(wait * 1000) + 1, zmq.POLLIN):
+                frames = sock.recv_multipart()
+                try:
+                    msg = protocol.decode_response(frames[-1])
+                except protocol.ProtocolError as exc:
+                    raise DaemonLost(str(exc)) from None
+                if "progress" in msg and "ok" not in msg:
+                    if on_progress is not None:
+                        on_progress(msg["progress"])
+                    continue
+                return msg
+            if pid is not None and not runtime.pid_alive(pid):
+                raise DaemonLost(f"the daemon (pid {pid}) exited before answering")
+    finally:
+        sock.close(0)
+        ctx.term()
+
+
+def probe(timeout_ms: int) -> dict[str, Any] | None:
+    """The daemon's endpoint info when it answers a ping within `timeout_ms`, else None."""
+    info = runtime.read_info()
+    if info is None or not runtime.pid_alive(info["pid"]):
+        return None
+    request = protocol.make_request("ping", None, token=runtime.read_token())
+    try:
+        reply = exchange(info["endpoint"], request, timeout_ms / 1000, info["pid"])
+    except DaemonLost:
+        return None
+    return info if reply.get("ok") else None
+
+
+def daemon_state(timeout_ms: int = 500) -> dict[str, Any]:
+    """Whether a daemon is running and ready, with its pid, endpoint, version and uptime."""
+    info = runtime.read_info()
+    if info is None or not runtime.pid_alive(info["pid"]):
+        return {"running": False, "ready": False}
+    ready = probe(timeout_ms) is not None
+    started = info.get("started")
+    return {"running": True, "ready": ready, "pid": info["pid"], "endpoint": info["endpoint"],
+            "version": info.get("version"), "uptime_s": round(time.time() - started, 1) if started else None}
+
+
+def env_config() -> dict[str, str]:
+    """This shell's ZG_* settings, forwarded so the daemon answers as direct mode would."""
+    return {key: os.environ[env_name(key)] for key in DEFAULTS
+            if key != "mode" and not key.startswith("server.") and env_name(key) in os.environ}
+
+
+def call_server(info: dict[str, Any], op: str, root: str, args: dict[str, Any]) -> dict[str, Any]:
+    """Run `op` in the daemon described by `info`; DaemonLost when it fails mid-way."""
+    from zgrep.progress import stderr_progress
+
+    show = stderr_progress() if op in ("index", "search") else None
+    sent = {**args, "config": {**env_config(), **(args.get("config") or {})}, "progress": show is not None}
+    request = protocol.make_request(op, root, sent, token=runtime.read_token())
+    timeout = READ_ONLY_DEADLINE_S if op in READ_ONLY_OPS else None
+    response = exchange(info["endpoint"], request, timeout, info["pid"], show)
     if not response["ok"]:
         err = response["error"]
         raise ClientError(err["message"], code=err["code"])
     return response["result"]
 
 
-def call(op: str, root: str, args: dict[str, Any], mode: str = "auto") -> tuple[dict[str, Any], str]:
+def call_direct(op: str, root: str, args: dict[str, Any]) -> dict[str, Any]:
+    """Run `op` in this process with the same Engine the daemon uses."""
+    if op == "search" and args.get("refresh") == "background":
+        raise ClientError("--refresh background needs the daemon: zg server on", code="needs_daemon")
+    from zgrep.engine import run_direct
+    from zgrep.progress import stderr_progress
+
+    request = protocol.make_request("index" if op == "refresh" else op, root, args)
+    response = run_direct(request, stderr_progress() if op in ("index", "search", "refresh") else None)
+    if not response["ok"]:
+        err = response["error"]
+        raise ClientError(err["message"], code=err["code"])
+    return response["result"]
+
+
+def workspace_holder(root: str) -> str | None:
+    """Who holds the workspace's engine lock ("pid N (...)"), or None when it is free."""
+    path = Path(root) / STATE_DIR / ENGINE_LOCK
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = os.read(fd, 4096).decode("utf-8", "replace").strip()
+        return holder or "another process"
+    finally:
+        os.close(fd)
+    return None
+
+
+def wait_workspace_free(root: str, timeout_s: float = 10.0) -> None:
+    """Wait until nobody holds the workspace's engine lock (a dead daemon's lock goes with it)."""
+    deadline = time.monotonic() + timeout_s
+    while workspace_holder(root) is not None and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
+def refuse_if_daemon_holds(root: str) -> None:
+    """Forced direct mode: fail fast, naming the daemon, when it holds this workspace."""
+    holder = workspace_holder(root)
+    info = runtime.read_info()
+    if holder is None or info is None or holder.split()[:2] != ["pid", str(info["pid"])]:
+        return
+    raise ClientError(f"the index of {root} is held by the zg daemon (pid {info['pid']}); drop --mode direct "
+                      "(auto and server mode use the daemon), or release it first: zg server off",
+                      code="workspace_busy")
+
+
+def call(op: str, root: str, args: dict[str, Any], mode: str = "auto",
+         probe_ms: int = DEFAULTS["server.probe_timeout_ms"]) -> tuple[dict[str, Any], str]:
     """Run `op` for workspace `root`; return (result, mode actually used)."""
-    if mode == "server":
-        raise ClientError("no zgrep daemon is running; start one with: zg server on", exit_code=2, code="no_daemon")
-    return call_direct(op, root, args), "direct"
+    if mode not in MODES:
+        raise ClientError(f"unknown mode {mode!r}; choose from {', '.join(MODES)}")
+    if mode == "direct":
+        refuse_if_daemon_holds(root)
+        return call_direct(op, root, args), "direct"
+    info = probe(probe_ms)
+    if info is None and runtime.read_info() is not None and workspace_holder(root) is not None:
+        info = probe(BUSY_PROBE_MS)  # a busy daemon holding this workspace: give it longer
+    if info is None:
+        if mode == "server":
+            raise ClientError(NO_DAEMON, code="no_daemon")
+        return call_direct(op, root, args), "direct"
+    try:
+        return call_server(info, op, root, args), "server"
+    except DaemonLost as exc:
+        if mode == "auto" and op in READ_ONLY_OPS:
+            wait_workspace_free(root)
+            return call_direct(op, root, args), "direct"
+        raise ClientError(f"the zgrep daemon failed during {op}: {exc}; check `zg server status`, "
+                          f"or run with --mode direct", code="daemon_lost") from None

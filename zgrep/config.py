@@ -33,6 +33,7 @@ DEFAULTS: dict[str, Any] = {
     "search.rrf_k": 60,
     "search.dense_weight": 0.6,
     "search.lexical_weight": 1.0,
+    "search.symbol_weight": 1.0,
     "search.candidates": 80,
     "server.endpoint": "",
     "server.idle_timeout": 1800.0,

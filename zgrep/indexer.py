@@ -94,6 +94,10 @@ def run_index(engine: Engine, args: dict[str, Any], progress: Progress | None) -
     if paths is not None:
         paths = normalise_paths(root, list(paths))
     manifest = None if full else engine._check_manifest()
+    from zgrep.chunking import CHUNKER_VERSION
+
+    if manifest is not None and manifest.get("chunker_version") != CHUNKER_VERSION and not args.get("dry_run"):
+        full, paths, manifest = True, None, None
     if manifest is None and paths is not None:
         paths = None
     if full:
@@ -110,7 +114,7 @@ def run_index(engine: Engine, args: dict[str, Any], progress: Progress | None) -
     if full:
         store.drop()
         store.create()
-    new_manifest = engine.new_manifest(store.collection)
+    new_manifest = {**engine.new_manifest(store.collection), "chunker_version": CHUNKER_VERSION}
     engine.ws.write_manifest({**(manifest or {}), **new_manifest, "complete": False})
     files = engine.files()
     if work.deleted:
@@ -142,6 +146,8 @@ def run_index(engine: Engine, args: dict[str, Any], progress: Progress | None) -
     if progress and work.changed:
         progress({"files_done": len(work.changed), "files_total": len(work.changed), "chunks_done": chunks_done, "final": True})
     engine._save_files()
+    if work.changed or work.deleted:
+        store.flush()
     engine.ws.write_manifest({**new_manifest, "complete": True, "last_indexed": time.time(),
                               "root_hash": root_hash(files), "commit": head_commit(root)})
     report.update(chunks=chunks_done, embedded=embedded, files=len(files), took_s=round(time.monotonic() - started, 3))

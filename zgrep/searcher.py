@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Any
 
 from zgrep.engine import Engine, EngineError, Progress
 from zgrep.search.filters import SearchFilter
 from zgrep.search.rank import RankSettings, fuse, rerank
-from zgrep.search.text import lexical_query
+from zgrep.search.text import STOPWORDS, lexical_query
 
 SEARCH_MODES = ("hybrid", "semantic", "lexical")
 PREVIEWS = ("none", "short", "full")
 MAX_QUERY_CHARS = 2000
 SHORT_PREVIEW_LINES = 4
+MAX_SYMBOL_NAMES = 16
+_CODE_LIKE = re.compile(r"[_.]|[a-z0-9][A-Z]|[A-Z]{2,}[a-z]")
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 
 
 def run_search(engine: Engine, args: dict[str, Any], progress: Progress | None) -> dict[str, Any]:
@@ -68,11 +72,14 @@ def _search_one(engine: Engine, query: str, search_mode: str, expr: str, limit: 
     routes = {}
     if search_mode in ("hybrid", "lexical"):
         routes["lexical"] = store.search_lexical(lexical_query(query), pool, expr)
+    if search_mode in ("hybrid", "lexical"):
+        routes["symbol"] = store.search_symbols(symbol_candidates(query), pool, expr)
     if search_mode in ("hybrid", "semantic"):
         vector = engine.embedder.embed_query(query)
         routes["semantic"] = store.search_dense([float(x) for x in vector], pool, expr)
     settings = RankSettings(fusion=cfg["search.fusion"], rrf_k=cfg["search.rrf_k"],
-                            weights={"lexical": cfg["search.lexical_weight"], "semantic": cfg["search.dense_weight"]})
+                            weights={"lexical": cfg["search.lexical_weight"], "semantic": cfg["search.dense_weight"],
+                                     "symbol": cfg["search.symbol_weight"]})
     ranked = rerank(query, fuse(routes, settings))
     min_score = args.get("min_score")
     min_diff = args.get("min_score_diff")
@@ -87,6 +94,21 @@ def _search_one(engine: Engine, query: str, search_mode: str, expr: str, limit: 
         if len(hits) >= limit:
             break
     return hits
+
+
+def symbol_candidates(query: str) -> list[str]:
+    """Identifiers in a query that look like code names (`parse_url`, `getUser`, `Flask.run`),
+    or the query itself when it is a single word."""
+    tokens = _IDENT.findall(query)
+    single = len(query.split()) == 1
+    names: list[str] = []
+    for token in tokens:
+        if not (single or _CODE_LIKE.search(token)):
+            continue
+        for part in [token, *token.split(".")]:
+            if len(part) >= 3 and part.lower() not in STOPWORDS and part not in names:
+                names.append(part)
+    return names[:MAX_SYMBOL_NAMES]
 
 
 def _hit(cand: Any, preview: str) -> dict[str, Any]:

@@ -56,7 +56,7 @@ def validate_records(adrs: AdrSet) -> list[Problem]:
         out += _link_problems(adr, by_id, ids)
         for anchor in adr.anchors:
             if outside_repo(anchor.path):
-                out.append(Problem("anchor_outside", adr.path, adr.line_of("code_anchors"),
+                out.append(Problem("anchor_outside", adr.path, adr.line_of_anchor(anchor),
                                    f"anchor {anchor.path!r} is outside the repository (use a repo-relative path)",
                                    adr.id, anchor))
     out += _cycles(adrs.adrs, ids)
@@ -146,7 +146,7 @@ def check_anchors(adrs: AdrSet, tree: Any, scope: set[str] | None) -> list[Probl
             if res.code == "ok":
                 continue
             hint = HINT.format(id=adr.id, spec=anchor.spec()) if res.severity == "error" else "run: zg adr check --fix"
-            out.append(Problem(res.code, adr.path, adr.line_of("code_anchors"),
+            out.append(Problem(res.code, adr.path, adr.line_of_anchor(anchor),
                                f"anchor {anchor.spec()}: {res.message}", adr.id, anchor, res.severity, hint, res.found))
     return out
 

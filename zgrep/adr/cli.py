@@ -51,7 +51,7 @@ def _rel(root: Path, path: str) -> str:
         raise
 
 
-def _anchors(root: Path, specs: tuple[str, ...]) -> list[Anchor]:
+def _anchors(specs: tuple[str, ...]) -> list[Anchor]:
     from zgrep.adr.anchors import outside_repo
 
     out = []
@@ -104,7 +104,7 @@ def new_cmd(title: str, anchors: tuple[str, ...], constraints: tuple[str, ...], 
 
     settings, adrs = _load_work()
     number = adrs.next_number()
-    _, text = render_new(number, title, status, change_type, _anchors(settings.root, anchors), list(constraints))
+    _, text = render_new(number, title, status, change_type, _anchors(anchors), list(constraints))
     rel = f"{settings.dir}/{number:04d}-{slugify(title)}.md"
     atomic_write(settings.root / rel, text)
     click.echo(rel)
@@ -127,10 +127,10 @@ def update_cmd(adr_id: str, status: str | None, add_anchor: tuple[str, ...], rem
     record = _get(adrs, adr_id)
     path = settings.root / record.path
     fm = FrontMatter(path.read_text(encoding="utf-8"))
-    for anchor in _anchors(settings.root, remove_anchor):
+    for anchor in _anchors(remove_anchor):
         if not fm.remove_items("code_anchors", anchor_matcher(anchor)):
             _fail(f"{record.id} has no anchor matching {anchor.spec()}")
-    new_anchors = [a for a in _anchors(settings.root, add_anchor) if a not in record.anchors]
+    new_anchors = [a for a in _anchors(add_anchor) if a not in record.anchors]
     if new_anchors:
         fm.add_items("code_anchors", [a.to_yaml() for a in new_anchors])
     if add_constraint:
@@ -248,7 +248,7 @@ def search_cmd(query: str, status: str | None, limit: int, mode: str, as_json: b
         sys.exit(exc.exit_code)
     hits = label_hits(settings, adrs, result.get("hits", []), status)
     if as_json:
-        _dump({"query": query, "root": str(settings.root), "mode": used, "hits": hits})
+        _dump({"query": query, "root": str(settings.root), "mode": used, "took_ms": result.get("took_ms"), "hits": hits})
     else:
         for h in hits:
             tag = f"{h['id']} {h['status']}: {h['title']}" if h["doc_kind"] == "adr" and h.get("id") else h["doc_kind"]

@@ -23,16 +23,12 @@ class FrontMatter:
 
     def __init__(self, text: str) -> None:
         self.lines, self.body = split_front_matter(text)
-        self.head = text.splitlines(keepends=True)[0]
-        close = text.splitlines(keepends=True)[len(self.lines) + 1]
-        self.close = close
+        raw = text.splitlines(keepends=True)
+        self.head, self.close = raw[0], raw[len(self.lines) + 1]
 
     def text(self) -> str:
         """Reassemble the document."""
-        fm = self.lines
-        if fm and not fm[-1].endswith("\n"):
-            fm = [*fm[:-1], fm[-1] + "\n"]
-        return self.head + "".join(fm) + self.close + self.body
+        return self.head + "".join(self.lines) + self.close + self.body
 
     def span(self, key: str) -> tuple[int, int] | None:
         """Line span [start, end) of a top-level key, trailing blanks and comments excluded."""
@@ -53,8 +49,6 @@ class FrontMatter:
         """Replace a key's lines (or append them at the end of the front matter)."""
         sp = self.span(key)
         if sp is None:
-            if self.lines and not self.lines[-1].endswith("\n"):
-                self.lines[-1] += "\n"
             self.lines.extend(new_lines)
         else:
             self.lines[sp[0]:sp[1]] = new_lines

@@ -67,6 +67,7 @@ class Adr:
     body: str
     meta: dict[str, Any] = field(default_factory=dict)
     key_lines: dict[str, int] = field(default_factory=dict)
+    anchor_lines: list[int] = field(default_factory=list)
 
     @property
     def live(self) -> bool:
@@ -76,6 +77,12 @@ class Adr:
     def line_of(self, key: str) -> int:
         """File line of a front-matter key (1 if absent)."""
         return self.key_lines.get(key, 1)
+
+    def line_of_anchor(self, anchor: Anchor) -> int:
+        """File line of a `code_anchors` item (the key's line when items are written inline)."""
+        if len(self.anchor_lines) == len(self.anchors) and anchor in self.anchors:
+            return self.anchor_lines[self.anchors.index(anchor)]
+        return self.line_of("code_anchors")
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready view of the record."""
@@ -141,6 +148,23 @@ def key_lines(fm_lines: list[str]) -> dict[str, int]:
         m = KEY_RE.match(line)
         if m:
             out.setdefault(m.group(1), i + 2)
+    return out
+
+
+def item_lines(fm_lines: list[str], key: str) -> list[int]:
+    """File lines where the block-list items of a top-level key start."""
+    out: list[int] = []
+    indent = None
+    inside = False
+    for i, line in enumerate(fm_lines):
+        m = KEY_RE.match(line)
+        if m:
+            inside = m.group(1) == key
+            continue
+        item = re.match(r"^(\s*)-(\s|$)", line)
+        if inside and item and indent in (None, item.group(1)):
+            indent = item.group(1)
+            out.append(i + 2)
     return out
 
 
@@ -230,5 +254,5 @@ def parse_adr(text: str, path: str) -> Adr:
         anchors=[anchor_from_yaml(a, line("code_anchors", 1)) for a in raw_anchors],
         constraints=_str_list(meta, "constraints", line("constraints", 1)),
         tags=_str_list(meta, "tags", line("tags", 1)),
-        body=body, meta=meta, key_lines=kl,
+        body=body, meta=meta, key_lines=kl, anchor_lines=item_lines(fm_lines, "code_anchors"),
     )

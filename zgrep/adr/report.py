@@ -9,7 +9,7 @@ from zgrep.adr import fix as fixer
 from zgrep.adr.check import Governing, Problem, check_anchors, governing, validate_records
 from zgrep.adr.model import Anchor
 from zgrep.adr.settings import AdrSettings
-from zgrep.adr.store import load
+from zgrep.adr.store import AdrSet, load
 from zgrep.adr.trees import IndexTree, WorkTree, changed_since_head, staged_changes
 
 FIXABLE = ("anchor_missing_file", "anchor_symbol", "anchor_lines", "anchor_lines_stale")
@@ -43,7 +43,7 @@ class CheckReport:
                 "governing": [g.to_json() for g in self.governing], "fixed": self.fixed, "unfixed": self.unfixed}
 
 
-def _once(settings: AdrSettings, tree: WorkTree | IndexTree, scope: set[str] | None, report: CheckReport) -> Any:
+def _once(settings: AdrSettings, tree: WorkTree | IndexTree, scope: set[str] | None, report: CheckReport) -> AdrSet:
     adrs = load(tree, settings.dir)
     report.adr_count = len(adrs.adrs) + len(adrs.errors)
     report.problems = validate_records(adrs) + check_anchors(adrs, tree, scope)

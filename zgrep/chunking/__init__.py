@@ -13,15 +13,15 @@ from __future__ import annotations
 
 from zgrep.chunking.definitions import Definition, parse, walk_definitions
 from zgrep.chunking.languages import TABLE, detect_language
-from zgrep.chunking.markdown import headings, markdown_pieces
+from zgrep.chunking.markdown import markdown_pieces, sections
 from zgrep.chunking.references import ReferenceIndex
 from zgrep.chunking.shaping import code_pieces
 from zgrep.chunking.windows import Lines, Piece, window_pieces
 from zgrep.types import Chunk, Symbol
 
-__all__ = ["chunk_file", "detect_language", "extract_symbols", "SUPPORTED_LANGUAGES"]
+__all__ = ["CHUNKER_VERSION", "chunk_file", "detect_language", "extract_symbols"]
 
-SUPPORTED_LANGUAGES = tuple(TABLE)
+CHUNKER_VERSION = 3  # bump when chunk boundaries or fields change: indexes re-chunk (vectors stay cached)
 
 
 def chunk_file(path: str, text: str, *, context_lines: int = 2) -> list[Chunk]:
@@ -46,9 +46,9 @@ def chunk_file(path: str, text: str, *, context_lines: int = 2) -> list[Chunk]:
 
 
 def extract_symbols(text: str, language: str) -> list[Symbol]:
-    """Every definition the chunker sees, outermost first; markdown gives its headings."""
+    """Every definition the chunker sees, outermost first; markdown gives its heading sections."""
     if language == "markdown":
-        return [Symbol(h.text, "module", h.line, h.line) for h in headings(Lines(text))]
+        return [Symbol(h.text, "module", h.line, end) for h, end in sections(Lines(text))]
     if language not in TABLE or not text.strip():
         return []
     symbols: list[Symbol] = []
@@ -85,6 +85,6 @@ def _context(lines: Lines, piece: Piece, context_lines: int) -> str:
         return "\n".join(lines.line(n) for n in piece.outline[-context_lines:])
     if 0 < piece.ctx < piece.start:
         last = min(piece.ctx + context_lines - 1, piece.start - 1)
-        return lines.content(piece.ctx, last).strip("\n")
+        return lines.content(piece.ctx, last).rstrip()
     above = lines.trim(max(1, piece.start - context_lines), piece.start - 1)
     return lines.content(*above) if above and not lines.trivial(*above) else ""

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import re
+import threading
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 from tree_sitter import Node, Parser, Tree
 from tree_sitter_language_pack import get_parser
@@ -33,6 +33,7 @@ _FUNCTION_VALUES = {
     "anonymous_function": "function", "class": "class", "class_expression": "class",
 }
 _MAX_DEPTH = 6
+_PARSERS = threading.local()
 
 
 @dataclass
@@ -61,11 +62,15 @@ def end_line(node: Node) -> int:
     return row if col == 0 and row > node.start_point[0] else row + 1
 
 
-@lru_cache(maxsize=None)
 def parser_for(language: str) -> Parser | None:
-    """The cached tree-sitter parser for a language of the table, or None."""
+    """The tree-sitter parser for a language of the table (cached per thread), or None."""
     spec = TABLE.get(language)
-    return get_parser(spec.grammar) if spec else None
+    if spec is None:
+        return None
+    cache: dict[str, Parser] = _PARSERS.__dict__.setdefault("by_language", {})
+    if language not in cache:
+        cache[language] = get_parser(spec.grammar)
+    return cache[language]
 
 
 def parse(text: str, language: str) -> Tree | None:
@@ -77,6 +82,7 @@ def parse(text: str, language: str) -> Tree | None:
 
 
 def _split_qualified(text: str) -> tuple[str, str]:
+    """`ns::C::out` -> ("out", "ns.C"); quotes and `$` dropped."""
     parts = [p for p in re.split(r"::|\.|:|->", text.strip().strip("\"'`")) if p]
     if not parts:
         return "", ""
@@ -132,8 +138,9 @@ def _value_kind(node: Node) -> str:
 
 
 def _kind(node: Node, spec: LangSpec) -> str:
+    """The table's kind, unless a direct child hints otherwise (never for functions)."""
     kind = spec.defs[node.type]
-    if spec.hints:
+    if spec.hints and kind != "function":
         for child in node.children:
             if child.type in spec.hints:
                 return spec.hints[child.type]
@@ -141,6 +148,7 @@ def _kind(node: Node, spec: LangSpec) -> str:
 
 
 def _body(node: Node, spec: LangSpec) -> Node | None:
+    """The container node holding a definition's members."""
     body = node.child_by_field_name("body")
     if body is not None and body.type in spec.containers:
         return body

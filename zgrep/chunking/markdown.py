@@ -50,19 +50,36 @@ def headings(lines: Lines) -> list[Heading]:
     return found
 
 
+def sections(lines: Lines) -> list[tuple[Heading, int]]:
+    """Each heading with the last line of its section (up to the next heading of its level)."""
+    found = headings(lines)
+    result: list[tuple[Heading, int]] = []
+    stack: list[Heading] = []
+    ends: dict[int, int] = {}
+    for heading in found:
+        while stack and stack[-1].level >= heading.level:
+            ends[stack.pop().line] = heading.line - 1
+        stack.append(heading)
+    for heading in found:
+        end = ends.get(heading.line, lines.count)
+        trimmed = lines.trim(heading.line, end)
+        result.append((heading, trimmed[1] if trimmed else heading.line))
+    return result
+
+
 def markdown_pieces(lines: Lines) -> list[Piece]:
     """Heading sections (large ones windowed), each with its parent headings as outline."""
     found = headings(lines)
     first = found[0].line if found else lines.count + 1
     if found and lines.trim(_front_matter_end(lines) + 1, first - 1) is None:
-        sections: list[tuple[int, Heading | None]] = [(1, found[0])]
+        starts: list[tuple[int, Heading | None]] = [(1, found[0])]
     else:
-        sections = [(1, None)] + ([(found[0].line, found[0])] if found else [])
-    sections.extend((h.line, h) for h in found[1:])
+        starts = [(1, None)] + ([(found[0].line, found[0])] if found else [])
+    starts.extend((h.line, h) for h in found[1:])
     pieces: list[Piece] = []
     parents: list[Heading] = []
-    for index, (start, heading) in enumerate(sections):
-        end = sections[index + 1][0] - 1 if index + 1 < len(sections) else lines.count
+    for index, (start, heading) in enumerate(starts):
+        end = starts[index + 1][0] - 1 if index + 1 < len(starts) else lines.count
         if heading is not None:
             parents = [p for p in parents if p.level < heading.level]
         outline = tuple(p.line for p in parents)

@@ -6,6 +6,8 @@ from __future__ import annotations
 from zgrep.chunking.definitions import Definition
 from zgrep.chunking.windows import MERGE_BELOW_LINES, Lines, Piece, split_range
 
+HEADER_WEIGHT = 1 << 30  # a class header names the chunk it is merged into
+
 
 def code_pieces(lines: Lines, definitions: list[Definition]) -> list[Piece]:
     """Pieces covering every non-blank line of a parsed file."""
@@ -45,11 +47,11 @@ def _gap(lines: Lines, start: int, end: int, owner: Definition | None,
     else:
         is_header = start <= owner.head
         symbol, kind, scope = owner.name, owner.kind, owner.scope
-        ctx, weight = (0, end - start + 2) if is_header else (owner.head, 0)
+        ctx, weight = (0, HEADER_WEIGHT) if is_header else (owner.head, 0)
     ranges = split_range(lines, start, end)
     for low, high in ranges:
         pieces.append(Piece(low, high, symbol, kind, scope, ctx, weight,
-                            mergeable=len(ranges) == 1 and lines.fits(low, high)))
+                            mergeable=len(ranges) == 1 and high - low + 1 < MERGE_BELOW_LINES))
 
 
 def _definition_pieces(lines: Lines, definition: Definition, lead: int,

@@ -45,10 +45,6 @@ class Lines:
         """One line's text."""
         return self._parts[number - 1]
 
-    def blank(self, number: int) -> bool:
-        """Whether a line is empty or whitespace."""
-        return self._blank[number - 1]
-
     def trim(self, start: int, end: int) -> tuple[int, int] | None:
         """The range without leading/trailing blank lines; None when nothing is left."""
         while start <= end and self._blank[start - 1]:
@@ -72,6 +68,7 @@ def split_range(lines: Lines, start: int, end: int, *, max_lines: int = MAX_CHUN
     total = end - start + 1
     if total <= max_lines and lines.chars(start, end) <= MAX_CHUNK_CHARS:
         return [(start, end)]
+    overlap = min(overlap, max_lines // 2)
     count = max(1, math.ceil((total - overlap) / (max_lines - overlap)))
     size = math.ceil((total + (count - 1) * overlap) / count)
     ranges: list[tuple[int, int]] = []

@@ -15,7 +15,8 @@ from zgrep.embedding.base import EmbeddingError
 
 DEFAULT_MODEL_NAME = "minilm-l6-static"
 DEFAULT_MAX_LENGTH = 512
-POOL_BLOCK_TOKENS = 16384
+POOL_BLOCK_TOKENS = 16384  # pooling works on blocks of whole texts: at most this many tokens...
+POOL_BLOCK_TEXTS = 256  # ...and this many texts, so the count matrix stays small
 # ASCII characters BERT's clean_text deletes (controls other than tab, newline, carriage return).
 _ASCII_CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
@@ -75,6 +76,8 @@ class StaticEmbedder:
         """Load model2vec's layout, folding its optional `weights` and `mapping` into one table."""
         config = _read_json(path / "config.json")
         tensors = read_safetensors(path / "model.safetensors")
+        if "embeddings" not in tensors:
+            raise EmbeddingError(f"{path}: model.safetensors has no 'embeddings' tensor (not a model2vec model)")
         table = tensors["embeddings"].astype(np.float32)
         if "mapping" in tensors:
             table = table[tensors["mapping"]]
@@ -119,7 +122,8 @@ def _segment_sums(table: np.ndarray, ids: np.ndarray, lengths: np.ndarray) -> np
     starts = ends - lengths
     first = 0
     while first < len(lengths):
-        stop = max(int(np.searchsorted(ends, starts[first] + POOL_BLOCK_TOKENS, side="right")), first + 1)
+        stop = int(np.searchsorted(ends, starts[first] + POOL_BLOCK_TOKENS, side="right"))
+        stop = max(min(stop, first + POOL_BLOCK_TEXTS), first + 1)
         block_ids = ids[starts[first] : ends[stop - 1]]
         out[first:stop] = _block_sums(table, block_ids, lengths[first:stop])
         first = stop
@@ -198,8 +202,11 @@ def _read_json(path: Path) -> dict:
 def read_safetensors(path: Path) -> dict[str, np.ndarray]:
     """Read every tensor of a safetensors file with numpy (8-byte header size, JSON header, raw data)."""
     data = path.read_bytes()
-    (header_size,) = struct.unpack("<Q", data[:8])
-    header = json.loads(data[8 : 8 + header_size])
+    try:
+        (header_size,) = struct.unpack("<Q", data[:8])
+        header = json.loads(data[8 : 8 + header_size])
+    except (struct.error, ValueError) as exc:
+        raise EmbeddingError(f"{path}: not a safetensors file ({exc})") from exc
     buffer = memoryview(data)[8 + header_size :]
     tensors = {}
     for name, info in header.items():

@@ -51,14 +51,6 @@ def from_pre_commit() -> tuple[str, list[str]]:
     return "post-commit", []
 
 
-def daemon_ready(root: Path) -> bool:
-    """Whether the zgrep daemon answers for this workspace (False until the client can tell)."""
-    from zgrep import client
-
-    probe = getattr(client, "daemon_ready", None)
-    return bool(probe and probe(str(root)))
-
-
 def spawn_worker(root: Path) -> None:
     """Start one detached background indexer; its output goes to `.zgrep/hooks.log`."""
     env = {k: v for k, v in os.environ.items() if k not in GIT_ENV}
@@ -68,26 +60,29 @@ def spawn_worker(root: Path) -> None:
 
 
 def refresh(root: Path, paths: list[str]) -> None:
-    """Queue `paths`, then wake the daemon or make sure a background indexer runs."""
+    """Queue `paths` and make sure one background indexer runs (it uses the daemon when ready)."""
     pending.append(root, paths)
-    if daemon_ready(root):
-        from zgrep.client import call
-
-        call("refresh", str(root), {"paths": paths}, "server")
-        return
     if not pending.worker_running(root):
         spawn_worker(root)
 
 
 def adr_check() -> int:
-    """The pre-commit hook: `zg adr check --staged` (its exit code blocks the commit)."""
+    """The pre-commit hook: `zg adr check --staged`; its report is shown only when it blocks."""
+    import contextlib
+    import io
+
     from zgrep.cli import main
 
-    try:
-        main(["adr", "check", "--staged"], prog_name="zg")
-    except SystemExit as exc:
-        return exc.code if isinstance(exc.code, int) else (1 if exc.code else 0)
-    return 0
+    out = io.StringIO()
+    code: int = 0
+    with contextlib.redirect_stdout(out):
+        try:
+            main(["adr", "check", "--staged"], prog_name="zg")
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (1 if exc.code else 0)
+    if code:
+        sys.stdout.write(out.getvalue())
+    return code
 
 
 def run_hook(hook: str, args: list[str], stdin: str) -> int:

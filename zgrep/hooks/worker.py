@@ -5,6 +5,7 @@ Run as `python -m zgrep.hooks.worker ROOT`; one at a time per workspace (the wor
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
@@ -12,6 +13,27 @@ from pathlib import Path
 from zgrep.hooks import pending
 
 BUSY_RETRIES = 5
+QUIET_S = 0.75  # a pass starts once no hook has queued anything for this long ...
+SETTLE_MAX_S = 4.0  # ... or after this long, so a steady stream of commits still gets indexed
+LINGER_S = 1.0  # after a pass, wait this long for more work before exiting
+
+
+def settle(root: Path, linger: float) -> None:
+    """Wait up to `linger` for queued paths, then until the queue is quiet (bounded)."""
+    queue = pending.state_path(root, pending.QUEUE)
+    start = time.monotonic()
+    while True:
+        waited = time.monotonic() - start
+        try:
+            age = time.time() - os.stat(queue).st_mtime
+        except FileNotFoundError:
+            if waited >= linger:
+                return
+            time.sleep(0.05)
+            continue
+        if age >= QUIET_S or waited >= SETTLE_MAX_S:
+            return
+        time.sleep(min(QUIET_S - age, 0.1) + 0.01)
 
 
 def index_pass(root: Path, paths: list[str]) -> bool:
@@ -36,14 +58,19 @@ def index_pass(root: Path, paths: list[str]) -> bool:
 
 def drain(root: Path) -> bool:
     """Index queued paths pass after pass until the queue is empty; False if a pass failed."""
-    while paths := pending.take(root):
+    linger = 0.0
+    while True:
+        settle(root, linger)
+        paths = pending.take(root)
+        if not paths:
+            return True
         if not (root / pending.STATE_DIR / "manifest.json").is_file():
             pending.log(root, "not indexed: queued paths wait for `zg index`")
             return False
         if not index_pass(root, paths):
             return False
         pending.done(root)
-    return True
+        linger = LINGER_S
 
 
 def run(root: Path) -> int:

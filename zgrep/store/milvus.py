@@ -117,6 +117,10 @@ class MilvusStore:
         if rows:
             self.client.insert(self.collection, rows)
 
+    def flush(self) -> None:
+        """Seal written data so searches use built indexes instead of scanning growing segments."""
+        self.client.flush(self.collection)
+
     def count(self) -> int:
         """Number of chunks stored."""
         stats = self.client.get_collection_stats(self.collection)
@@ -137,6 +141,19 @@ class MilvusStore:
         res = self.client.search(self.collection, [text], anns_field="sparse", limit=limit, filter=expr,
                                  output_fields=list(SCALAR_FIELDS), search_params={"metric_type": "BM25"})
         return _route_hits(res)
+
+    def search_symbols(self, names: list[str], limit: int, expr: str = "") -> list[RouteHit]:
+        """Chunks whose symbol is exactly one of `names`, definitions first."""
+        if not names:
+            return []
+        self.ensure_loaded()
+        clause = f"symbol in [{', '.join(quote(n) for n in names)}]"
+        rows = self.client.query(self.collection, filter=f"({clause}) and ({expr})" if expr else clause,
+                                 output_fields=["id", *SCALAR_FIELDS], limit=limit)
+        order = {n: i for i, n in enumerate(names)}
+        rows = sorted(rows, key=lambda r: (order.get(r["symbol"], len(order)), r["symbol_kind"] not in ("class", "interface", "function"),
+                                           r["scope"] != "", len(r["path"]), r["start_line"]))
+        return [RouteHit(r["id"], rank, 0.0, {k: r[k] for k in SCALAR_FIELDS}) for rank, r in enumerate(rows)]
 
     def close(self) -> None:
         """Release the connection (and, for Milvus Lite, the data directory)."""

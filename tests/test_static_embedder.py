@@ -1,0 +1,160 @@
+"""The default static model: loads offline from the package, embeds sensibly, reads model2vec folders."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
+
+from zgrep.embedding.static import StaticEmbedder, default_model_dir
+
+BACKOFF = '''def retry(call, attempts=5, base_delay=0.5):
+    """Call `call`, retrying on failure with exponential backoff between attempts."""
+    for attempt in range(attempts):
+        try:
+            return call()
+        except ConnectionError:
+            time.sleep(base_delay * 2 ** attempt)
+    raise RuntimeError("gave up after retries")
+'''
+CSS = """.navbar { display: flex; background-color: #fafafa; border-bottom: 1px solid #ddd; }
+.navbar a { color: #333; padding: 0.5rem 1rem; text-decoration: none; }
+"""
+README = "# Installation\n\nRun `pip install zgrep` and then `zg index` in your repository.\n"
+
+
+@pytest.fixture(scope="module")
+def model() -> StaticEmbedder:
+    """The committed default model."""
+    return StaticEmbedder.from_dir(default_model_dir())
+
+
+def test_default_model_loads_offline_without_heavy_imports() -> None:
+    code = (
+        "import socket, sys\n"
+        "def refuse(*a, **k): raise OSError('network used')\n"
+        "socket.socket.connect = refuse\n"
+        "socket.create_connection = refuse\n"
+        "from zgrep.embedding.static import StaticEmbedder, default_model_dir\n"
+        "m = StaticEmbedder.from_dir(default_model_dir())\n"
+        "v = m.embed(['def f(): pass'])\n"
+        "heavy = {'torch', 'transformers', 'model2vec', 'sentence_transformers', 'huggingface_hub', 'safetensors'}\n"
+        "print(m.model_id, v.shape, sorted(heavy & set(sys.modules)))\n"
+    )
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["zgrep/minilm-l6-static-int8-256", "(1,", "256)", "[]"]
+
+
+def test_committed_folder_is_complete_and_small() -> None:
+    folder = default_model_dir()
+    names = {p.name for p in folder.iterdir()}
+    assert {"tokenizer.json", "embeddings.npy", "scales.npy", "config.json", "NOTICE", "LICENSE"} <= names
+    assert sum(p.stat().st_size for p in folder.iterdir()) < 10_000_000
+    notice = (folder / "NOTICE").read_text()
+    assert "sentence-transformers/all-MiniLM-L6-v2" in notice and "Apache" in notice
+    assert "scripts/build_default_model.py" in notice
+    assert "Apache License" in (folder / "LICENSE").read_text()
+
+
+def test_vectors_have_the_promised_shape_dtype_and_norms(model: StaticEmbedder) -> None:
+    config = json.loads((default_model_dir() / "config.json").read_text())
+    assert (model.model_id, model.dim) == (config["model_id"], config["dim"])
+    vectors = model.embed([BACKOFF, CSS, README, "x"])
+    assert vectors.shape == (4, model.dim) and vectors.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    query = model.embed_query("retry with exponential backoff")
+    assert query.shape == (model.dim,) and query.dtype == np.float32
+
+
+def test_empty_inputs_give_zeros_not_nan(model: StaticEmbedder) -> None:
+    assert model.embed([]).shape == (0, model.dim)
+    vectors = model.embed(["", "   ", BACKOFF])
+    assert not np.isnan(vectors).any()
+    assert not vectors[0].any() and not vectors[1].any()
+
+
+def test_embedding_is_deterministic_across_loads(model: StaticEmbedder) -> None:
+    again = StaticEmbedder.from_dir(default_model_dir())
+    np.testing.assert_array_equal(model.embed([BACKOFF, CSS]), again.embed([BACKOFF, CSS]))
+
+
+def test_batch_equals_one_at_a_time(model: StaticEmbedder) -> None:
+    texts = [BACKOFF, CSS, README, "", "naïve café über straße", "x" * 20_000, "中文 retry"]
+    batch = model.embed(texts)
+    single = np.stack([model.embed_query(text) for text in texts])
+    np.testing.assert_allclose(batch, single, atol=1e-6)
+
+
+def test_query_is_closer_to_the_matching_code_than_to_unrelated_text(model: StaticEmbedder) -> None:
+    query = model.embed_query("retry with exponential backoff")
+    backoff, css, readme = model.embed([BACKOFF, CSS, README])
+    assert query @ backoff > query @ css + 0.1
+    assert query @ backoff > query @ readme
+
+
+def write_model2vec_dir(path: Path, vocab: list[str], tensors: dict[str, np.ndarray]) -> Path:
+    """A minimal model2vec folder: model.safetensors, a WordPiece tokenizer.json and config.json."""
+    path.mkdir()
+    tokenizer = Tokenizer(models.WordPiece({token: i for i, token in enumerate(vocab)}, unk_token="[UNK]"))
+    tokenizer.normalizer = normalizers.BertNormalizer(lowercase=True)
+    tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tokenizer.save(str(path / "tokenizer.json"))
+    (path / "config.json").write_text(json.dumps({"model_type": "model2vec", "normalize": True}))
+    (path / "model.safetensors").write_bytes(safetensors_bytes(tensors))
+    return path
+
+
+def safetensors_bytes(tensors: dict[str, np.ndarray]) -> bytes:
+    """Serialise arrays in the safetensors layout (u64 header size, JSON header, raw little-endian data)."""
+    codes = {np.dtype(np.float32): "F32", np.dtype(np.float16): "F16", np.dtype(np.int64): "I64"}
+    header, blobs, offset = {"__metadata__": {"format": "np"}}, [], 0
+    for name, array in tensors.items():
+        blob = np.ascontiguousarray(array).tobytes()
+        header[name] = {"dtype": codes[array.dtype], "shape": list(array.shape), "data_offsets": [offset, offset + len(blob)]}
+        blobs.append(blob)
+        offset += len(blob)
+    encoded = json.dumps(header).encode()
+    encoded += b" " * (-len(encoded) % 8)
+    return len(encoded).to_bytes(8, "little") + encoded + b"".join(blobs)
+
+
+def test_model2vec_folder_loads_and_pools_like_model2vec(tmp_path: Path) -> None:
+    vocab = ["[UNK]", "retry", "backoff", "css", "cafe", "##s"]
+    rng = np.random.default_rng(0)
+    table = rng.standard_normal((len(vocab), 8)).astype(np.float16)
+    weights = rng.uniform(0.5, 2.0, len(vocab)).astype(np.float32)
+    folder = write_model2vec_dir(tmp_path / "tiny-m2v", vocab, {"embeddings": table, "weights": weights})
+    model = StaticEmbedder.from_dir(folder)
+    assert (model.model_id, model.dim) == ("model2vec/tiny-m2v", 8)
+    rows = table.astype(np.float32) * weights[:, None]
+    expected = (rows[1] + rows[2] + rows[5]) / 3
+    got = model.embed_query("Retry backoffs")
+    np.testing.assert_allclose(got, expected / np.linalg.norm(expected), atol=1e-6)
+    np.testing.assert_allclose(model.embed_query("retry xyzzy"), model.embed_query("retry"), atol=1e-6)
+    np.testing.assert_allclose(model.embed_query("CAFÉ"), model.embed_query("cafe"), atol=1e-6)
+    assert not model.embed_query("xyzzy").any()
+
+
+def test_model2vec_token_mapping_is_honoured(tmp_path: Path) -> None:
+    vocab = ["[UNK]", "retry", "backoff"]
+    centroids = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]], dtype=np.float32)
+    mapping = np.array([0, 2, 1], dtype=np.int64)
+    folder = write_model2vec_dir(tmp_path / "mapped", vocab, {"embeddings": centroids, "mapping": mapping})
+    model = StaticEmbedder.from_dir(folder, model_id="custom/id")
+    assert model.model_id == "custom/id"
+    np.testing.assert_allclose(model.embed_query("retry"), [0.0, 1.0])
+    np.testing.assert_allclose(model.embed_query("backoff"), [1.0, 0.0])
+
+
+def test_a_folder_without_a_model_is_one_clear_error(tmp_path: Path) -> None:
+    from zgrep.embedding.base import EmbeddingError
+
+    with pytest.raises(EmbeddingError, match="not a static model folder"):
+        StaticEmbedder.from_dir(tmp_path)

@@ -1,0 +1,518 @@
+"""The resident daemon: a ZeroMQ ROUTER loop serving many workspaces with warm engines.
+
+Threads: the main loop owns the ROUTER socket; requests run on a worker pool and send their
+replies back through an inproc PUSH/PULL pair; each held workspace has at most one index-job
+thread (requests coalesce) and one polling file watcher. Index jobs write through the real
+Engine; searches and status read a snapshot view of it (shared store, model and cache, a
+copy of the file table), so they never wait for a running job.
+"""
+
+from __future__ import annotations
+
+import copy
+import fcntl
+import hmac
+import json
+import logging
+import logging.handlers
+import os
+import resource
+import signal
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import zmq
+
+from zgrep import __version__, protocol, runtime
+from zgrep.config import Config
+from zgrep.watcher import Watcher
+
+log = logging.getLogger("zgrep.daemon")
+
+REPLIES = "inproc://zgrep-replies"
+WORKERS = 4
+LOOP_TICK_MS = 250
+SHUTDOWN_GRACE_S = 5.0
+WORKSPACE_OPS = frozenset({"status", "search", "index", "refresh"})
+
+
+@dataclass
+class Work:
+    """Pending index work: a full rebuild, or an incremental pass over `paths` (None = all)."""
+
+    full: bool = False
+    paths: set[str] | None = None
+
+    def merge(self, other: "Work") -> "Work":
+        paths = None if self.paths is None or other.paths is None else self.paths | other.paths
+        return Work(self.full or other.full, paths)
+
+
+class EmbedderPool:
+    """One embedding model instance per model settings, shared by every workspace."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._models: dict[tuple[str, ...], Any] = {}
+
+    @staticmethod
+    def key(config: Config) -> tuple[str, ...]:
+        return (config["embedding.provider"], config["embedding.model"], config["embedding.url"],
+                config["embedding.api_key_env"])
+
+    def get(self, config: Config) -> Any:
+        """The shared model for `config`, or None (not loaded yet, or remote without opt-in)."""
+        if config["embedding.provider"] != "local" and not config["embedding.allow_remote"]:
+            return None
+        with self._lock:
+            return self._models.get(self.key(config))
+
+    def adopt(self, config: Config, embedder: Any) -> Any:
+        """Register `embedder` for `config` unless one is there already; return the shared one."""
+        with self._lock:
+            return self._models.setdefault(self.key(config), embedder)
+
+    def model_ids(self) -> list[str]:
+        with self._lock:
+            return sorted({m.model_id for m in self._models.values()})
+
+
+class Held:
+    """One workspace the daemon serves: its engine, index-job queue and watcher."""
+
+    def __init__(self, root: Path, key: str, flags: dict[str, Any], pool: EmbedderPool,
+                 send: Callable[[list[bytes], dict[str, Any]], None]) -> None:
+        self.root = root
+        self.key = key
+        self.flags = flags
+        self.pool = pool
+        self.send = send
+        self.engine: Any = None
+        self.lock = threading.Lock()  # guards engine creation and store opening
+        self.cond = threading.Condition()
+        self.pending: Work | None = None
+        self.requested = 0
+        self.completed = 0
+        self.running = False
+        self.jobs_done = 0
+        self.last_response: dict[str, Any] = protocol.ok({})
+        self.listeners: list[list[bytes]] = []
+        self.watcher: Watcher | None = None
+        self.active = 0
+        self.last_used = time.monotonic()
+        self.closed = False
+
+    # ----- engine ------------------------------------------------------------------------
+    def prepare(self, open_store: bool) -> Any:
+        """The engine, created with the shared model, file table loaded; store opened if asked."""
+        from zgrep.engine import Engine
+
+        with self.lock:
+            if self.engine is None:
+                config = Config.load(self.root, self.flags)
+                engine = Engine(self.root, config, embedder=self.pool.get(config))
+                if engine._embedder is None and (config["embedding.provider"] == "local" or config["embedding.allow_remote"]):
+                    engine._embedder = self.pool.adopt(config, engine.embedder)
+                engine.files()
+                self.engine = engine
+                if engine.manifest() is not None:
+                    self.start_watcher()
+            if open_store and self.engine._store is None:
+                self.engine._open_store(create=False)
+            return self.engine
+
+    def view(self) -> Any:
+        """A read-only snapshot of the engine for one search/status request."""
+        snapshot = copy.copy(self.engine)
+        snapshot._files = dict(self.engine.files())
+        return snapshot
+
+    def start_watcher(self) -> None:
+        if self.watcher is None and not self.closed:
+            self.watcher = Watcher(self.root, bool(self.engine.config["index.include_hidden"]), self.on_change)
+            self.watcher.start()
+
+    def on_change(self, paths: list[str] | None) -> None:
+        """Watcher callback: queue an incremental refresh of `paths` (None = everything)."""
+        if not self.closed:
+            log.info("watcher: %s changed in %s", "files" if paths is None else f"{len(paths)} file(s)", self.root)
+            self.submit(Work(paths=None if paths is None else set(paths)))
+
+    # ----- index jobs --------------------------------------------------------------------
+    def submit(self, work: Work) -> int:
+        """Queue index work (coalescing with what is pending); return its generation."""
+        with self.cond:
+            self.pending = work if self.pending is None else self.pending.merge(work)
+            self.requested += 1
+            generation = self.requested
+            if not self.running:
+                self.running = True
+                threading.Thread(target=self._job_loop, name=f"index {self.root.name}", daemon=True).start()
+            return generation
+
+    def wait(self, generation: int, listener: list[bytes] | None = None) -> dict[str, Any]:
+        """Block until a job started after `generation` was queued has finished; its response."""
+        with self.cond:
+            if listener is not None:
+                self.listeners.append(listener)
+            try:
+                while self.completed < generation:
+                    self.cond.wait()
+            finally:
+                if listener is not None:
+                    self.listeners.remove(listener)
+            return self.last_response
+
+    def busy(self) -> bool:
+        with self.cond:
+            return self.running
+
+    def _progress(self, event: dict[str, Any]) -> None:
+        with self.cond:
+            listeners = list(self.listeners)
+        for envelope in listeners:
+            self.send(envelope, protocol.progress(event))
+
+    def _job_loop(self) -> None:
+        from zgrep.engine import serve
+
+        while True:
+            with self.cond:
+                work, self.pending = self.pending, None
+                covered = self.requested
+                if work is None or self.closed:
+                    self.running = False
+                    self.cond.notify_all()
+                    return
+            args = {"full": work.full, "paths": None if work.paths is None else sorted(work.paths)}
+            started = time.monotonic()
+            try:
+                engine = self.prepare(open_store=False)
+                with self.lock:
+                    engine._open_store(create=True)
+                self.start_watcher()
+                response = serve(engine, protocol.make_request("index", str(self.root), args), self._progress)
+            except Exception as exc:  # engine construction failures become the job's error reply
+                from zgrep.engine import _error_response
+
+                response = _error_response(exc)
+            log.info("index job %s: %s in %.2fs", self.root, "ok" if response["ok"] else response["error"]["code"],
+                     time.monotonic() - started)
+            with self.cond:
+                self.completed = covered
+                self.jobs_done += 1
+                self.last_response = response
+                self.cond.notify_all()
+
+    # ----- lifecycle ---------------------------------------------------------------------
+    def idle_for(self) -> float:
+        return time.monotonic() - self.last_used
+
+    def close(self, grace_s: float = SHUTDOWN_GRACE_S) -> None:
+        """Stop the watcher, let a running job finish (up to `grace_s`), release the engine."""
+        self.closed = True
+        if self.watcher is not None:
+            self.watcher.stop()
+        deadline = time.monotonic() + grace_s
+        with self.cond:
+            self.pending = None
+            while self.running and time.monotonic() < deadline:
+                self.cond.wait(0.1)
+            still_running = self.running
+            if still_running:  # wake requests waiting on a job that outlives the daemon
+                self.completed = self.requested
+                self.last_response = protocol.error("shutting_down", "the daemon stopped before the index job finished; run it again")
+                self.cond.notify_all()
+        if self.engine is not None and not still_running:
+            self.engine.close()
+
+    def describe(self) -> dict[str, Any]:
+        with self.cond:
+            queued = self.pending is not None
+            return {"root": str(self.root), "idle_s": round(self.idle_for(), 1), "active_requests": self.active,
+                    "job_running": self.running, "job_queued": queued, "jobs_done": self.jobs_done,
+                    "watching": self.watcher is not None}
+
+
+class Daemon:
+    """The ROUTER loop and the workspaces it holds."""
+
+    def __init__(self, endpoint: str, token: str, idle_timeout: float) -> None:
+        self.token = token
+        self.idle_timeout = idle_timeout
+        self.ctx = zmq.Context()
+        self.router = self.ctx.socket(zmq.ROUTER)
+        self.router.setsockopt(zmq.LINGER, 0)
+        self.router.setsockopt(zmq.MAXMSGSIZE, protocol.MAX_MESSAGE_BYTES)
+        self.router.bind(endpoint)
+        self.endpoint = self.router.getsockopt(zmq.LAST_ENDPOINT).decode()
+        if self.endpoint.startswith("ipc://"):
+            os.chmod(self.endpoint[len("ipc://"):], 0o600)
+        self.replies = self.ctx.socket(zmq.PULL)
+        self.replies.bind(REPLIES)
+        self.local = threading.local()
+        self.pool = ThreadPoolExecutor(WORKERS, thread_name_prefix="zg-worker")
+        self.embedders = EmbedderPool()
+        self.held: dict[Path, Held] = {}
+        self.lock = threading.Lock()
+        self.stopping = threading.Event()
+        self.started = time.time()
+        self.served = 0
+
+    # ----- replies -----------------------------------------------------------------------
+    def send(self, envelope: list[bytes], msg: dict[str, Any]) -> None:
+        """Queue a reply from any thread (the main loop forwards it to the ROUTER)."""
+        push = getattr(self.local, "push", None)
+        if push is None:
+            push = self.local.push = self.ctx.socket(zmq.PUSH)
+            push.setsockopt(zmq.LINGER, 1000)
+            push.connect(REPLIES)
+        push.send_multipart([*envelope, protocol.encode(msg)])
+
+    # ----- main loop ---------------------------------------------------------------------
+    def run(self) -> None:
+        """Serve until asked to stop (shutdown request, SIGTERM or SIGINT)."""
+        poller = zmq.Poller()
+        poller.register(self.router, zmq.POLLIN)
+        poller.register(self.replies, zmq.POLLIN)
+        log.info("daemon %s (pid %d) listening on %s", __version__, os.getpid(), self.endpoint)
+        while not self.stopping.is_set():
+            try:
+                events = dict(poller.poll(LOOP_TICK_MS))
+            except zmq.ZMQError as exc:  # EINTR from a signal: the loop condition decides
+                if exc.errno != zmq.EINTR:
+                    raise
+                continue
+            if self.replies in events:
+                while self.replies.poll(0):
+                    self.router.send_multipart(self.replies.recv_multipart())
+            if self.router in events:
+                while not self.stopping.is_set() and self.router.poll(0):
+                    self.on_message(self.router.recv_multipart())
+            self.release_idle()
+        self.close()
+
+    def on_message(self, frames: list[bytes]) -> None:
+        """Validate one request and answer it here (cheap ops) or on a worker thread."""
+        envelope, payload = frames[:-1], frames[-1]
+        if not envelope:
+            return
+        try:
+            if sum(len(f) for f in frames) > protocol.MAX_MESSAGE_BYTES:
+                raise protocol.ProtocolError("too_large", f"message exceeds the {protocol.MAX_MESSAGE_BYTES}-byte limit")
+            request = protocol.decode_request(payload)
+        except protocol.ProtocolError as exc:
+            log.warning("rejected a request: %s", exc.code)
+            self.router.send_multipart([*envelope, protocol.encode(protocol.error(exc.code, str(exc)))])
+            return
+        if not hmac.compare_digest(str(request.get("token", "")).encode(), self.token.encode()):
+            log.warning("rejected a request with a wrong token")
+            self.router.send_multipart([*envelope, protocol.encode(protocol.error(
+                "unauthorized", "wrong or missing token (the daemon was restarted? run the command again)"))])
+            return
+        op = request["op"]
+        if op in WORKSPACE_OPS:
+            self.dispatch(envelope, request)
+            return
+        if op == "ping":
+            reply = protocol.ok({"pong": True, "pid": os.getpid(), "version": __version__})
+        elif op == "server_status":
+            reply = protocol.ok(self.status())
+        else:  # shutdown
+            log.info("shutdown requested")
+            self.stopping.set()
+            reply = protocol.ok({"stopping": True, "pid": os.getpid()})
+        self.router.send_multipart([*envelope, protocol.encode(reply)])
+
+    def dispatch(self, envelope: list[bytes], request: dict[str, Any]) -> None:
+        """Find or create the workspace's Held and run the request on a worker."""
+        raw_root = request.get("root")
+        root = Path(raw_root) if raw_root else None
+        if root is None or not root.is_absolute() or not root.is_dir():
+            self.router.send_multipart([*envelope, protocol.encode(
+                protocol.error("bad_request", f"workspace root must be an existing absolute directory: {raw_root!r}"))])
+            return
+        args = request.get("args") or {}
+        flags = args.get("config") or {}
+        key = json.dumps(flags, sort_keys=True)
+        with self.lock:
+            held = self.held.get(root)
+            if held is not None and held.key != key:
+                if held.active or held.busy():
+                    self.router.send_multipart([*envelope, protocol.encode(protocol.error(
+                        "workspace_busy", f"the daemon is serving {root} with other settings right now; retry shortly"))])
+                    return
+                self.release(held)
+                held = None
+            if held is None:
+                held = self.held[root] = Held(root, key, flags, self.embedders, self.send)
+                log.info("holding workspace %s", root)
+            held.active += 1
+            held.last_used = time.monotonic()
+        self.pool.submit(self.serve, held, envelope, request)
+
+    def serve(self, held: Held, envelope: list[bytes], request: dict[str, Any]) -> None:
+        """Worker: answer one workspace request and queue the reply."""
+        started = time.monotonic()
+        try:
+            response = self.answer(held, envelope, request)
+        except Exception as exc:  # a bug must cost one request, not the daemon
+            from zgrep.engine import _error_response
+
+            log.exception("request %s failed", request["op"])
+            response = _error_response(exc)
+        finally:
+            with self.lock:
+                held.active -= 1
+                held.last_used = time.monotonic()
+                self.served += 1
+        log.info("%s %s: %s in %.1f ms", request["op"], held.root, "ok" if response["ok"] else response["error"]["code"],
+                 (time.monotonic() - started) * 1000)
+        self.send(envelope, response)
+
+    def answer(self, held: Held, envelope: list[bytes], request: dict[str, Any]) -> dict[str, Any]:
+        """Route one op: index work goes through the job queue, reads use a snapshot."""
+        from zgrep.engine import serve
+
+        op = request["op"]
+        args = dict(request.get("args") or {})
+        listener = envelope if args.pop("progress", False) else None
+        if op == "refresh":
+            paths = args.get("paths")
+            held.prepare(open_store=False)
+            held.submit(Work(paths=None if paths is None else set(paths)))
+            return protocol.ok({"root": str(held.root), "queued": True})
+        if op == "index" and not args.get("dry_run"):
+            paths = args.get("paths")
+            work = Work(full=bool(args.get("full")), paths=None if paths is None else set(paths))
+            return held.wait(held.submit(work), listener)
+        engine = held.prepare(open_store=False)
+        if op == "search":
+            refresh = args.get("refresh") or ("off" if held.watcher is not None else "wait")
+            if engine.manifest() is None and not args.get("no_index"):
+                refresh = "wait"
+            if refresh == "wait":
+                response = held.wait(held.submit(Work()), listener)
+                if not response["ok"]:
+                    return response
+            elif refresh == "background":
+                held.submit(Work())
+            args["refresh"] = "off"
+            if engine.manifest() is not None:
+                held.prepare(open_store=True)
+        return serve(held.view(), protocol.make_request(op, str(held.root), args))
+
+    # ----- workspaces --------------------------------------------------------------------
+    def release(self, held: Held) -> None:
+        """Forget a workspace and close its engine (caller holds self.lock)."""
+        self.held.pop(held.root, None)
+        held.close()
+        log.info("released workspace %s", held.root)
+
+    def release_idle(self) -> None:
+        """Release workspaces idle longer than the idle timeout (their Milvus Lite lock too)."""
+        with self.lock:
+            for held in list(self.held.values()):
+                if not held.active and not held.busy() and held.idle_for() > self.idle_timeout:
+                    self.release(held)
+
+    def status(self) -> dict[str, Any]:
+        with self.lock:
+            workspaces = [h.describe() for h in self.held.values()]
+        return {"pid": os.getpid(), "endpoint": self.endpoint, "version": __version__,
+                "protocol": protocol.PROTOCOL_VERSION, "started": self.started,
+                "uptime_s": round(time.time() - self.started, 1), "workspaces": workspaces,
+                "models": self.embedders.model_ids(), "requests_served": self.served,
+                "jobs_running": sum(w["job_running"] for w in workspaces),
+                "jobs_queued": sum(w["job_queued"] for w in workspaces),
+                "idle_timeout_s": self.idle_timeout, "max_rss_mb": round(max_rss_mb(), 1)}
+
+    def close(self) -> None:
+        """Release every workspace and the sockets."""
+        with self.lock:
+            for held in list(self.held.values()):
+                self.release(held)
+        self.pool.shutdown(wait=False, cancel_futures=True)
+        self.router.close(0)
+        self.replies.close(0)
+        log.info("daemon stopped")
+
+
+def max_rss_mb() -> float:
+    """Peak resident memory of this process in MiB."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def warm_up(pool: EmbedderPool) -> None:
+    """Import the engine stack and load the default model so the first request is fast."""
+    try:
+        import zgrep.indexer  # noqa: F401
+        import zgrep.searcher  # noqa: F401
+        from zgrep.engine import Engine
+
+        config = Config.load(None)
+        if config["embedding.provider"] == "local":
+            pool.adopt(config, Engine(Path.cwd(), config).embedder)
+        import zgrep.store.milvus  # noqa: F401
+    except Exception:  # warm-up is an optimisation; requests report real failures
+        log.exception("warm-up failed")
+
+
+def setup_logging(foreground: bool) -> Path:
+    """A rotating log file in the state dir (plus stderr in the foreground)."""
+    path = runtime.state_dir(create=True) / runtime.LOG_FILE
+    handler = logging.handlers.RotatingFileHandler(path, maxBytes=1_000_000, backupCount=3, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(threadName)s %(message)s"))
+    root = logging.getLogger("zgrep")
+    root.setLevel(logging.INFO)
+    root.addHandler(handler)
+    if foreground:
+        root.addHandler(logging.StreamHandler())
+    return path
+
+
+class AlreadyRunning(RuntimeError):
+    """Another daemon holds the runtime dir."""
+
+
+def take_alive_lock() -> int:
+    """flock the runtime dir's alive lock for this process's life; AlreadyRunning if taken."""
+    fd = os.open(runtime.runtime_dir(create=True) / runtime.ALIVE_LOCK, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        info = runtime.read_info() or {}
+        raise AlreadyRunning(f"a zg daemon is already running (pid {info.get('pid', '?')})") from None
+    return fd
+
+
+def run_daemon(endpoint: str, idle_timeout: float, foreground: bool = False) -> None:
+    """Run the daemon in this process until it is stopped; cleans its files on the way out."""
+    os.umask(0o077)
+    setup_logging(foreground)
+    alive = take_alive_lock()
+    runtime.remove_files(None)  # whatever is there belongs to a dead daemon
+    try:
+        token = runtime.new_token()
+        daemon = Daemon(endpoint or runtime.default_endpoint(), token, idle_timeout)
+    except Exception:
+        os.close(alive)
+        raise
+    rdir = runtime.runtime_dir()
+    runtime.write_private(rdir / runtime.PID_FILE, f"{os.getpid()}\n")
+    runtime.write_private(rdir / runtime.INFO_FILE, json.dumps(
+        {"pid": os.getpid(), "endpoint": daemon.endpoint, "version": __version__,
+         "protocol": protocol.PROTOCOL_VERSION, "started": daemon.started}))
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: daemon.stopping.set())
+    threading.Thread(target=warm_up, args=(daemon.embedders,), name="warm-up", daemon=True).start()
+    try:
+        daemon.run()
+    finally:
+        runtime.remove_files(daemon.endpoint)
+        os.close(alive)

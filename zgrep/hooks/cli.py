@@ -1,0 +1,96 @@
+"""`zg hooks install|uninstall|status` (and the hidden `run` the hook scripts call)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from zgrep.hooks.install import HOOKS, HookError, Outcome, hooks_status, install, uninstall
+from zgrep.workspace import git_toplevel
+
+
+def _root(path: str | None) -> Path:
+    """The git work-tree top level of PATH (default: the cwd); exit 2 outside git."""
+    base = Path(path or ".").resolve()
+    top = git_toplevel(base)
+    if top is None:
+        click.echo(f"zg: {base} is not inside a git repository (git hooks need one)", err=True)
+        sys.exit(2)
+    return top
+
+
+def _report(outcome: Outcome) -> None:
+    click.echo(f"hooks directory: {outcome.hooks_dir}")
+    for hook, what in outcome.done.items():
+        click.echo(f"  {hook}: {what}")
+    for hook, why in outcome.conflicts.items():
+        click.echo(f"zg: {hook}: {why}", err=True)
+    if outcome.conflicts:
+        sys.exit(1)
+
+
+@click.group()
+def hooks() -> None:
+    """Install, remove or inspect the git hooks that keep the index fresh."""
+
+
+@hooks.command("install")
+@click.argument("path", required=False)
+@click.option("--force", is_flag=True, help="Chain a hook even when an older chained hook is in the way (drops that one).")
+def install_cmd(path: str | None, force: bool) -> None:
+    """Install post-commit, post-merge, post-checkout, post-rewrite and pre-commit hooks."""
+    try:
+        _report(install(_root(path), force=force))
+    except (HookError, OSError) as exc:
+        click.echo(f"zg: {exc}", err=True)
+        sys.exit(2)
+
+
+@hooks.command("uninstall")
+@click.argument("path", required=False)
+def uninstall_cmd(path: str | None) -> None:
+    """Remove zgrep's hooks and restore the hooks they chained."""
+    try:
+        _report(uninstall(_root(path)))
+    except (HookError, OSError) as exc:
+        click.echo(f"zg: {exc}", err=True)
+        sys.exit(2)
+
+
+@hooks.command("status")
+@click.argument("path", required=False)
+@click.option("--json", "as_json", is_flag=True)
+def status_cmd(path: str | None, as_json: bool) -> None:
+    """Which hooks are installed, how fresh the index is vs HEAD, what waits to be indexed."""
+    st = hooks_status(_root(path))
+    if as_json:
+        click.echo(json.dumps(st))
+        return
+    click.echo(f"hooks directory: {st['hooks_dir']}")
+    for hook in HOOKS:
+        h = st["hooks"][hook]
+        click.echo(f"  {hook}: {h['state']}" + (" (chaining an earlier hook)" if h["chained"] else ""))
+    if st["pre_commit_framework"]:
+        click.echo("pre-commit framework: zg-index configured in .pre-commit-config.yaml")
+    if not st["indexed"]:
+        click.echo(("hooks installed, " if st["installed"] else "") + "not indexed (run: zg index)")
+        return
+    head, done = st["head_commit"], st["indexed_commit"]
+    fresh = "up to date with HEAD" if head and done == head else f"HEAD is {(head or '?')[:10]}"
+    click.echo(f"last indexed commit: {(done or 'none')[:10]} ({fresh})")
+    click.echo(f"pending paths: {st['pending']}" + (" (background indexer running)" if st["worker_running"] else ""))
+    if st["last_worker_log"]:
+        click.echo(f"last background pass: {st['last_worker_log']}")
+
+
+@hooks.command("run", hidden=True, context_settings={"ignore_unknown_options": True})
+@click.option("--from-pre-commit", is_flag=True, help="Called by the pre-commit framework (zg-index).")
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def run_cmd(from_pre_commit: bool, args: tuple[str, ...]) -> None:
+    """Run one hook (the installed scripts and the pre-commit framework call this)."""
+    from zgrep.hooks.run import main
+
+    sys.exit(main(["--from-pre-commit"] if from_pre_commit else list(args)))

@@ -1,0 +1,163 @@
+"""Install, remove and inspect zgrep's git hooks; an existing hook is chained, never clobbered."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from zgrep.hooks import pending
+
+HOOKS = ("post-commit", "post-merge", "post-checkout", "post-rewrite", "pre-commit")
+RUNNER = "zgrep-hook"
+CHAINED = ".zgrep-chained"
+MARKER = b"# zgrep-hook"
+SCRIPTS = Path(__file__).parent / "scripts"
+RUN_PY = Path(__file__).parent / "run.py"
+
+
+class HookError(RuntimeError):
+    """The hooks cannot be installed or removed as asked; the message names the way out."""
+
+
+@dataclass
+class Outcome:
+    """What install or uninstall did, hook by hook, and what it refused to do."""
+
+    hooks_dir: Path
+    done: dict[str, str] = field(default_factory=dict)
+    conflicts: dict[str, str] = field(default_factory=dict)
+
+
+def hooks_dir(root: Path) -> Path:
+    """The effective hooks directory (core.hooksPath, worktrees and the common dir respected)."""
+    proc = subprocess.run(["git", "-C", str(root), "rev-parse", "--path-format=absolute", "--git-path", "hooks"],
+                          capture_output=True, text=True, check=False, timeout=10)
+    if proc.returncode != 0 or not proc.stdout.strip():
+        raise HookError(f"{root} is not inside a git repository (git hooks need one)")
+    return Path(proc.stdout.strip())
+
+
+def is_ours(path: Path) -> bool:
+    """Whether `path` is a hook script zgrep installed."""
+    try:
+        with path.open("rb") as fh:
+            return MARKER in fh.read(512)
+    except (OSError, IsADirectoryError):
+        return False
+
+
+def runner_text() -> str:
+    """The shared runner with this interpreter and this zgrep baked in."""
+    text = (SCRIPTS / RUNNER).read_text("utf-8")
+    return text.replace("@ZG_PYTHON@", sys.executable).replace("@ZG_RUN@", str(RUN_PY))
+
+
+def _write_script(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.zgrep-tmp")
+    tmp.write_text(text, "utf-8")
+    tmp.chmod(0o755)
+    os.replace(tmp, path)
+
+
+def install(root: Path, force: bool = False) -> Outcome:
+    """Install every hook; a foreign hook moves to HOOK.zgrep-chained and runs first.
+
+    A foreign hook while a chained one already exists is a conflict: skipped unless `force`,
+    which chains the current hook and drops the older chained one.
+    """
+    out = Outcome(hooks_dir(root))
+    out.hooks_dir.mkdir(parents=True, exist_ok=True)
+    for hook in HOOKS:
+        target, chained = out.hooks_dir / hook, out.hooks_dir / (hook + CHAINED)
+        present = target.exists() or target.is_symlink()
+        if present and not is_ours(target):
+            if (chained.exists() or chained.is_symlink()) and not force:
+                out.conflicts[hook] = (f"{target} is not zgrep's and {chained.name} already exists; "
+                                       "re-run with --force to chain the current hook and drop the older one")
+                continue
+            os.replace(target, chained)
+            out.done[hook] = f"installed, chaining the existing hook ({chained.name})"
+        else:
+            out.done[hook] = "updated" if present else "installed"
+        _write_script(target, (SCRIPTS / hook).read_text("utf-8"))
+    _write_script(out.hooks_dir / RUNNER, runner_text())
+    return out
+
+
+def uninstall(root: Path) -> Outcome:
+    """Remove zgrep's hooks and put chained hooks back exactly (same file, bytes and mode)."""
+    out = Outcome(hooks_dir(root))
+    for hook in HOOKS:
+        target, chained = out.hooks_dir / hook, out.hooks_dir / (hook + CHAINED)
+        present = target.exists() or target.is_symlink()
+        if present and not is_ours(target):
+            out.conflicts[hook] = f"{target} is not zgrep's; left alone" + (
+                f" ({chained.name} kept)" if chained.exists() else "")
+            continue
+        if present:
+            target.unlink()
+            out.done[hook] = "removed"
+        if chained.exists() or chained.is_symlink():
+            os.replace(chained, target)
+            out.done[hook] = "removed, earlier hook restored"
+    runner = out.hooks_dir / RUNNER
+    if is_ours(runner) and not any(is_ours(out.hooks_dir / h) for h in HOOKS):
+        runner.unlink()
+    return out
+
+
+def _head(root: Path) -> str | None:
+    proc = subprocess.run(["git", "-C", str(root), "rev-parse", "-q", "--verify", "HEAD"],
+                          capture_output=True, text=True, check=False, timeout=10)
+    return proc.stdout.strip() or None
+
+
+def _read_manifest_commit(root: Path) -> tuple[bool, str | None]:
+    import json
+
+    try:
+        manifest = json.loads(pending.state_path(root, "manifest.json").read_text("utf-8"))
+    except (OSError, ValueError):
+        return False, None
+    return True, manifest.get("commit")
+
+
+def _last_log_line(root: Path) -> str | None:
+    try:
+        lines = pending.state_path(root, pending.LOG).read_text("utf-8", "replace").splitlines()
+    except OSError:
+        return None
+    return lines[-1] if lines else None
+
+
+def hooks_status(root: Path) -> dict[str, Any]:
+    """Hooks installed or not, index freshness vs HEAD, pending paths, the last worker log line."""
+    try:
+        directory: Path | None = hooks_dir(root)
+    except HookError:
+        directory = None
+    hooks: dict[str, dict[str, Any]] = {}
+    for hook in HOOKS:
+        target = directory / hook if directory else None
+        state = "missing"
+        if target is not None and (target.exists() or target.is_symlink()):
+            state = "installed" if is_ours(target) else "foreign"
+        chained = bool(directory and (directory / (hook + CHAINED)).exists())
+        hooks[hook] = {"state": state, "chained": chained}
+    runner_ok = bool(directory and is_ours(directory / RUNNER))
+    indexed, indexed_commit = _read_manifest_commit(root)
+    head = _head(root) if directory else None
+    config = root / ".pre-commit-config.yaml"
+    return {
+        "root": str(root), "hooks_dir": str(directory) if directory else None, "hooks": hooks,
+        "installed": runner_ok and all(h["state"] == "installed" for h in hooks.values()),
+        "pre_commit_framework": config.is_file() and "zg-index" in config.read_text("utf-8", "replace"),
+        "indexed": indexed, "indexed_commit": indexed_commit, "head_commit": head,
+        "fresh": indexed and head is not None and indexed_commit == head and pending.pending_count(root) == 0,
+        "pending": pending.pending_count(root), "worker_running": pending.worker_running(root),
+        "last_worker_log": _last_log_line(root),
+    }

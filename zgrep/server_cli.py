@@ -1,0 +1,212 @@
+"""`zg server on|off|status|run`: start, stop, inspect or run the resident daemon."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from typing import Any
+
+import click
+
+from zgrep import client, protocol, runtime
+from zgrep.config import Config, ConfigError
+
+STOP_WAIT_S = 15.0
+TERM_WAIT_S = 5.0
+
+
+def _config() -> Config:
+    try:
+        return Config.load(None)
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+def _fail(message: str, code: int = 1) -> None:
+    click.echo(f"zg: {message}", err=True)
+    sys.exit(code)
+
+
+def _wait_gone(pid: int, timeout_s: float) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while runtime.pid_alive(pid):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def _alive_lock_free() -> bool:
+    """True when no daemon holds the runtime dir (so any files there are stale)."""
+    path = runtime.runtime_dir() / runtime.ALIVE_LOCK
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        return True
+    except BlockingIOError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def _daemon_pid() -> int | None:
+    info = runtime.read_info()
+    if info is not None:
+        return info["pid"]
+    try:
+        return int((runtime.runtime_dir() / runtime.PID_FILE).read_text().strip())
+    except (OSError, ValueError):
+        return None
+
+
+@click.group()
+def server() -> None:
+    """The resident daemon: on, off, status, run."""
+
+
+@server.command()
+@click.option("--endpoint", default=None, help="ipc://PATH or tcp://127.0.0.1:PORT (config server.endpoint).")
+@click.option("--idle-timeout", type=float, default=None, help="Release workspaces idle this long (seconds).")
+@click.option("--timeout", type=float, default=30.0, show_default=True, help="Seconds to wait for readiness.")
+def on(endpoint: str | None, idle_timeout: float | None, timeout: float) -> None:
+    """Start the daemon in the background; exit 0 once it answers (idempotent)."""
+    info = client.probe(500)
+    if info is not None:
+        click.echo(f"zg daemon already running (pid {info['pid']}, {info['endpoint']})")
+        return
+    rdir = runtime.runtime_dir(create=True)
+    start_fd = os.open(rdir / runtime.START_LOCK, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(start_fd, fcntl.LOCK_EX)  # concurrent `zg server on`s start one daemon
+        info = client.probe(500)
+        if info is not None:
+            click.echo(f"zg daemon already running (pid {info['pid']}, {info['endpoint']})")
+            return
+        if _alive_lock_free():
+            stale = runtime.read_info()
+            runtime.remove_files(stale["endpoint"] if stale else None)
+        else:
+            pid = _daemon_pid()
+            _fail(f"a zg daemon (pid {pid}) is running but not answering; stop it with: zg server off")
+        _start(endpoint, idle_timeout, timeout)
+    finally:
+        os.close(start_fd)
+
+
+def _start(endpoint: str | None, idle_timeout: float | None, timeout: float) -> None:
+    cfg = _config()
+    argv = [sys.executable, "-m", "zgrep.cli", "server", "run", "--quiet",
+            "--endpoint", endpoint if endpoint is not None else cfg["server.endpoint"],
+            "--idle-timeout", str(idle_timeout if idle_timeout is not None else cfg["server.idle_timeout"])]
+    errfile = runtime.state_dir(create=True) / runtime.STDERR_FILE
+    with open(errfile, "wb") as err:
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
+                                start_new_session=True, close_fds=True, cwd="/")
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            tail = errfile.read_text("utf-8", "replace").strip().splitlines()
+            _fail(f"the daemon exited with status {proc.returncode}: {tail[-1] if tail else 'no output'} "
+                  f"(log: {runtime.state_dir() / runtime.LOG_FILE})")
+        info = client.probe(200)
+        if info is not None:
+            click.echo(f"zg daemon ready (pid {info['pid']}, {info['endpoint']})")
+            return
+        time.sleep(0.02)
+    proc.terminate()
+    _fail(f"the daemon did not answer within {timeout:g}s; see {runtime.state_dir() / runtime.LOG_FILE}")
+
+
+@server.command()
+@click.option("--timeout", type=float, default=STOP_WAIT_S, show_default=True,
+              help="Seconds to wait for a clean stop before SIGTERM, then SIGKILL.")
+def off(timeout: float) -> None:
+    """Stop the daemon: ask, wait, then SIGTERM and SIGKILL; remove its files."""
+    info = runtime.read_info()
+    pid = _daemon_pid()
+    if pid is None or not runtime.pid_alive(pid):
+        runtime.remove_files(info["endpoint"] if info else None)
+        click.echo("zg daemon not running")
+        return
+    if info is not None:
+        try:
+            client.exchange(info["endpoint"], protocol.make_request("shutdown", None, token=runtime.read_token()), 2.0, pid)
+        except client.DaemonLost:
+            pass
+    how = "stopped"
+    if not _wait_gone(pid, timeout):
+        os.kill(pid, signal.SIGTERM)
+        how = "stopped (SIGTERM)"
+        if not _wait_gone(pid, TERM_WAIT_S):
+            os.kill(pid, signal.SIGKILL)
+            how = "killed (SIGKILL)"
+            _wait_gone(pid, TERM_WAIT_S)
+    runtime.remove_files(info["endpoint"] if info else None)
+    click.echo(f"zg daemon {how} (pid {pid})")
+
+
+@server.command()
+@click.option("--json", "as_json", is_flag=True)
+@click.option("--check-ready", is_flag=True, help="Print nothing; exit 0 when ready, 1 when not.")
+@click.option("--timeout-ms", type=int, default=500, show_default=True)
+def status(as_json: bool, check_ready: bool, timeout_ms: int) -> None:
+    """Show pid, endpoint, uptime, workspaces, models, jobs and memory (exit 1 if not running)."""
+    if check_ready:
+        sys.exit(0 if client.probe(timeout_ms) is not None else 1)
+    info = client.probe(timeout_ms)
+    if info is None:
+        state = client.daemon_state(timeout_ms)
+        click.echo(json.dumps(state) if as_json else
+                   f"zg daemon: {'running (pid %s) but not answering' % state['pid'] if state['running'] else 'not running'}")
+        sys.exit(1)
+    try:
+        reply = client.exchange(info["endpoint"], protocol.make_request("server_status", None, token=runtime.read_token()),
+                                5.0, info["pid"])
+    except client.DaemonLost as exc:
+        _fail(str(exc))
+    if not reply["ok"]:
+        _fail(reply["error"]["message"])
+    result: dict[str, Any] = {"running": True, "ready": True, **reply["result"]}
+    if as_json:
+        click.echo(json.dumps(result))
+        return
+    rows = [("pid", result["pid"]), ("endpoint", result["endpoint"]), ("version", result["version"]),
+            ("uptime", f"{result['uptime_s']:.0f}s"), ("models", ", ".join(result["models"]) or "none loaded"),
+            ("jobs", f"{result['jobs_running']} running, {result['jobs_queued']} queued"),
+            ("requests", result["requests_served"]), ("memory", f"{result['max_rss_mb']} MiB peak RSS"),
+            ("workspaces", len(result["workspaces"]))]
+    for key, value in rows:
+        click.echo(f"{key:>10}: {value}")
+    for ws in result["workspaces"]:
+        job = "indexing" if ws["job_running"] else "idle"
+        click.echo(f"{'':>12}{ws['root']} ({job}, idle {ws['idle_s']:.0f}s, {'watching' if ws['watching'] else 'not watching'})")
+
+
+@server.command()
+@click.option("--endpoint", default=None, help="ipc://PATH or tcp://127.0.0.1:PORT (config server.endpoint).")
+@click.option("--idle-timeout", type=float, default=None, help="Release workspaces idle this long (seconds).")
+@click.option("--quiet", is_flag=True, help="Log to the log file only.")
+def run(endpoint: str | None, idle_timeout: float | None, quiet: bool) -> None:
+    """Run the daemon in the foreground (systemd, docker, debugging)."""
+    import zmq
+
+    from zgrep.daemon import AlreadyRunning, run_daemon
+
+    cfg = _config()
+    endpoint = endpoint if endpoint is not None else cfg["server.endpoint"]
+    if endpoint and not endpoint.startswith(("ipc://", "tcp://")):
+        _fail(f"unsupported endpoint {endpoint!r}: use ipc://PATH or tcp://127.0.0.1:PORT", 2)
+    try:
+        run_daemon(endpoint, idle_timeout if idle_timeout is not None else cfg["server.idle_timeout"], not quiet)
+    except AlreadyRunning as exc:
+        _fail(str(exc))
+    except zmq.ZMQError as exc:
+        _fail(f"cannot listen on {endpoint or runtime.default_endpoint()}: {exc}")
