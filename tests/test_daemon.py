@@ -6,7 +6,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any, Iterator
@@ -196,8 +195,6 @@ def test_bad_messages_get_answers_and_the_daemon_keeps_serving(daemon: tuple[Use
         reply = json.loads(sock.recv_multipart()[-1])
         assert reply["ok"] is False and reply["error"]["code"] == code, (payload[:40], reply)
         assert user.request("ping")["ok"]
-    version = [r for p, c in cases if c == "version_mismatch" for r in [p]]
-    assert version
     huge = raw_socket(endpoint)
     huge.send_multipart([b"", b"x" * (100 * 1024 * 1024)])
     with pytest.raises(zmq.Again):  # libzmq drops the oversized frame and the peer

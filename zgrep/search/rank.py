@@ -13,6 +13,7 @@ from zgrep.store.milvus import RouteHit
 _TEST_PATH = re.compile(r"(^|/)(tests?|testing|spec|__tests__)(/|$)|(^|/)test_[^/]*$|_test\.[a-z]+$|\.(test|spec)\.[a-z]+$")
 _VENDOR_PATH = re.compile(r"(^|/)(vendor|vendored|third_party|thirdparty|external|_vendor)(/|$)")
 _DEFINITION_KINDS = frozenset({"class", "interface", "function"})
+SCORE_SCALE = 2.0  # fused scores lie in 0-1; boosts can roughly double the best one
 
 
 @dataclass
@@ -33,6 +34,20 @@ class RankSettings:
     fusion: str = "rrf"
     rrf_k: int = 60
     weights: dict[str, float] = field(default_factory=lambda: {"lexical": 1.0, "semantic": 0.6})
+
+
+@dataclass(frozen=True)
+class RerankSettings:
+    """Boosts (fractions of the best fused score) and penalties (multipliers) of the rerank."""
+
+    symbol_exact: float = 1.0
+    symbol_partial: float = 0.25
+    path_match: float = 0.6
+    file_coherence: float = 0.2
+    definition: float = 0.05
+    test_penalty: float = 0.75
+    vendor_penalty: float = 0.8
+    diversity: float = 0.8
 
 
 def fuse(routes: dict[str, list[RouteHit]], settings: RankSettings) -> list[Candidate]:
@@ -75,46 +90,79 @@ def _name_terms(name: str) -> set[str]:
     return {stem(p) for p in split_identifier(name) if len(p) > 1}
 
 
-def _is_code_query(query: str) -> bool:
-    return bool(re.search(r"[A-Za-z0-9]_[A-Za-z0-9]|[a-z][A-Z]|\.\w+\(|^\w+$", query.strip()))
+def _keywords(query: str) -> set[str]:
+    return {w for w in (m.lower() for m in re.findall(r"[A-Za-z][A-Za-z0-9]*", query)) if len(w) > 2 and w not in STOPWORDS}
 
 
-def rerank(query: str, candidates: list[Candidate]) -> list[Candidate]:
-    """Boost symbol/file-name matches and definitions, demote tests/vendored code, diversify files."""
+def _path_parts(path: str) -> set[str]:
+    """Words of a file's stem and its parent directory (`sansio/app.py` → sansio, app)."""
+    pieces = path.split("/")
+    names = [pieces[-1].split(".", 1)[0]] + ([pieces[-2]] if len(pieces) > 1 else [])
+    return {p for name in names for p in split_identifier(name) if len(p) > 1}
+
+
+def _prefix_overlap(keywords: set[str], parts: set[str]) -> int:
+    """Keywords matching a path part exactly or by a shared prefix of 3+ characters."""
+    hits = 0
+    for word in keywords:
+        for part in parts:
+            short, long_ = (word, part) if len(word) <= len(part) else (part, word)
+            if len(short) >= 3 and long_.startswith(short):
+                hits += 1
+                break
+    return hits
+
+
+def rerank(query: str, candidates: list[Candidate], settings: RerankSettings | None = None) -> list[Candidate]:
+    """Boost symbol/file-name matches, definitions and coherent files; demote tests/vendored code; diversify."""
+    cfg = settings or RerankSettings()
+    if not candidates:
+        return []
+    top = max(c.fused for c in candidates)
     terms = query_terms(query)
+    keywords = _keywords(query)
     raw_words = {w.lower() for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", query)}
-    wants_tests = bool(terms & {"test", "tests", "spec", "fixture"})
+    wants_tests = bool(terms & {"test", "spec", "fixture"})
+    file_sum: dict[str, float] = {}
+    best_of_file: dict[str, Candidate] = {}
+    for cand in candidates:
+        path = cand.fields["path"]
+        file_sum[path] = file_sum.get(path, 0.0) + cand.fused
+        if path not in best_of_file or cand.fused > best_of_file[path].fused:
+            best_of_file[path] = cand
+    max_file = max(file_sum.values())
     for cand in candidates:
         f = cand.fields
-        boost = 1.0
+        score = cand.fused
         symbol = f.get("symbol") or ""
         if symbol and symbol.lower() in raw_words:
-            boost *= 1.6
+            score += top * cfg.symbol_exact
         elif symbol and terms:
-            overlap = len(_name_terms(symbol) & terms) / max(1, len(_name_terms(symbol)))
-            boost *= 1.0 + 0.25 * overlap
-        stem_name = f["path"].rsplit("/", 1)[-1].split(".", 1)[0]
-        if terms and _name_terms(stem_name) & terms:
-            boost *= 1.1
+            score += top * cfg.symbol_partial * len(_name_terms(symbol) & terms) / max(1, len(_name_terms(symbol)))
+        if keywords:
+            ratio = _prefix_overlap(keywords, _path_parts(f["path"])) / len(keywords)
+            score += top * cfg.path_match * ratio
+        if best_of_file[f["path"]] is cand:
+            score += top * cfg.file_coherence * file_sum[f["path"]] / max_file
         if f.get("symbol_kind") in _DEFINITION_KINDS:
-            boost *= 1.05
+            score *= 1.0 + cfg.definition
         if not wants_tests and _TEST_PATH.search(f["path"]):
-            boost *= 0.75
+            score *= cfg.test_penalty
         if _VENDOR_PATH.search(f["path"]):
-            boost *= 0.8
-        cand.score = cand.fused * boost
+            score *= cfg.vendor_penalty
+        cand.score = score
     ranked = sorted(candidates, key=lambda c: -c.score)
-    return _diversify(ranked)
+    return _diversify(ranked, cfg.diversity)
 
 
-def _diversify(ranked: list[Candidate]) -> list[Candidate]:
-    """Decay repeated hits from the same file so other files surface."""
+def _diversify(ranked: list[Candidate], decay: float) -> list[Candidate]:
+    """Decay repeated hits from the same file so other files surface; scale scores to 0-1."""
     seen: dict[str, int] = {}
     for cand in ranked:
         n = seen.get(cand.fields["path"], 0)
-        cand.score *= math.pow(0.8, n)
+        cand.score *= math.pow(decay, n)
         seen[cand.fields["path"]] = n + 1
     ranked.sort(key=lambda c: -c.score)
     for cand in ranked:
-        cand.score = min(1.0, cand.score)
+        cand.score = min(1.0, cand.score / SCORE_SCALE)
     return ranked

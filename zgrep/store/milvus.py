@@ -161,6 +161,10 @@ class MilvusStore:
             self.client.close()
         except Exception:  # closing a dead connection must not mask the real error
             pass
+        if self.uri.endswith(".db"):  # the in-process Milvus Lite server keeps the dir locked until released
+            from milvus_lite.server_manager import server_manager_instance
+
+            server_manager_instance.release_server(self.uri)
 
 
 def _route_hits(res: Any) -> list[RouteHit]:
