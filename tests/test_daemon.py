@@ -26,7 +26,7 @@ class User:
         self.env = {k: v for k, v in os.environ.items() if not k.startswith("ZG_")}
         for name in ("HOME", "XDG_RUNTIME_DIR", "XDG_STATE_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME"):
             path = base / name.lower()
-            path.mkdir(mode=0o700, exist_ok=True)
+            path.mkdir(mode=0o700, parents=True, exist_ok=True)
             self.env[name] = str(path)
         self.env["HF_HUB_OFFLINE"] = "1"
 
@@ -234,7 +234,7 @@ def test_searches_are_served_while_an_index_job_runs(daemon: tuple[User, Path], 
     assert still_running, "the searches waited for the index job"
     stdout, stderr = indexing.communicate(timeout=120)
     assert indexing.returncode == 0, stderr
-    assert json.loads(stdout)["files"] == 303
+    assert json.loads(stdout)["files"] == 300
 
 
 def test_kill9_midway_falls_back_to_direct_and_on_cleans_stale_files(tmp_path: Path,

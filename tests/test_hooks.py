@@ -47,11 +47,11 @@ def wait_idle(root: Path, timeout: float = 30.0) -> None:
         time.sleep(0.2)
 
 
-def found(root: Path, query: str) -> set[str]:
-    """Paths `zg search --json` returns for `query`."""
-    proc = zg("search", query, "--json", "--preview", "none", cwd=root)
+def found(root: Path, symbol: str) -> set[str]:
+    """Paths of the `zg search --json` hits that define `symbol` (the query)."""
+    proc = zg("search", symbol, "--json", "--preview", "none", cwd=root)
     assert proc.returncode in (0, 1), proc.stderr
-    return {hit["path"] for hit in json.loads(proc.stdout)["hits"]}
+    return {hit["path"] for hit in json.loads(proc.stdout)["hits"] if hit["symbol"] == symbol}
 
 
 def passes(root: Path) -> int:
@@ -195,6 +195,18 @@ def test_index_follows_commit_checkout_merge_and_rewrite(indexed: Path) -> None:
     wait_idle(repo)
     hits = found(repo, "compute_zorblax_ratio")
     assert "src/ratio.py" in hits and "src/quux.py" not in hits | found(repo, "compute_quuxification_ratio")
+
+    # A rebase onto a main that gained a function: post-checkout/post-rewrite bring it in.
+    git(repo, "checkout", "-q", "main")
+    write(repo, "src/base.py", "def base_helper(x):\n    return x + 1\n\n\ndef rebased_wibble_sprocket():\n    return 2\n")
+    assert commit(repo, "main moves", "-a").returncode == 0
+    git(repo, "checkout", "-q", "side")
+    wait_idle(repo)
+    assert "src/base.py" not in found(repo, "rebased_wibble_sprocket")
+    git(repo, "rebase", "-q", "main")
+    wait_idle(repo)
+    assert "src/base.py" in found(repo, "rebased_wibble_sprocket")
+    assert "src/ratio.py" in found(repo, "compute_zorblax_ratio")
     assert "index pass failed" not in pending.state_path(repo, pending.LOG).read_text()
 
 

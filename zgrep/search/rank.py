@@ -42,12 +42,12 @@ class RerankSettings:
 
     symbol_exact: float = 1.0
     symbol_partial: float = 0.25
-    path_match: float = 0.6
+    path_match: float = 1.0
     file_coherence: float = 0.2
     definition: float = 0.05
     test_penalty: float = 0.75
     vendor_penalty: float = 0.8
-    diversity: float = 0.8
+    diversity: float = 0.5
 
 
 def fuse(routes: dict[str, list[RouteHit]], settings: RankSettings) -> list[Candidate]:

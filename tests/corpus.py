@@ -1,0 +1,247 @@
+"""A small multi-language workspace, helpers to run `zg` against it, and to read its index.
+
+Shared by test_index_search.py, test_cli.py, test_faults.py and test_milvus_server.py (not
+fixtures: each test module builds what it needs with these).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from conftest import ZG, git
+
+# Every definition is at least 10 lines long so the chunker keeps it as its own chunk.
+FILES: dict[str, str] = {
+    "src/auth/users.py": '''\
+"""User accounts."""
+
+
+def getUserName(user_id, directory):
+    """Look up the display name of one account in the directory."""
+    record = directory.lookup(user_id)
+    if record is None:
+        raise KeyError(user_id)
+    first = record.get("first", "")
+    last = record.get("last", "")
+    display = f"{first} {last}".strip()
+    if not display:
+        display = record["login"]
+    return display
+
+
+class SessionStore:
+    """Keeps signed session cookies for logged-in visitors."""
+
+    def __init__(self, secret):
+        self.secret = secret
+        self.sessions = {}
+        self.created = 0
+        self.expired = 0
+        self.max_age = 3600
+        self.cookie_name = "sid"
+        self.domain = None
+        self.secure = True
+
+    def sign_cookie(self, value):
+        """Sign a session cookie value with the secret key using HMAC."""
+        import hashlib
+        import hmac
+
+        digest = hmac.new(self.secret, value.encode(), hashlib.sha256)
+        signature = digest.hexdigest()
+        signed = f"{value}.{signature}"
+        self.created += 1
+        return signed
+''',
+    "src/net/retry.py": '''\
+"""Network helpers."""
+
+import time
+
+
+def retry_with_backoff(call, attempts=5, base_delay=0.5):
+    """Call `call`; on failure wait exponentially longer before each retry."""
+    last_error = None
+    for attempt in range(attempts):
+        try:
+            return call()
+        except ConnectionError as exc:
+            last_error = exc
+            delay = base_delay * (2 ** attempt)
+            time.sleep(delay)
+    raise last_error
+''',
+    "src/config/loader.go": '''\
+package config
+
+import (
+	"os"
+
+	"gopkg.in/yaml.v3"
+)
+
+// ParseConfig reads the YAML configuration file at path and decodes it.
+func ParseConfig(path string) (*Settings, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var settings Settings
+	if err := yaml.Unmarshal(raw, &settings); err != nil {
+		return nil, err
+	}
+	return &settings, nil
+}
+''',
+    "web/render.js": '''\
+// Browser-side HTML rendering.
+
+function renderTemplate(name, context) {
+  // Fill an HTML template with values, escaping each one.
+  const template = TEMPLATES[name];
+  if (!template) {
+    throw new Error("no template " + name);
+  }
+  let html = template;
+  for (const [key, value] of Object.entries(context)) {
+    html = html.replaceAll("{{" + key + "}}", escapeHtml(String(value)));
+  }
+  return html;
+}
+''',
+    "src/checksum.rs": '''\
+/// Checksums for stored blocks.
+
+pub fn crc32_checksum(data: &[u8]) -> u32 {
+    // Cyclic redundancy check over the bytes, polynomial 0xEDB88320.
+    let mut crc: u32 = 0xFFFF_FFFF;
+    for byte in data {
+        crc ^= *byte as u32;
+        for _ in 0..8 {
+            let mask = (!(crc & 1)).wrapping_add(1);
+            crc = (crc >> 1) ^ (0xEDB8_8320 & mask);
+        }
+    }
+    !crc
+}
+''',
+    "docs/guide.md": '''\
+# Guide
+
+## Installing the tool
+
+Download the release archive, unpack it somewhere on your PATH and run the
+installer once. The installer asks where to keep its data directory.
+
+## Troubleshooting slow startup
+
+When startup is slow, clear the thumbnail cache and disable plugins one at a time
+until the culprit is found.
+''',
+    "tests/test_retry.py": '''\
+from src.net.retry import retry_with_backoff
+
+
+def test_retry_gives_up_after_attempts():
+    calls = []
+
+    def flaky():
+        calls.append(1)
+        raise ConnectionError("down")
+
+    try:
+        retry_with_backoff(flaky, attempts=3, base_delay=0)
+    except ConnectionError:
+        pass
+    assert len(calls) == 3
+''',
+}
+
+
+def write_files(root: Path, files: dict[str, str | bytes]) -> None:
+    for rel, content in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8")
+
+
+def make_repo(root: Path, files: dict[str, str | bytes] | None = None, commit: bool = True) -> Path:
+    """A git repository at `root` holding `files` (default: FILES), committed."""
+    root.mkdir(parents=True, exist_ok=True)
+    git(root, "init", "-q", "-b", "main")
+    write_files(root, FILES if files is None else files)
+    if commit:
+        git(root, "add", "-A")
+        git(root, "commit", "-q", "-m", "initial")
+    return root
+
+
+def user_env(base: Path) -> dict[str, str]:
+    """A complete environment for `zg` with its own XDG dirs and no ZG_* settings (no daemon)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ZG_")}
+    for name in ("XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_RUNTIME_DIR"):
+        path = base / name.lower()
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        env[name] = str(path)
+    env["HF_HUB_OFFLINE"] = "1"
+    env.pop("NO_COLOR", None)
+    return env
+
+
+def run_zg(*args: str, cwd: Path, env: dict[str, str] | None = None, input: str | None = None,
+           timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """Run `zg` with exactly `env` (or this process's environment)."""
+    return subprocess.run([ZG, *args], cwd=cwd, env=env if env is not None else dict(os.environ), input=input,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def json_out(proc: subprocess.CompletedProcess[str]) -> Any:
+    assert proc.returncode in (0, 1), f"exit {proc.returncode}: {proc.stderr}"
+    return json.loads(proc.stdout)
+
+
+def assert_one_line_error(proc: subprocess.CompletedProcess[str], *needles: str) -> None:
+    """Exit 2, a single `zg: ...` line on stderr naming each needle, no traceback."""
+    assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("zg: "), proc.stderr
+    assert "Traceback" not in proc.stderr
+    for needle in needles:
+        assert needle in lines[0], (needle, lines[0])
+
+
+def store_rows(root: Path) -> list[dict[str, Any]]:
+    """Every chunk row (id, path, start_line, end_line) in the workspace's Milvus collection.
+
+    Opens the store in this process, so no other process may hold the workspace."""
+    from zgrep.engine import Engine
+
+    engine = Engine(root)
+    try:
+        store = engine._open_store(create=False)
+        store.ensure_loaded()
+        rows: list[dict[str, Any]] = []
+        iterator = store.client.query_iterator(store.collection, batch_size=1000, filter="",
+                                               output_fields=["id", "path", "start_line", "end_line"])
+        while True:
+            batch = iterator.next()
+            if not batch:
+                iterator.close()
+                break
+            rows.extend(batch)
+        return rows
+    finally:
+        engine.close()
+
+
+def state_files(root: Path) -> dict[str, list[Any]]:
+    """The per-file state zg keeps in .zgrep/files.json."""
+    return json.loads((root / ".zgrep" / "files.json").read_text())["files"]
