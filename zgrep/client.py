@@ -185,8 +185,8 @@ def call(op: str, root: str, args: dict[str, Any], mode: str = "auto",
         refuse_if_daemon_holds(root)
         return call_direct(op, root, args), "direct"
     info = probe(probe_ms)
-    if info is None and runtime.read_info() is not None and workspace_holder(root) is not None:
-        info = probe(BUSY_PROBE_MS)  # a busy daemon holding this workspace: give it longer
+    if info is None and (running := runtime.read_info()) is not None and runtime.pid_alive(running["pid"]):
+        info = probe(BUSY_PROBE_MS)  # a live daemon that is busy (an index job): give it longer
     if info is None:
         if mode == "server":
             raise ClientError(NO_DAEMON, code="no_daemon")

@@ -241,7 +241,7 @@ class Held:
 class Daemon:
     """The ROUTER loop and the workspaces it holds."""
 
-    def __init__(self, endpoint: str, token: str, idle_timeout: float) -> None:
+    def __init__(self, endpoint: str, token: str, idle_timeout: float, embedders: EmbedderPool) -> None:
         self.token = token
         self.idle_timeout = idle_timeout
         self.ctx = zmq.Context()
@@ -256,7 +256,7 @@ class Daemon:
         self.replies.bind(REPLIES)
         self.local = threading.local()
         self.pool = ThreadPoolExecutor(WORKERS, thread_name_prefix="zg-worker")
-        self.embedders = EmbedderPool()
+        self.embedders = embedders
         self.held: dict[Path, Held] = {}
         self.lock = threading.Lock()
         self.stopping = threading.Event()
@@ -497,9 +497,11 @@ def run_daemon(endpoint: str, idle_timeout: float, foreground: bool = False) -> 
     setup_logging(foreground)
     alive = take_alive_lock()
     runtime.remove_files(None)  # whatever is there belongs to a dead daemon
+    pool = EmbedderPool()
+    warm_up(pool)  # before binding: once the daemon answers, it answers fast
     try:
         token = runtime.new_token()
-        daemon = Daemon(endpoint or runtime.default_endpoint(), token, idle_timeout)
+        daemon = Daemon(endpoint or runtime.default_endpoint(), token, idle_timeout, pool)
     except Exception:
         os.close(alive)
         raise
@@ -510,7 +512,6 @@ def run_daemon(endpoint: str, idle_timeout: float, foreground: bool = False) -> 
          "protocol": protocol.PROTOCOL_VERSION, "started": daemon.started}))
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: daemon.stopping.set())
-    threading.Thread(target=warm_up, args=(daemon.embedders,), name="warm-up", daemon=True).start()
     try:
         daemon.run()
     finally:

@@ -23,6 +23,7 @@ class Plan:
     unchanged: int = 0
     skipped: dict[str, int] = field(default_factory=dict)
     loaded: dict[str, Any] = field(default_factory=dict)
+    touched: bool = False
 
 
 def normalise_paths(root: Path, paths: list[str]) -> list[str]:
@@ -77,6 +78,7 @@ def plan(engine: Engine, paths: list[str] | None, full: bool) -> Plan:
             continue
         if not full and rec is not None and rec.sha256 == loaded.sha256:
             rec.size, rec.mtime_ns = st
+            result.touched = True
             result.unchanged += 1
             continue
         result.changed.append(rel)
@@ -110,7 +112,14 @@ def run_index(engine: Engine, args: dict[str, Any], progress: Progress | None) -
     if args.get("dry_run"):
         report.update(changed_paths=work.changed, deleted_paths=work.deleted)
         return report
+    if not full and manifest is not None and manifest.get("complete") and not work.changed and not work.deleted:
+        return _nothing_changed(engine, manifest, work, report, started)
     store = engine._open_store(create=True)
+    if not full and manifest is not None and not manifest.get("complete", True) and not _consistent(engine, store):
+        full = True
+        engine._files = {}
+        work = plan(engine, None, True)
+        report.update(changed=len(work.changed), deleted=0, unchanged=0, skipped=work.skipped, repaired=True)
     if full:
         store.drop()
         store.create()
@@ -138,7 +147,7 @@ def run_index(engine: Engine, args: dict[str, Any], progress: Progress | None) -
         for rel in batch:
             loaded = work.loaded[rel]
             lang = chunks_by_file[rel][0].language if chunks_by_file[rel] else _language(rel)
-            files[rel] = FileRecord(loaded.sha256, loaded.size, _mtime_ns(loaded), lang, len(chunks_by_file[rel]))
+            files[rel] = FileRecord(loaded.sha256, loaded.size, loaded.mtime_ns, lang, len(chunks_by_file[rel]))
         engine._save_files()
         chunks_done += len(all_chunks)
         if progress:
@@ -154,14 +163,28 @@ def run_index(engine: Engine, args: dict[str, Any], progress: Progress | None) -
     return report
 
 
+def _nothing_changed(engine: Engine, manifest: dict[str, Any], work: Plan, report: dict[str, Any],
+                     started: float) -> dict[str, Any]:
+    """Record refreshed stat data and the current commit without touching Milvus."""
+    if work.touched:
+        engine._save_files()
+    commit = head_commit(engine.ws.root)
+    if manifest.get("commit") != commit:
+        engine.ws.write_manifest({**manifest, "commit": commit})
+    files = engine.files()
+    report.update(chunks=0, embedded=0, files=len(files), took_s=round(time.monotonic() - started, 3))
+    return report
+
+
+def _consistent(engine: Engine, store: Any) -> bool:
+    """After an interrupted run: does Milvus hold exactly the chunks the state records?"""
+    return store.count() == sum(rec.chunks for rec in engine.files().values())
+
+
 def _language(rel: str) -> str:
     from zgrep.chunking import detect_language
 
     return detect_language(rel)
-
-
-def _mtime_ns(loaded: Any) -> int:
-    return int(getattr(loaded, "mtime_ns", int(loaded.mtime * 1e9)))
 
 
 def _vectors(engine: Engine, chunks: list[Chunk]) -> tuple[dict[str, Any], int]:
