@@ -132,7 +132,7 @@ def test_version_mismatch_names_both_versions(daemon: tuple[User, Path]) -> None
 
 
 def test_searches_are_served_while_an_index_job_runs(daemon: tuple[User, Path], tmp_path: Path) -> None:
-    user, _ = daemon
+    user, first = daemon
     repo = make_repo(tmp_path / "busy")
     assert user.zg("index", "--mode", "direct", cwd=repo).returncode == 0
     make_repo(tmp_path / "more", files=300)
@@ -150,6 +150,9 @@ def test_searches_are_served_while_an_index_job_runs(daemon: tuple[User, Path], 
         assert json.loads(stdout)["mode"] == "server"
     assert json.loads(outputs[0][0])["hits"][0]["path"] == "retry.py"
     assert still_running, "the searches waited for the index job"
+    assert user.zg("search", "--mode", "server", "cache", cwd=first).returncode == 0
+    status = user.server_status()
+    assert len(status["workspaces"]) == 2 and status["model_instances"] == 1  # one model for both
     stdout, stderr = indexing.communicate(timeout=120)
     assert indexing.returncode == 0, stderr
     assert json.loads(stdout)["files"] == 300

@@ -48,10 +48,10 @@ def wait_idle(root: Path, timeout: float = 30.0) -> None:
 
 
 def found(root: Path, symbol: str) -> set[str]:
-    """Paths of the `zg search --json` hits that define `symbol` (the query)."""
-    proc = zg("search", symbol, "--json", "--preview", "none", cwd=root)
+    """Paths of the `zg search --json` hits whose text defines `symbol` (the query)."""
+    proc = zg("search", symbol, "--json", "--preview", "full", cwd=root)
     assert proc.returncode in (0, 1), proc.stderr
-    return {hit["path"] for hit in json.loads(proc.stdout)["hits"] if hit["symbol"] == symbol}
+    return {hit["path"] for hit in json.loads(proc.stdout)["hits"] if f"def {symbol}(" in hit["preview"]}
 
 
 def passes(root: Path) -> int:
@@ -206,7 +206,8 @@ def test_index_follows_commit_checkout_merge_and_rewrite(indexed: Path) -> None:
     git(repo, "rebase", "-q", "main")
     wait_idle(repo)
     assert "src/base.py" in found(repo, "rebased_wibble_sprocket")
-    assert "src/ratio.py" in found(repo, "compute_zorblax_ratio")
+    # (the rebase drops the amended merge commit, so the quux commit comes back as it was)
+    assert "src/quux.py" in found(repo, "compute_quuxification_ratio") and not found(repo, "compute_zorblax_ratio")
     assert "index pass failed" not in pending.state_path(repo, pending.LOG).read_text()
 
 

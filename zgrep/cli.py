@@ -212,6 +212,9 @@ def status(path: str | None, as_json: bool, mode: str | None, model: str | None,
     root, cfg = resolve(path)
     result, used = run("status", root, cfg, {"config": config_flags(model, milvus_uri)}, mode)
     result["mode"] = used
+    from zgrep.client import daemon_state
+
+    result["daemon"] = daemon_state()
     if as_json:
         click.echo(json.dumps(result))
         return
@@ -226,6 +229,7 @@ def status(path: str | None, as_json: bool, mode: str | None, model: str | None,
         ("freshness", "stale vs HEAD (run: zg index)" if result.get("stale_vs_head") else "up to date with HEAD"
          if result.get("head_commit") else "not a git repository"),
         ("mode", used),
+        ("daemon", f"running (pid {result['daemon']['pid']})" if result["daemon"].get("running") else "not running"),
     ]
     for key, value in rows:
         click.echo(f"{key:>13}: {value}")
@@ -282,9 +286,15 @@ def config() -> None:
 @config.command("show")
 @click.option("--json", "as_json", is_flag=True)
 @click.option("--root", "root_dir", default=None)
-def config_show(as_json: bool, root_dir: str | None) -> None:
-    """Print the merged configuration and where each value came from."""
-    _, cfg = resolve(root_dir)
+@common_options
+def config_show(as_json: bool, root_dir: str | None, mode: str | None, model: str | None,
+                milvus_uri: str | None) -> None:
+    """Print the merged configuration and where each value came from (flags included)."""
+    root, _ = resolve(root_dir)
+    try:
+        cfg = Config.load(root, {**config_flags(model, milvus_uri), "mode": mode})
+    except ConfigError as exc:
+        fail(str(exc))
     if as_json:
         click.echo(json.dumps({k: {"value": v, "source": cfg.source(k)} for k, v in cfg.values.items()}))
         return

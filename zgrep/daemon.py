@@ -5,6 +5,10 @@ replies back through an inproc PUSH/PULL pair; each held workspace has at most o
 thread (requests coalesce) and one polling file watcher. Index jobs write through the real
 Engine; searches and status read a snapshot view of it (shared store, model and cache, a
 copy of the file table), so they never wait for a running job.
+
+Search freshness here: `--refresh wait` queues an incremental pass and waits for it; when no
+`--refresh` is given the default is `off` once the workspace's watcher runs (edits reach the
+index about a second after they are saved) and `wait` before that (first use).
 """
 
 from __future__ import annotations
@@ -76,9 +80,9 @@ class EmbedderPool:
         with self._lock:
             return self._models.setdefault(self.key(config), embedder)
 
-    def model_ids(self) -> list[str]:
+    def describe(self) -> dict[str, Any]:
         with self._lock:
-            return sorted({m.model_id for m in self._models.values()})
+            return {"models": sorted({m.model_id for m in self._models.values()}), "model_instances": len(self._models)}
 
 
 class Held:
@@ -393,8 +397,8 @@ class Daemon:
         engine = held.prepare(open_store=False)
         if op == "search":
             refresh = args.get("refresh") or ("off" if held.watcher is not None else "wait")
-            if engine.manifest() is None and not args.get("no_index"):
-                refresh = "wait"
+            if engine.manifest() is None:  # build it first, unless --no-index (then the searcher says so)
+                refresh = "off" if args.get("no_index") else "wait"
             if refresh == "wait":
                 response = held.wait(held.submit(Work()), listener)
                 if not response["ok"]:
@@ -426,7 +430,7 @@ class Daemon:
         return {"pid": os.getpid(), "endpoint": self.endpoint, "version": __version__,
                 "protocol": protocol.PROTOCOL_VERSION, "started": self.started,
                 "uptime_s": round(time.time() - self.started, 1), "workspaces": workspaces,
-                "models": self.embedders.model_ids(), "requests_served": self.served,
+                **self.embedders.describe(), "requests_served": self.served,
                 "jobs_running": sum(w["job_running"] for w in workspaces),
                 "jobs_queued": sum(w["job_queued"] for w in workspaces),
                 "idle_timeout_s": self.idle_timeout, "max_rss_mb": round(max_rss_mb(), 1)}

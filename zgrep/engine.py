@@ -6,24 +6,20 @@ import hashlib
 import json
 import os
 import subprocess
-import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from zgrep import protocol
 from zgrep.config import Config, ConfigError
 from zgrep.workspace import FORMAT_VERSION, SCHEMA_VERSION, Workspace, WorkspaceError, atomic_write, read_json
 from zgrep.locking import LockBusy, WorkspaceLock
+from zgrep.progress import Progress
 
 FILES_STATE = "files.json"
 VECTOR_CACHE = "vectors.sqlite"
 MILVUS_LITE = "milvus.db"
 EMBED_BATCH_CHUNKS = 256
-
-Progress = Callable[[dict[str, Any]], None]
-
 
 class EngineError(RuntimeError):
     """A failure to report as one line (with a stable code)."""
@@ -255,23 +251,3 @@ def run_direct(request: dict[str, Any], progress: Progress | None = None) -> dic
         return serve(engine, request, progress)
     finally:
         engine.close()
-
-
-def stderr_progress() -> Progress | None:
-    """A progress printer for stderr when it is a terminal, else None."""
-    if not sys.stderr.isatty():
-        return None
-    start = time.monotonic()
-
-    def show(event: dict[str, Any]) -> None:
-        done, total = event.get("files_done", 0), event.get("files_total", 0)
-        elapsed = max(time.monotonic() - start, 1e-6)
-        rate = event.get("chunks_done", 0) / elapsed
-        eta = (total - done) * elapsed / done if done else 0.0
-        sys.stderr.write(f"\rindexing {done}/{total} files, {event.get('chunks_done', 0)} chunks, "
-                         f"{rate:.0f} chunks/s, ETA {eta:.0f}s ")
-        if event.get("final"):
-            sys.stderr.write("\n")
-        sys.stderr.flush()
-
-    return show

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +61,8 @@ def write_private(path: Path, text: str) -> None:
 
 def new_token() -> str:
     """A fresh random token, written to the 0600 token file."""
+    import secrets
+
     token = secrets.token_urlsafe(32)
     write_private(runtime_dir(create=True) / TOKEN_FILE, token)
     return token

@@ -32,7 +32,7 @@ def run_search(engine: Engine, args: dict[str, Any], progress: Progress | None) 
     preview = args.get("preview") or "short"
     if preview not in PREVIEWS:
         raise EngineError(f"unknown preview {preview!r}; choose from {', '.join(PREVIEWS)}", code="bad_request")
-    limit = int(args.get("limit") or engine.config["search.limit"])
+    limit = int(engine.config["search.limit"] if args.get("limit") is None else args["limit"])
     if limit < 1:
         raise EngineError("--limit must be at least 1", code="bad_request")
     filters = SearchFilter.from_args(args)

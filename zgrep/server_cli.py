@@ -186,7 +186,7 @@ def status(as_json: bool, check_ready: bool, timeout_ms: int) -> None:
     for key, value in rows:
         click.echo(f"{key:>10}: {value}")
     for ws in result["workspaces"]:
-        job = "indexing" if ws["job_running"] else "idle"
+        job = "indexing" if ws["job_running"] else "no index job"
         click.echo(f"{'':>12}{ws['root']} ({job}, idle {ws['idle_s']:.0f}s, {'watching' if ws['watching'] else 'not watching'})")
 
 

@@ -55,7 +55,7 @@ def spawn_worker(root: Path) -> None:
     """Start one detached background indexer; its output goes to `.zgrep/hooks.log`."""
     env = {k: v for k, v in os.environ.items() if k not in GIT_ENV}
     with open(pending.state_path(root, pending.LOG), "ab") as log:
-        subprocess.Popen([sys.executable, "-m", "zgrep.hooks.worker", str(root)], cwd=root, env=env,
+        subprocess.Popen([sys.executable, "-P", "-m", "zgrep.hooks.worker", str(root)], cwd=root, env=env,
                          stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import fcntl
 import logging
+import os
 import re
 from dataclasses import dataclass
 from typing import Any, Iterable
@@ -39,6 +41,47 @@ def clip_utf8(text: str, limit: int = MAX_CONTENT_BYTES) -> str:
     return text if len(raw) <= limit else raw[:limit].decode("utf-8", "ignore")
 
 
+def lite_holder(uri: str) -> str | None:
+    """For a Milvus Lite directory whose LOCK another process holds: "pid N (command)"; else None."""
+    lock = os.path.join(uri, "LOCK")
+    if "://" in uri or not os.path.isfile(lock):
+        return None
+    try:
+        fd = os.open(lock, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        pass
+    else:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)
+    st = os.stat(lock)
+    device = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    try:
+        with open("/proc/locks", encoding="ascii", errors="replace") as fh:
+            for line in fh:
+                fields = line.split()
+                if len(fields) > 5 and fields[1] == "FLOCK" and fields[5].lower() == device:
+                    return _describe_pid(fields[4])
+    except OSError:
+        pass
+    return "another process"
+
+
+def _describe_pid(pid: str) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            argv = [a.decode("utf-8", "replace") for a in fh.read().split(b"\0") if a]
+    except OSError:
+        return f"pid {pid}"
+    command = " ".join(" ".join([os.path.basename(argv[0]), *argv[1:3]]).split())[:80] if argv else ""
+    return f"pid {pid} ({command})" if command else f"pid {pid}"
+
+
 @dataclass
 class RouteHit:
     """One hit of one route: the chunk's fields and its rank (0-based) in that route."""
@@ -59,6 +102,10 @@ class MilvusStore:
         try:
             self.client = MilvusClient(uri=uri, token=token or "", timeout=30)
         except MilvusException as exc:
+            holder = lite_holder(uri)
+            if holder:
+                raise StoreError(f"the Milvus Lite data in {uri} is held by {holder}; Milvus Lite admits one process "
+                                 "at a time: wait for it to finish or stop it") from None
             raise StoreError(f"cannot open Milvus at {uri}: {exc.message}") from None
         except Exception as exc:  # pymilvus raises bare exceptions for unreachable servers
             raise StoreError(f"cannot open Milvus at {uri}: {exc}") from None

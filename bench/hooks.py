@@ -1,0 +1,140 @@
+"""Git hook cost and index freshness, in a temp repository holding a copy of zgrep's own source.
+
+Measures, in one run on one repository:
+- the wall time `git commit` gains with zgrep's hooks installed (vs the same repository with
+  `core.hooksPath` pointed at an empty directory), median of --runs interleaved pairs; each
+  commit adds one file, and the background indexer is let finish between commits;
+- the time from `git commit` returning until the new file is indexed (the pending queue is
+  empty; a `zg search` then confirms the file is found), median of --runs, without a daemon
+  and, when `zg server on` works, with the daemon running.
+Usage: python bench/hooks.py [--runs 10]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from zgrep.hooks import pending
+
+ZG = str(Path(sys.executable).with_name("zg"))
+SOURCE = Path(__file__).resolve().parents[1] / "zgrep"
+
+
+def make_env(base: Path) -> dict[str, str]:
+    """A private user environment (no real daemon or config) with a git identity."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ZG_")}
+    for name in ("XDG_RUNTIME_DIR", "XDG_STATE_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME"):
+        (base / name.lower()).mkdir(mode=0o700)
+        env[name] = str(base / name.lower())
+    env.update(GIT_AUTHOR_NAME="b", GIT_AUTHOR_EMAIL="b@example.com", GIT_COMMITTER_NAME="b",
+               GIT_COMMITTER_EMAIL="b@example.com", PATH=f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}")
+    return env
+
+
+def sh(env: dict[str, str], cwd: Path, *argv: str) -> str:
+    return subprocess.run(argv, cwd=cwd, env=env, check=True, capture_output=True, text=True).stdout
+
+
+def add_file(root: Path, n: int) -> str:
+    """Write a new module with a distinctive function; return the function's name."""
+    name = f"bench_distinctive_hook_probe_{n}"
+    (root / "probes").mkdir(exist_ok=True)
+    (root / "probes" / f"p{n}.py").write_text(f"def {name}(value):\n    return value * {n}\n")
+    return name
+
+
+def timed_commit(env: dict[str, str], root: Path, n: int, *git_opts: str) -> float:
+    add_file(root, n)
+    sh(env, root, "git", "add", ".")
+    start = time.perf_counter()
+    sh(env, root, "git", *git_opts, "commit", "-q", "-m", f"c{n}")
+    return time.perf_counter() - start
+
+
+def wait_indexed(root: Path, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while pending.pending_count(root):
+        if time.monotonic() > deadline:
+            raise SystemExit(f"queue not drained within {timeout}s")
+        time.sleep(0.01)
+
+
+def wait_idle(root: Path) -> None:
+    wait_indexed(root)
+    while pending.worker_running(root):
+        time.sleep(0.05)
+
+
+def searchable(env: dict[str, str], root: Path, name: str) -> bool:
+    proc = subprocess.run([ZG, "search", name, "--json", "--preview", "full"], cwd=root, env=env,
+                          capture_output=True, text=True)
+    return proc.returncode == 0 and any(f"def {name}(" in h["preview"] for h in json.loads(proc.stdout)["hits"])
+
+
+def freshness(env: dict[str, str], root: Path, runs: int, first: int) -> list[float]:
+    """Seconds from `git commit` returning until the new file is indexed, per commit."""
+    out = []
+    for n in range(first, first + runs):
+        wait_idle(root)
+        timed_commit(env, root, n)
+        start = time.perf_counter()
+        wait_indexed(root)
+        out.append(time.perf_counter() - start)
+        assert searchable(env, root, f"bench_distinctive_hook_probe_{n}"), f"probe {n} not found"
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=10)
+    opts = parser.parse_args()
+    base = Path(tempfile.mkdtemp(prefix="zg-bench-hooks-"))
+    try:
+        env = make_env(base)
+        root = base / "repo"
+        shutil.copytree(SOURCE, root / "zgrep", ignore=shutil.ignore_patterns("__pycache__", "models"))
+        sh(env, root, "git", "init", "-q", "-b", "main")
+        sh(env, root, "git", "add", ".")
+        sh(env, root, "git", "commit", "-q", "-m", "init")
+        sh(env, root, ZG, "index")
+        sh(env, root, ZG, "hooks", "install")
+        (base / "no-hooks").mkdir()
+        plain, hooked = [], []
+        for i in range(opts.runs):
+            plain.append(timed_commit(env, root, 2 * i, "-c", f"core.hooksPath={base / 'no-hooks'}"))
+            wait_idle(root)
+            hooked.append(timed_commit(env, root, 2 * i + 1))
+            wait_idle(root)
+        added = statistics.median(hooked) - statistics.median(plain)
+        print(f"git commit, median of {opts.runs}: without hooks {statistics.median(plain):.3f}s, "
+              f"with hooks {statistics.median(hooked):.3f}s, added {added:.3f}s (target <= 0.2s)")
+        direct = freshness(env, root, opts.runs, 1000)
+        print(f"commit -> indexed, no daemon: median {statistics.median(direct):.2f}s, "
+              f"max {max(direct):.2f}s over {opts.runs} (target <= 15s)")
+        on = subprocess.run([ZG, "server", "on"], cwd=root, env=env, capture_output=True, text=True, timeout=120)
+        if on.returncode != 0:
+            print(f"commit -> indexed, daemon: not measured (zg server on failed: {on.stderr.strip()})")
+            return 0
+        try:
+            sh(env, root, ZG, "search", "warm up the daemon", "--json")
+            daemon = freshness(env, root, opts.runs, 2000)
+            print(f"commit -> indexed, daemon running: median {statistics.median(daemon):.2f}s, "
+                  f"max {max(daemon):.2f}s over {opts.runs} (target <= 5s)")
+        finally:
+            subprocess.run([ZG, "server", "off"], cwd=root, env=env, capture_output=True, timeout=60)
+        return 0
+    finally:
+        shutil.rmtree(base, ignore_errors=True) if not os.environ.get("KEEP") else print(base)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

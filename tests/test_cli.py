@@ -1,0 +1,189 @@
+"""The `zg` command's other faces: read, status, config show, doctor, and argument errors."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import git
+from corpus import FILES, assert_one_line_error, make_repo, run_zg, user_env
+
+
+@pytest.fixture(scope="module")
+def ws(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The corpus repository, indexed, with a file outside it and symlinks pointing out and in."""
+    base = tmp_path_factory.mktemp("cli")
+    root = make_repo(base / "repo")
+    (base / "outside.txt").write_text("secret outside the workspace\n")
+    os.symlink(base / "outside.txt", root / "escape.txt")
+    os.symlink("src/net/retry.py", root / "inside-link.py")
+    env = user_env(base / "user")
+    proc = run_zg("index", cwd=root, env=env)
+    assert proc.returncode == 0, proc.stderr
+    return {"root": root, "env": env, "base": base}
+
+
+def zg_ws(ws: dict[str, Any], *args: str, cwd: Path | None = None, **env: str) -> Any:
+    return run_zg(*args, cwd=cwd or ws["root"], env={**ws["env"], **env})
+
+
+# --- zg read -------------------------------------------------------------------------------------------------
+
+def test_read_prints_the_numbered_slice(ws):
+    proc = zg_ws(ws, "read", "src/net/retry.py:6-8")
+    assert proc.returncode == 0, proc.stderr
+    lines = FILES["src/net/retry.py"].splitlines()
+    assert proc.stdout.splitlines() == [f"{n:>6}: {lines[n - 1]}" for n in (6, 7, 8)]
+
+
+def test_read_forms_of_the_range(ws):
+    whole = zg_ws(ws, "read", "src/net/retry.py").stdout.splitlines()
+    assert len(whole) == FILES["src/net/retry.py"].count("\n")
+    assert zg_ws(ws, "read", "src/net/retry.py:3").stdout == "     3: import time\n"
+    assert zg_ws(ws, "read", "src/net/retry.py:15-").stdout.splitlines() == whole[14:]
+    # from a subdirectory the path is still workspace-relative
+    sub = zg_ws(ws, "read", "src/net/retry.py:3", cwd=ws["root"] / "src")
+    assert sub.stdout == "     3: import time\n"
+
+
+def test_read_follows_a_symlink_that_stays_inside(ws):
+    proc = zg_ws(ws, "read", "inside-link.py:3")
+    assert proc.returncode == 0 and proc.stdout == "     3: import time\n"
+
+
+@pytest.mark.parametrize("location", ["../outside.txt", "src/../../outside.txt", "escape.txt:1", "/etc/passwd"])
+def test_read_refuses_paths_outside_the_workspace(ws, location):
+    proc = zg_ws(ws, "read", location)
+    assert_one_line_error(proc, "refusing a path outside the workspace")
+    assert "secret" not in proc.stdout and proc.stdout == ""
+
+
+@pytest.mark.parametrize("location,message", [("src/net/retry.py:x-y", "bad line range"),
+                                              ("src/net/retry.py:90-95", "outside src/net/retry.py"),
+                                              ("src/nope.py:1-2", "cannot read src/nope.py")])
+def test_read_bad_locations(ws, location, message):
+    assert_one_line_error(zg_ws(ws, "read", location), message)
+
+
+# --- zg status -----------------------------------------------------------------------------------------------
+
+def test_status_json_fields(ws):
+    proc = zg_ws(ws, "status", "--json")
+    assert proc.returncode == 0, proc.stderr
+    st = json.loads(proc.stdout)
+    assert st["root"] == str(ws["root"]) and st["indexed"] is True
+    assert st["files"] == len(FILES) + 1  # inside-link.py points inside the workspace: indexed
+    assert st["chunks"] >= len(FILES)
+    assert st["languages"] == {"python": 4, "go": 1, "javascript": 1, "rust": 1, "markdown": 1}
+    assert st["model"] == "zgrep/minilm-l6-static-int8-256" and st["dim"] == 256
+    assert st["milvus_uri"] == str(ws["root"] / ".zgrep" / "milvus.db")
+    assert isinstance(st["last_indexed"], float)
+    assert st["head_commit"] == git(ws["root"], "rev-parse", "HEAD").strip()
+    assert st["stale_vs_head"] is False
+    assert st["mode"] == "direct"
+    assert st["daemon"]["running"] is False
+
+
+def test_status_human_and_staleness(tmp_path):
+    root = make_repo(tmp_path / "repo", {"a.py": FILES["src/net/retry.py"]})
+    env = user_env(tmp_path / "user")
+    proc = run_zg("status", cwd=root, env=env)
+    assert (proc.returncode, proc.stdout) == (0, f"{root}: not indexed (run: zg index)\n")
+    not_indexed = json.loads(run_zg("status", "--json", cwd=root, env=env).stdout)
+    assert (not_indexed["indexed"], not_indexed["files"], not_indexed["chunks"]) == (False, 0, 0)
+    assert run_zg("index", cwd=root, env=env).returncode == 0
+    (root / "b.md").write_text("# B\n")
+    git(root, "add", "b.md")
+    git(root, "commit", "-q", "-m", "b")
+    stale = run_zg("status", cwd=root, env=env).stdout
+    assert "freshness: stale vs HEAD (run: zg index)" in stale
+    assert "files: 1" in stale and "model: zgrep/minilm-l6-static-int8-256 (256-d)" in stale
+    assert "daemon: not running" in stale
+    assert run_zg("index", cwd=root, env=env).returncode == 0
+    fresh = run_zg("status", cwd=root, env=env).stdout
+    assert "freshness: up to date with HEAD" in fresh and "files: 2" in fresh
+
+
+# --- zg config show ------------------------------------------------------------------------------------------
+
+def test_config_show_names_every_source(tmp_path):
+    root = tmp_path / "ws"
+    root.mkdir()
+    env = user_env(tmp_path / "user")
+    user_file = Path(env["XDG_CONFIG_HOME"]) / "zgrep" / "config.toml"
+    user_file.parent.mkdir(parents=True)
+    user_file.write_text("[search]\nfusion = \"weighted\"\nrrf_k = 10\n")
+    (root / ".zgrep.toml").write_text("[search]\nrrf_k = 42\nlimit = 5\n[index]\nmax_file_bytes = 2048\n")
+    env["ZG_SEARCH_LIMIT"] = "7"
+    proc = run_zg("config", "show", "--json", "--milvus-uri", "http://127.0.0.1:1", "--root", str(root),
+                  cwd=tmp_path, env=env)
+    assert proc.returncode == 0, proc.stderr
+    shown = json.loads(proc.stdout)
+    assert shown["search.fusion"] == {"value": "weighted", "source": str(user_file)}
+    assert shown["search.rrf_k"] == {"value": 42, "source": str(root / ".zgrep.toml")}
+    assert shown["index.max_file_bytes"] == {"value": 2048, "source": str(root / ".zgrep.toml")}
+    assert shown["search.limit"] == {"value": 7, "source": "env ZG_SEARCH_LIMIT"}
+    assert shown["milvus.uri"] == {"value": "http://127.0.0.1:1", "source": "flag"}
+    assert shown["search.dense_weight"] == {"value": 0.6, "source": "default"}
+    human = run_zg("config", "show", cwd=root, env=env).stdout.splitlines()
+    assert "search.rrf_k = 42    # " + str(root / ".zgrep.toml") in human
+    assert "search.limit = 7    # env ZG_SEARCH_LIMIT" in human
+
+
+@pytest.mark.parametrize("toml,message", [("[search]\nrrf_k = \"many\"\n", "search.rrf_k = 'many' is not a valid int"),
+                                          ("[search]\nnosuch = 1\n", "unknown setting 'search.nosuch'"),
+                                          ("[search\n", ".zgrep.toml")])
+def test_bad_workspace_config_is_one_line(tmp_path, toml, message):
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / ".zgrep.toml").write_text(toml)
+    env = user_env(tmp_path / "user")
+    for args in (("config", "show"), ("search", "x"), ("index",)):
+        assert_one_line_error(run_zg(*args, cwd=root, env=env), message)
+
+
+# --- zg doctor -----------------------------------------------------------------------------------------------
+
+def test_doctor_lists_every_check_and_passes_here(ws):
+    proc = zg_ws(ws, "doctor")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = proc.stdout.splitlines()
+    assert [line.split(":")[0] for line in lines] == ["[ok  ] model", "[ok  ] milvus", "[ok  ] grammars",
+                                                      "[ok  ] daemon", "[ok  ] hooks"]
+    assert "BM25" in lines[1] and "17 grammars parse" in lines[2]
+    assert "not running" in lines[3] and "not installed" in lines[4]
+
+
+def test_doctor_names_the_fix_for_an_unreachable_milvus(ws):
+    proc = zg_ws(ws, "doctor", "--json", ZG_MILVUS_URI="http://127.0.0.1:9")
+    assert proc.returncode == 1
+    checks = {c["name"]: c for c in json.loads(proc.stdout)}
+    assert checks["milvus"]["ok"] is False
+    assert "127.0.0.1:9" in checks["milvus"]["detail"]
+    assert "ZG_MILVUS_URI" in checks["milvus"]["fix"]
+    assert checks["model"]["ok"] and checks["grammars"]["ok"]
+
+
+# --- argument errors -----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("args,message", [
+    (("search", "x", "--json", "--jsonl"), "--json and --jsonl cannot be combined"),
+    (("search", "x", "--limit", "0"), "--limit must be at least 1"),
+    (("search", "x", "--refresh", "background", "--mode", "direct"), "needs the daemon"),
+    (("index", "--paths-from", "-", "--changed", "HEAD"), "cannot be combined"),
+    (("index", "--paths-from", "-"), "outside the workspace"),
+])
+def test_bad_arguments_are_one_line_exit_2(ws, args, message):
+    proc = run_zg(*args, cwd=ws["root"], env=ws["env"], input="../elsewhere.py\n")
+    assert_one_line_error(proc, message)
+
+
+def test_type_list_and_version(ws):
+    types = zg_ws(ws, "search", "--type-list")
+    assert types.returncode == 0 and "py: *.py, *.pyi" in types.stdout
+    version = zg_ws(ws, "--version")
+    assert version.returncode == 0 and version.stdout.startswith("zg, version ")
