@@ -133,7 +133,7 @@ def main() -> int:
             subprocess.run([ZG, "server", "off"], cwd=root, env=env, capture_output=True, timeout=60)
         return 0
     finally:
-        shutil.rmtree(base, ignore_errors=True) if not os.environ.get("KEEP") else print(base)
+        shutil.rmtree(base, ignore_errors=True)
 
 
 if __name__ == "__main__":

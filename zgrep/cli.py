@@ -213,13 +213,19 @@ def status(path: str | None, as_json: bool, mode: str | None, model: str | None,
     result, used = run("status", root, cfg, {"config": config_flags(model, milvus_uri)}, mode)
     result["mode"] = used
     from zgrep.client import daemon_state
+    from zgrep.hooks.install import hooks_status
+    from zgrep.workspace import git_toplevel
 
     result["daemon"] = daemon_state()
+    hooks = hooks_status(root) if git_toplevel(root) else None
+    result["hooks"] = {"installed": hooks["installed"], "pending": hooks["pending"],
+                       "worker_running": hooks["worker_running"]} if hooks else None
     if as_json:
         click.echo(json.dumps(result))
         return
     if not result.get("indexed"):
-        click.echo(f"{result['root']}: not indexed (run: zg index)")
+        state = "hooks installed, not indexed" if hooks and hooks["installed"] else "not indexed"
+        click.echo(f"{result['root']}: {state} (run: zg index)")
         return
     langs = ", ".join(f"{k} {v}" for k, v in list(result["languages"].items())[:8])
     rows = [
@@ -230,9 +236,18 @@ def status(path: str | None, as_json: bool, mode: str | None, model: str | None,
          if result.get("head_commit") else "not a git repository"),
         ("mode", used),
         ("daemon", f"running (pid {result['daemon']['pid']})" if result["daemon"].get("running") else "not running"),
+        ("hooks", _hooks_line(hooks)),
     ]
     for key, value in rows:
         click.echo(f"{key:>13}: {value}")
+
+
+def _hooks_line(hooks: dict[str, Any] | None) -> str:
+    if hooks is None:
+        return "not a git repository"
+    state = "installed" if hooks["installed"] else "not installed (zg hooks install)"
+    busy = ", indexing in the background" if hooks["worker_running"] else ""
+    return f"{state}; {hooks['pending']} paths pending{busy}"
 
 
 def parse_span(span: str) -> tuple[int, int | None]:

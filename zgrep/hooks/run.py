@@ -103,8 +103,9 @@ def run_hook(hook: str, args: list[str], stdin: str) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Entry point; one short line on stderr on failure and exit 0 (the ADR check may block)."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    hook, args = (from_pre_commit() if argv[:1] == ["--from-pre-commit"] else (argv[0] if argv else "?", argv[1:]))
-    stdin = sys.stdin.read() if hook == "post-rewrite" and not sys.stdin.isatty() else ""
+    framework = argv[:1] == ["--from-pre-commit"]
+    hook, args = from_pre_commit() if framework else (argv[0] if argv else "?", argv[1:])
+    stdin = sys.stdin.read() if hook == "post-rewrite" and not framework and not sys.stdin.isatty() else ""
     try:
         return run_hook(hook, args, stdin)
     except Exception as exc:  # a hook must never break git
