@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import statistics
 import subprocess
 import sys
@@ -18,7 +17,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from semble import SHARED, corpus  # noqa: E402
+from semble import scratch_copy  # noqa: E402
 
 ZG = str(Path(sys.executable).with_name("zg"))
 
@@ -35,11 +34,8 @@ def main() -> int:
     ap.add_argument("--repo", default="flask")
     ap.add_argument("--runs", type=int, default=20)
     opts = ap.parse_args()
-    spec = json.loads((SHARED / "python-corpora.json").read_text())[opts.repo]
-    src = corpus(opts.repo, spec["sdist"], spec["root"], fresh=False)
     with tempfile.TemporaryDirectory() as tmp:
-        ws = Path(tmp) / opts.repo
-        shutil.copytree(src, ws, ignore=shutil.ignore_patterns(".zgrep"))
+        ws = scratch_copy(opts.repo, Path(tmp))
         files = sorted(p for p in ws.rglob("*.py"))
         cold, proc = timed("index", "--json", "--mode", "direct", str(ws), cwd=ws)
         report = json.loads(proc.stdout)

@@ -12,9 +12,7 @@ Usage: python bench/daemon.py [--repo flask] [--runs 20]
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -23,7 +21,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from semble import SHARED, corpus  # noqa: E402
+from semble import scratch_copy  # noqa: E402
 
 ZG = str(Path(sys.executable).with_name("zg"))
 QUERY = "how are routes registered"
@@ -74,11 +72,8 @@ def main() -> int:
     ap.add_argument("--repo", default="flask")
     ap.add_argument("--runs", type=int, default=20)
     opts = ap.parse_args()
-    spec = json.loads((SHARED / "python-corpora.json").read_text())[opts.repo]
-    src = corpus(opts.repo, spec["sdist"], spec["root"], fresh=False)
     with tempfile.TemporaryDirectory() as tmp:
-        ws = Path(tmp) / opts.repo
-        shutil.copytree(src, ws, ignore=shutil.ignore_patterns(".zgrep"))
+        ws = scratch_copy(opts.repo, Path(tmp))
         env = private_env(Path(tmp))
         timed(env, "index", "--mode", "direct", str(ws), cwd=ws)
         probe_s = probe_function_cost(env)

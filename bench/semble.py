@@ -44,6 +44,14 @@ def corpus(name: str, sdist: str, root: str, fresh: bool) -> Path:
     return ws
 
 
+def scratch_copy(name: str, dest: Path) -> Path:
+    """A fresh copy (no index state) of corpus `name` under `dest`, for timing whole commands."""
+    spec = json.loads((SHARED / "python-corpora.json").read_text())[name]
+    ws = dest / name
+    shutil.copytree(corpus(name, spec["sdist"], spec["root"], fresh=False), ws, ignore=shutil.ignore_patterns(".zgrep"))
+    return ws
+
+
 def main() -> int:
     from zgrep.evaluation import evaluate_workspace, format_report, load_annotations
 

@@ -381,6 +381,6 @@ def test_remote_provider_without_opt_in_is_refused_and_sends_nothing(tmp_path, s
     for args in (("index",), ("search", "retry")):
         assert_one_line_error(run_zg(*args, cwd=root, env=env), "allow_remote = true", str(root / ".zgrep.toml"))
     (root / ".zgrep.toml").unlink()
-    flagged = run_zg("index", "--model", f"ollama:test-embed", cwd=root, env=env)
+    flagged = run_zg("index", "--model", "ollama:test-embed", cwd=root, env=env)
     assert_one_line_error(flagged, "sends code off this machine", "allow_remote = true")
     assert server.requests == []

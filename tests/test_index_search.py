@@ -144,13 +144,15 @@ def test_multi_query_json_groups_and_distinct_locations(paraphrase_result, ws):
 
 
 def test_jsonl_is_one_hit_per_line_with_its_query(ws):
-    proc = zg_ws(ws, "search", "-q", "user name", "-q", "yaml config", "-n", "3", "--jsonl")
+    proc = zg_ws(ws, "search", "-q", "user name", "-q", "yaml config", "-n", "3", "--jsonl", "--preview", "none",
+                 "-g", "!*.go")
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert len(lines) == 6
     hits = [json.loads(line) for line in lines]
     assert [h["query"] for h in hits] == ["user name"] * 3 + ["yaml config"] * 3
     assert all(set(h) == HIT_FIELDS | {"query"} for h in hits)
+    assert all(h["preview"] == "" and not h["path"].endswith(".go") for h in hits)
 
 
 # --- human output --------------------------------------------------------------------------------------------
@@ -464,3 +466,34 @@ def test_damaged_state_names_the_fix(small):
     assert_one_line_error(run_zg("status", cwd=root, env=env), "damaged", "zg index --full")
     assert index_json(root, env, "--full")["files"] == 3
     assert json.loads((root / ".zgrep" / "manifest.json").read_text())["complete"] is True
+
+
+def test_on_a_terminal_search_shows_index_progress_and_colour(tmp_path):
+    """stdout and stderr on a real pseudo-terminal: progress while the first index builds, coloured hits."""
+    import pty
+    import subprocess
+
+    from conftest import ZG
+
+    root = make_repo(tmp_path / "tty", SMALL)
+    env = user_env(tmp_path / "user")
+    master, slave = pty.openpty()
+    try:
+        proc = subprocess.Popen([ZG, "search", "retry with backoff", "-n", "1"], cwd=root, env=env, stdin=subprocess.DEVNULL,
+                                stdout=slave, stderr=slave)
+        os.close(slave)
+        chunks = []
+        while True:
+            try:
+                data = os.read(master, 65536)
+            except OSError:  # EIO: the child closed the terminal
+                break
+            if not data:
+                break
+            chunks.append(data)
+        assert proc.wait(timeout=120) == 0
+    finally:
+        os.close(master)
+    out = b"".join(chunks).decode("utf-8", "replace")
+    assert re.search(r"indexing 3/3 files, \d+ chunks, \d+ chunks/s, ETA 0s", out), out
+    assert "\x1b[35msrc/net/retry.py:6-16\x1b[0m" in out

@@ -6,7 +6,6 @@ daemon's endpoint file exists; the engine only in direct mode.
 
 from __future__ import annotations
 
-import fcntl
 import os
 import time
 from pathlib import Path
@@ -14,11 +13,11 @@ from typing import Any
 
 from zgrep import protocol, runtime
 from zgrep.config import DEFAULTS, env_name
+from zgrep.locking import ENGINE_LOCK, lock_holder
 from zgrep.workspace import STATE_DIR
 
 MODES = ("auto", "server", "direct")
 READ_ONLY_OPS = frozenset({"search", "status"})
-ENGINE_LOCK = "engine.lock"  # the engine's per-workspace flock (zgrep.engine)
 POLL_S = 0.2
 READ_ONLY_DEADLINE_S = 600.0
 BUSY_PROBE_MS = 1000
@@ -143,19 +142,7 @@ def call_direct(op: str, root: str, args: dict[str, Any]) -> dict[str, Any]:
 
 def workspace_holder(root: str) -> str | None:
     """Who holds the workspace's engine lock ("pid N (...)"), or None when it is free."""
-    path = Path(root) / STATE_DIR / ENGINE_LOCK
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        holder = os.read(fd, 4096).decode("utf-8", "replace").strip()
-        return holder or "another process"
-    finally:
-        os.close(fd)
-    return None
+    return lock_holder(Path(root) / STATE_DIR / ENGINE_LOCK)
 
 
 def wait_workspace_free(root: str, timeout_s: float = 10.0) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 from zgrep import protocol
 from zgrep.config import Config, ConfigError
 from zgrep.workspace import FORMAT_VERSION, SCHEMA_VERSION, Workspace, WorkspaceError, atomic_write, read_json
-from zgrep.locking import LockBusy, WorkspaceLock
+from zgrep.locking import ENGINE_LOCK, LockBusy, WorkspaceLock
 from zgrep.progress import Progress
 
 FILES_STATE = "files.json"
@@ -79,7 +79,7 @@ class Engine:
         self._embedder = embedder
         self._store: Any = None
         self._cache: Any = None
-        self._lock = WorkspaceLock(self.ws.path("engine.lock"))
+        self._lock = WorkspaceLock(self.ws.path(ENGINE_LOCK))
         self._files: dict[str, FileRecord] | None = None
 
     # ----- lifecycle -------------------------------------------------------------------

@@ -8,9 +8,26 @@ import sys
 import time
 from pathlib import Path
 
+ENGINE_LOCK = "engine.lock"  # per-workspace lock file inside the state dir
+
 
 class LockBusy(RuntimeError):
     """Another process holds the workspace; the message names it and the way out."""
+
+
+def lock_holder(path: Path) -> str | None:
+    """Who holds the flock on `path` (its recorded text), or None when it is free or absent."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return os.read(fd, 4096).decode("utf-8", "replace").strip() or "another process"
+    finally:
+        os.close(fd)
+    return None
 
 
 class WorkspaceLock:

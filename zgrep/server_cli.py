@@ -15,6 +15,7 @@ import click
 
 from zgrep import client, protocol, runtime
 from zgrep.config import Config, ConfigError
+from zgrep.locking import lock_holder
 
 STOP_WAIT_S = 15.0
 TERM_WAIT_S = 5.0
@@ -43,18 +44,7 @@ def _wait_gone(pid: int, timeout_s: float) -> bool:
 
 def _alive_lock_free() -> bool:
     """True when no daemon holds the runtime dir (so any files there are stale)."""
-    path = runtime.runtime_dir() / runtime.ALIVE_LOCK
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return True
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        return True
-    except BlockingIOError:
-        return False
-    finally:
-        os.close(fd)
+    return lock_holder(runtime.runtime_dir() / runtime.ALIVE_LOCK) is None
 
 
 def _daemon_pid() -> int | None:
