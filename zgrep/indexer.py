@@ -12,6 +12,14 @@ from zgrep.engine import Engine, EngineError, FileRecord, Progress, chunk_id, he
 from zgrep.types import Chunk
 
 FILES_PER_BATCH = 64
+LEXICAL_VERSION = 4  # bump when lexical_text() changes: indexes re-chunk (vectors stay cached)
+
+
+def content_version() -> str:
+    """What the stored rows are made of; a change re-chunks every file on the next index."""
+    from zgrep.chunking import CHUNKER_VERSION
+
+    return f"chunks-{CHUNKER_VERSION}.lexical-{LEXICAL_VERSION}"
 
 
 @dataclass
@@ -96,9 +104,7 @@ def run_index(engine: Engine, args: dict[str, Any], progress: Progress | None) -
     if paths is not None:
         paths = normalise_paths(root, list(paths))
     manifest = None if full else engine._check_manifest()
-    from zgrep.chunking import CHUNKER_VERSION
-
-    if manifest is not None and manifest.get("chunker_version") != CHUNKER_VERSION and not args.get("dry_run"):
+    if manifest is not None and manifest.get("content_version") != content_version() and not args.get("dry_run"):
         full, paths, manifest = True, None, None
     if manifest is None and paths is not None:
         paths = None
@@ -123,7 +129,7 @@ def run_index(engine: Engine, args: dict[str, Any], progress: Progress | None) -
     if full:
         store.drop()
         store.create()
-    new_manifest = {**engine.new_manifest(store.collection), "chunker_version": CHUNKER_VERSION}
+    new_manifest = {**engine.new_manifest(store.collection), "content_version": content_version()}
     engine.ws.write_manifest({**(manifest or {}), **new_manifest, "complete": False})
     files = engine.files()
     if work.deleted:

@@ -6,8 +6,8 @@ import math
 import re
 from dataclasses import dataclass
 
-MAX_CHUNK_LINES = 60
-MAX_CHUNK_CHARS = 2400
+MAX_CHUNK_LINES = 40
+MAX_CHUNK_CHARS = 1600
 SPLIT_OVERLAP_LINES = 4
 MERGE_BELOW_LINES = 10
 WINDOW_LINES = 40

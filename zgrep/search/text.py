@@ -27,16 +27,26 @@ def split_identifier(word: str) -> list[str]:
 
 
 def stem(word: str) -> str:
-    """A light, deterministic suffix stripper (retries → retry, handling → handl)."""
+    """A light, deterministic stemmer: plural, -ing/-ed and a final -e go
+    (retries/retried/retrying → retry; handle/handles/handled/handling → handl)."""
     if len(word) <= 3:
         return word
-    for suffix, repl in (("ies", "y"), ("sses", "ss"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
+    if word.endswith(("ies", "ied")) and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith("sses"):
+        word = word[:-2]
+    elif word.endswith(("ches", "shes", "xes", "zes", "ses")):
+        word = word[:-2]
+    elif word.endswith("s") and not word.endswith(("ss", "us", "is", "as", "os")):
+        word = word[:-1]
+    for suffix in ("ing", "ed"):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            if suffix == "s" and word.endswith(("ss", "us", "is")):
-                return word
-            if suffix == "es" and not word.endswith(("ches", "shes", "xes", "zes", "sses")):
-                return word[:-1]
-            return word[: len(word) - len(suffix)] + repl
+            word = word[: -len(suffix)]
+            if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "aeiouls":
+                word = word[:-1]
+            break
+    if word.endswith("e") and len(word) > 4:
+        word = word[:-1]
     return word
 
 
