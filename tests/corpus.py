@@ -226,7 +226,7 @@ def store_rows(root: Path) -> list[dict[str, Any]]:
 
     engine = Engine(root)
     try:
-        store = engine._open_store(create=False)
+        store = engine.open_store(create=False)
         store.ensure_loaded()
         rows: list[dict[str, Any]] = []
         iterator = store.client.query_iterator(store.collection, batch_size=1000, filter="",

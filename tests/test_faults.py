@@ -213,7 +213,7 @@ import sys, time
 from pathlib import Path
 from zgrep.engine import Engine
 engine = Engine(Path(sys.argv[1]))
-engine._open_store(create=False)
+engine.open_store(create=False)
 print("holding", flush=True)
 time.sleep(60)
 """

@@ -13,7 +13,6 @@ index about a second after they are saved) and `wait` before that (first use).
 
 from __future__ import annotations
 
-import copy
 import fcntl
 import hmac
 import json
@@ -68,17 +67,15 @@ class EmbedderPool:
         return (config["embedding.provider"], config["embedding.model"], config["embedding.url"],
                 config["embedding.api_key_env"])
 
-    def get(self, config: Config) -> Any:
-        """The shared model for `config`, or None (not loaded yet, or remote without opt-in)."""
-        if config["embedding.provider"] != "local" and not config["embedding.allow_remote"]:
-            return None
-        with self._lock:
-            return self._models.get(self.key(config))
+    def get(self, config: Config, root: Path) -> Any:
+        """The shared model for `config`, loaded on first use (EngineError without a remote opt-in)."""
+        from zgrep.engine import load_embedder
 
-    def adopt(self, config: Config, embedder: Any) -> Any:
-        """Register `embedder` for `config` unless one is there already; return the shared one."""
         with self._lock:
-            return self._models.setdefault(self.key(config), embedder)
+            key = self.key(config)
+            if key not in self._models:
+                self._models[key] = load_embedder(config, root)
+            return self._models[key]
 
     def describe(self) -> dict[str, Any]:
         with self._lock:
@@ -118,22 +115,18 @@ class Held:
         with self.lock:
             if self.engine is None:
                 config = Config.load(self.root, self.flags)
-                engine = Engine(self.root, config, embedder=self.pool.get(config))
-                if engine._embedder is None and (config["embedding.provider"] == "local" or config["embedding.allow_remote"]):
-                    engine._embedder = self.pool.adopt(config, engine.embedder)
+                engine = Engine(self.root, config, embedder=self.pool.get(config, self.root))
                 engine.files()
                 self.engine = engine
                 if engine.manifest() is not None:
                     self.start_watcher()
-            if open_store and self.engine._store is None:
-                self.engine._open_store(create=False)
+            if open_store and not self.engine.has_store():
+                self.engine.open_store(create=False)
             return self.engine
 
     def view(self) -> Any:
         """A read-only snapshot of the engine for one search/status request."""
-        snapshot = copy.copy(self.engine)
-        snapshot._files = dict(self.engine.files())
-        return snapshot
+        return self.engine.snapshot()
 
     def start_watcher(self) -> None:
         if self.watcher is None and not self.closed:
@@ -197,7 +190,7 @@ class Held:
             try:
                 engine = self.prepare(open_store=False)
                 with self.lock:
-                    engine._open_store(create=True)
+                    engine.open_store(create=True)
                 self.start_watcher()
                 response = serve(engine, protocol.make_request("index", str(self.root), args), self._progress)
             except Exception as exc:  # engine construction failures become the job's error reply
@@ -456,11 +449,9 @@ def warm_up(pool: EmbedderPool) -> None:
     try:
         import zgrep.indexer  # noqa: F401
         import zgrep.searcher  # noqa: F401
-        from zgrep.engine import Engine
-
         config = Config.load(None)
         if config["embedding.provider"] == "local":
-            pool.adopt(config, Engine(Path.cwd(), config).embedder)
+            pool.get(config, Path.cwd())
         import zgrep.store.milvus  # noqa: F401
     except Exception:  # warm-up is an optimisation; requests report real failures
         log.exception("warm-up failed")

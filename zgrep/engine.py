@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import os
@@ -47,6 +48,21 @@ class FileRecord:
         return cls(*raw)
 
 
+def load_embedder(config: Config, root: Path) -> Any:
+    """The configured embedding model; a remote provider needs the workspace's opt-in."""
+    from zgrep.embedding.factory import make_embedder
+
+    provider = config["embedding.provider"]
+    if provider != "local" and not config["embedding.allow_remote"]:
+        raise EngineError(
+            f"embedding provider {provider!r} sends code off this machine; opt in for this workspace with "
+            f"`allow_remote = true` under [embedding] in {root / '.zgrep.toml'}", code="remote_not_allowed")
+    return make_embedder(
+        provider, config["embedding.model"] or None, config["embedding.url"] or None,
+        api_key_env=config["embedding.api_key_env"] or None, batch_size=config["embedding.batch_size"],
+        timeout=config["embedding.timeout"], max_retries=config["embedding.max_retries"])
+
+
 def root_hash(files: dict[str, FileRecord]) -> str:
     """Merkle-style hash over (path, sha256) of every indexed file."""
     h = hashlib.sha256()
@@ -90,20 +106,11 @@ class Engine:
     @property
     def embedder(self) -> Any:
         if self._embedder is None:
-            from zgrep.embedding.factory import make_embedder
-
-            provider = self.config["embedding.provider"]
-            if provider != "local" and not self.config["embedding.allow_remote"]:
-                raise EngineError(
-                    f"embedding provider {provider!r} sends code off this machine; opt in for this workspace with "
-                    f"`allow_remote = true` under [embedding] in {self.ws.root / '.zgrep.toml'}", code="remote_not_allowed")
-            self._embedder = make_embedder(
-                provider, self.config["embedding.model"] or None, self.config["embedding.url"] or None,
-                api_key_env=self.config["embedding.api_key_env"] or None, batch_size=self.config["embedding.batch_size"],
-                timeout=self.config["embedding.timeout"], max_retries=self.config["embedding.max_retries"])
+            self._embedder = load_embedder(self.config, self.ws.root)
         return self._embedder
 
-    def _open_store(self, create: bool) -> Any:
+    def open_store(self, create: bool) -> Any:
+        """The workspace's Milvus store, opened (and created when `create`) under the workspace lock."""
         if self._store is not None:
             return self._store
         from zgrep.store.milvus import MilvusStore, collection_name
@@ -148,14 +155,30 @@ class Engine:
             self._files = {rel: FileRecord.from_json(v) for rel, v in raw.get("files", {}).items()}
         return self._files
 
-    def _save_files(self) -> None:
+    def save_files(self) -> None:
+        """Persist the per-file state atomically."""
         data = {"files": {rel: rec.to_json() for rel, rec in sorted(self.files().items())}}
         atomic_write(self.ws.path(FILES_STATE), json.dumps(data, separators=(",", ":")))
+
+    def reset_files(self) -> None:
+        """Forget the recorded file state (a full rebuild starts from nothing)."""
+        self._files = {}
+
+    def snapshot(self) -> "Engine":
+        """A read-only view sharing model, store and cache, with its own copy of the file table."""
+        view = copy.copy(self)
+        view._files = dict(self.files())
+        return view
+
+    def has_store(self) -> bool:
+        """Whether the Milvus store is open."""
+        return self._store is not None
 
     def manifest(self) -> dict[str, Any] | None:
         return self.ws.read_manifest()
 
-    def _check_manifest(self) -> dict[str, Any] | None:
+    def check_manifest(self) -> dict[str, Any] | None:
+        """The manifest, refused (WorkspaceError) when built with another format, model or URI."""
         manifest = self.manifest()
         if manifest is not None:
             self.ws.check_manifest(manifest, self.embedder.model_id, self.embedder.dim, self.milvus_uri)

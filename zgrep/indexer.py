@@ -103,13 +103,13 @@ def run_index(engine: Engine, args: dict[str, Any], progress: Progress | None) -
     paths = args.get("paths")
     if paths is not None:
         paths = normalise_paths(root, list(paths))
-    manifest = None if full else engine._check_manifest()
+    manifest = None if full else engine.check_manifest()
     if manifest is not None and manifest.get("content_version") != content_version() and not args.get("dry_run"):
         full, paths, manifest = True, None, None
     if manifest is None and paths is not None:
         paths = None
     if full:
-        engine._files = {}
+        engine.reset_files()
     work = plan(engine, paths, full)
     report: dict[str, Any] = {
         "root": str(root), "changed": len(work.changed), "deleted": len(work.deleted), "unchanged": work.unchanged,
@@ -120,10 +120,10 @@ def run_index(engine: Engine, args: dict[str, Any], progress: Progress | None) -
         return report
     if not full and manifest is not None and manifest.get("complete") and not work.changed and not work.deleted:
         return _nothing_changed(engine, manifest, work, report, started)
-    store = engine._open_store(create=True)
+    store = engine.open_store(create=True)
     if not full and manifest is not None and not manifest.get("complete", True) and not _consistent(engine, store):
         full = True
-        engine._files = {}
+        engine.reset_files()
         work = plan(engine, None, True)
         report.update(changed=len(work.changed), deleted=0, unchanged=0, skipped=work.skipped, repaired=True)
     if full:
@@ -136,7 +136,7 @@ def run_index(engine: Engine, args: dict[str, Any], progress: Progress | None) -
         store.delete_paths(work.deleted)
         for rel in work.deleted:
             files.pop(rel, None)
-        engine._save_files()
+        engine.save_files()
     chunks_done = embedded = 0
     from zgrep.chunking import chunk_file
 
@@ -154,13 +154,13 @@ def run_index(engine: Engine, args: dict[str, Any], progress: Progress | None) -
             loaded = work.loaded[rel]
             lang = chunks_by_file[rel][0].language if chunks_by_file[rel] else _language(rel)
             files[rel] = FileRecord(loaded.sha256, loaded.size, loaded.mtime_ns, lang, len(chunks_by_file[rel]))
-        engine._save_files()
+        engine.save_files()
         chunks_done += len(all_chunks)
         if progress:
             progress({"files_done": i + len(batch), "files_total": len(work.changed), "chunks_done": chunks_done})
     if progress and work.changed:
         progress({"files_done": len(work.changed), "files_total": len(work.changed), "chunks_done": chunks_done, "final": True})
-    engine._save_files()
+    engine.save_files()
     if work.changed or work.deleted:
         store.flush()
     engine.ws.write_manifest({**new_manifest, "complete": True, "last_indexed": time.time(),
@@ -173,7 +173,7 @@ def _nothing_changed(engine: Engine, manifest: dict[str, Any], work: Plan, repor
                      started: float) -> dict[str, Any]:
     """Record refreshed stat data and the current commit without touching Milvus."""
     if work.touched:
-        engine._save_files()
+        engine.save_files()
     commit = head_commit(engine.ws.root)
     if manifest.get("commit") != commit:
         engine.ws.write_manifest({**manifest, "commit": commit})

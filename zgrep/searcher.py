@@ -61,12 +61,12 @@ def _ensure_index(engine: Engine, args: dict[str, Any], progress: Progress | Non
     elif refresh == "wait":
         run_index(engine, {}, progress)
     else:
-        engine._check_manifest()
+        engine.check_manifest()
 
 
 def _search_one(engine: Engine, query: str, search_mode: str, expr: str, limit: int,
                 args: dict[str, Any], preview: str) -> list[dict[str, Any]]:
-    store = engine._open_store(create=False)
+    store = engine.open_store(create=False)
     cfg = engine.config
     pool = max(cfg["search.candidates"], limit * 3)
     routes = {}
