@@ -63,7 +63,7 @@ def _local(model: str | None) -> Embedder:
         return static.StaticEmbedder.from_dir(path)
     if not _HUB_ID.match(model):
         raise EmbeddingError(f"no model directory at {path}: pass a model folder (model2vec layout) or a hub id")
-    snapshot = hub_snapshot(model)
+    snapshot = hub_snapshot(model) or hub_download(model)
     if snapshot is None:
         raise EmbeddingError(
             f"model {model!r} is not available offline (not in the Hugging Face cache {hub_cache_dir()}): "
@@ -81,6 +81,20 @@ def hub_cache_dir() -> Path:
         return Path(os.environ["HF_HOME"]).expanduser() / "hub"
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache").expanduser()
     return cache / "huggingface" / "hub"
+
+
+def hub_download(repo_id: str) -> Path | None:
+    """Fetch ``repo_id`` from the hub when online and `huggingface_hub` is installed (optional), else None."""
+    if os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes"):
+        return None
+    try:
+        from huggingface_hub import snapshot_download
+    except ImportError:
+        return None
+    try:
+        return Path(snapshot_download(repo_id, cache_dir=str(hub_cache_dir())))
+    except Exception:  # offline, unknown repo, auth: the caller's message names the way out
+        return None
 
 
 def hub_snapshot(repo_id: str) -> Path | None:
