@@ -10,7 +10,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, NoReturn
 
 import click
 
@@ -42,7 +42,7 @@ class LazyGroup(click.Group):
         return super().get_command(ctx, name)
 
 
-def fail(message: str, code: int = 2) -> None:
+def fail(message: str, code: int = 2) -> NoReturn:
     """One line on stderr, then exit with `code`."""
     click.echo(f"zg: {message}", err=True)
     sys.exit(code)
@@ -79,7 +79,6 @@ def resolve(path: str | None) -> tuple[Path, Config]:
         return root, Config.load(root)
     except (WorkspaceError, ConfigError) as exc:
         fail(str(exc))
-        raise AssertionError("unreachable")
 
 
 def run(op: str, root: Path, cfg: Config, args: dict[str, Any], mode: str | None) -> tuple[dict[str, Any], str]:
@@ -88,7 +87,6 @@ def run(op: str, root: Path, cfg: Config, args: dict[str, Any], mode: str | None
         return call(op, str(root), args, mode or cfg["mode"], probe_ms=cfg["server.probe_timeout_ms"])
     except ClientError as exc:
         fail(str(exc), exc.exit_code)
-        raise AssertionError("unreachable")
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
