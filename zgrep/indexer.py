@@ -12,7 +12,7 @@ from zgrep.engine import Engine, EngineError, FileRecord, Progress, chunk_id, he
 from zgrep.types import Chunk
 
 FILES_PER_BATCH = 64
-LEXICAL_VERSION = 4  # bump when lexical_text() changes: indexes re-chunk (vectors stay cached)
+LEXICAL_VERSION = 6  # bump when lexical_text() changes: indexes re-chunk (vectors stay cached)
 
 
 def content_version() -> str:
