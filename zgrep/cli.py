@@ -202,6 +202,74 @@ def search(query: tuple[str, ...], extra: tuple[str, ...], limit: int | None, gl
 
 
 @main.command()
+@click.argument("symbol")
+@click.option("--source-file", default=None, help="Only the definition in this workspace-relative file.")
+@click.option("-n", "--limit", type=int, default=None, help="At most this many callers.")
+@click.option("--root", "root_dir", default=None, help="Workspace root (default: the git top level of the cwd).")
+@click.option("--json", "as_json", is_flag=True, help="One JSON document.")
+@common_options
+def callers(symbol: str, source_file: str | None, limit: int | None, root_dir: str | None, as_json: bool,
+            mode: str | None, model: str | None, milvus_uri: str | None) -> None:
+    """Definitions that reference SYMBOL (name, Scope.name or PATH:name). Exit 0 found, 1 none, 2 error."""
+    root, cfg = resolve(root_dir)
+    args = {"symbol": symbol, "source_file": source_file, "limit": limit, "config": config_flags(model, milvus_uri)}
+    result, used = run("callers", root, cfg, args, mode)
+    if as_json:
+        click.echo(json.dumps({"root": result["root"], "mode": used, **result}, ensure_ascii=False))
+    elif not result["definitions"]:
+        click.echo(f"zg: no definition of {symbol}" + (f" in {source_file}" if source_file else ""), err=True)
+    else:
+        for d in result["definitions"]:
+            click.echo(f"defined {d['path']}:{d['start_line']}-{d['end_line']}  {_qualified(d)} ({d['kind']})")
+        for c in result["callers"]:
+            note = "" if c["resolved"] else f"  (unresolved: {c['via']})"
+            click.echo(f"{c['path']}:{c['line']}  {_qualified(c) or '<module>'}{note}")
+    sys.exit(0 if result["callers"] else 1)
+
+
+@main.command()
+@click.argument("entry")
+@click.option("--direction", type=click.Choice(["backward", "forward"]), default="backward", show_default=True,
+              help="backward: who calls ENTRY; forward: what ENTRY calls.")
+@click.option("--depth", type=click.IntRange(0, 10), default=3, show_default=True, help="Levels to follow.")
+@click.option("--source-file", default=None, help="Only the definition in this workspace-relative file.")
+@click.option("--root", "root_dir", default=None, help="Workspace root (default: the git top level of the cwd).")
+@click.option("--json", "as_json", is_flag=True, help="One JSON document.")
+@common_options
+def trace(entry: str, direction: str, depth: int, source_file: str | None, root_dir: str | None, as_json: bool,
+          mode: str | None, model: str | None, milvus_uri: str | None) -> None:
+    """Call tree from ENTRY (name, Scope.name or PATH:name). Exit 0 with edges, 1 without, 2 on error."""
+    root, cfg = resolve(root_dir)
+    args = {"entry": entry, "direction": direction, "depth": depth, "source_file": source_file,
+            "config": config_flags(model, milvus_uri)}
+    result, used = run("trace", root, cfg, args, mode)
+    tree = result["tree"]
+    tops = [] if tree is None else tree["children"] if tree.get("ambiguous") else [tree]
+    if as_json:
+        click.echo(json.dumps({"root": result["root"], "mode": used, **result}, ensure_ascii=False))
+    elif tree is None:
+        click.echo(f"zg: no definition of {entry}" + (f" in {source_file}" if source_file else ""), err=True)
+    for top in [] if as_json else tops:
+        _echo_tree(top, direction == "forward", 0)
+    sys.exit(0 if any(top["children"] for top in tops) else 1)
+
+
+def _qualified(item: dict[str, Any]) -> str:
+    return ".".join(p for p in (item.get("scope"), item.get("symbol")) if p)
+
+
+def _echo_tree(node: dict[str, Any], forward: bool, level: int) -> None:
+    """One line per node, indented by depth: callers at the referencing line, callees at their definition."""
+    line = node["start_line"] if forward or not level else node["line"]
+    marks = [m for m, on in (("unresolved", node.get("resolved") is False), ("cycle", node.get("cycle")),
+                             ("expanded elsewhere", node.get("seen")), ("truncated", node.get("truncated"))) if on]
+    label = f"{node['path']}:{line}  {_qualified(node) or '<module>'}" + (f"  ({', '.join(marks)})" if marks else "")
+    click.echo(("   " * (level - 1) + ("-> " if forward else "<- ") if level else "") + label)
+    for child in node["children"]:
+        _echo_tree(child, forward, level + 1)
+
+
+@main.command()
 @click.argument("path", required=False)
 @click.option("--json", "as_json", is_flag=True)
 @common_options

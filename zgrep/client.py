@@ -17,7 +17,7 @@ from zgrep.locking import ENGINE_LOCK, lock_holder
 from zgrep.workspace import STATE_DIR
 
 MODES = ("auto", "server", "direct")
-READ_ONLY_OPS = frozenset({"search", "status"})
+READ_ONLY_OPS = frozenset({"search", "status", "callers", "trace"})
 POLL_S = 0.2
 READ_ONLY_DEADLINE_S = 600.0
 BUSY_PROBE_MS = 1000

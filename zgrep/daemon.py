@@ -40,7 +40,8 @@ REPLIES = "inproc://zgrep-replies"
 WORKERS = 4
 LOOP_TICK_MS = 250
 SHUTDOWN_GRACE_S = 5.0
-WORKSPACE_OPS = frozenset({"status", "search", "index", "refresh"})
+WORKSPACE_OPS = frozenset({"status", "search", "index", "refresh", "callers", "trace"})
+RELATION_OPS = frozenset({"callers", "trace"})
 
 
 @dataclass
@@ -383,6 +384,11 @@ class Daemon:
             held.prepare(open_store=False)
             held.submit(Work(paths=None if paths is None else set(paths)))
             return protocol.ok({"root": str(held.root), "queued": True})
+        if op in RELATION_OPS:  # the relations database only: no model, no Milvus
+            from zgrep.engine import Engine
+
+            reader = Engine(held.root, Config.load(held.root, held.flags))
+            return serve(reader, protocol.make_request(op, str(held.root), args))
         if op == "index" and not args.get("dry_run"):
             paths = args.get("paths")
             work = Work(full=bool(args.get("full")), paths=None if paths is None else set(paths))

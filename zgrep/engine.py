@@ -97,6 +97,7 @@ class Engine:
         self._cache: Any = None
         self._lock = WorkspaceLock(self.ws.path(ENGINE_LOCK))
         self._files: dict[str, FileRecord] | None = None
+        self._relations: Any = None
 
     # ----- lifecycle -------------------------------------------------------------------
     @property
@@ -137,14 +138,26 @@ class Engine:
             self._cache = VectorCache(self.ws.path(VECTOR_CACHE))
         return self._cache
 
+    def relations(self) -> Any:
+        """The writer of the workspace's relations database (definitions, references, imports)."""
+        if self._relations is None:
+            from zgrep.relations.store import RELATIONS_DB, RelationsStore
+
+            self.ws.ensure_state_dir()
+            self._relations = RelationsStore(self.ws.path(RELATIONS_DB))
+        return self._relations
+
     def close(self) -> None:
-        """Release Milvus, the vector cache and the workspace lock."""
+        """Release Milvus, the vector cache, the relations database and the workspace lock."""
         if self._store is not None:
             self._store.close()
             self._store = None
         if self._cache is not None:
             self._cache.close()
             self._cache = None
+        if self._relations is not None:
+            self._relations.close()
+            self._relations = None
         self._lock.release()
 
     # ----- state -----------------------------------------------------------------------
@@ -197,6 +210,10 @@ class Engine:
             return run_search(self, args, progress)
         if op == "status":
             return self.status()
+        if op in ("callers", "trace"):
+            from zgrep.relations.query import run_relations
+
+            return run_relations(self, op, args)
         if op == "ping":
             return {"pong": True}
         raise EngineError(f"op {op!r} is not served here", code="unknown_op")

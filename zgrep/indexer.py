@@ -13,13 +13,21 @@ from zgrep.types import Chunk
 
 FILES_PER_BATCH = 64
 LEXICAL_VERSION = 6  # bump when lexical_text() changes: indexes re-chunk (vectors stay cached)
+RELATIONS_VERSION = 1  # bump when zgrep.relations extraction changes: indexes re-extract
 
 
 def content_version() -> str:
     """What the stored rows are made of; a change re-chunks every file on the next index."""
     from zgrep.chunking import CHUNKER_VERSION
 
-    return f"chunks-{CHUNKER_VERSION}.lexical-{LEXICAL_VERSION}"
+    return f"chunks-{CHUNKER_VERSION}.lexical-{LEXICAL_VERSION}.relations-{RELATIONS_VERSION}"
+
+
+def relations_ready(engine: Engine) -> bool:
+    """Whether the relations database exists with the current schema (else a full pass rebuilds it)."""
+    from zgrep.relations.store import RELATIONS_DB, is_ready
+
+    return is_ready(engine.ws.path(RELATIONS_DB))
 
 
 @dataclass
@@ -104,7 +112,8 @@ def run_index(engine: Engine, args: dict[str, Any], progress: Progress | None) -
     if paths is not None:
         paths = normalise_paths(root, list(paths))
     manifest = None if full else engine.check_manifest()
-    if manifest is not None and manifest.get("content_version") != content_version() and not args.get("dry_run"):
+    stale = manifest is not None and (manifest.get("content_version") != content_version() or not relations_ready(engine))
+    if stale and not args.get("dry_run"):
         full, paths, manifest = True, None, None
     if manifest is None and paths is not None:
         paths = None
@@ -126,19 +135,23 @@ def run_index(engine: Engine, args: dict[str, Any], progress: Progress | None) -
         engine.reset_files()
         work = plan(engine, None, True)
         report.update(changed=len(work.changed), deleted=0, unchanged=0, skipped=work.skipped, repaired=True)
+    relations = engine.relations()
     if full:
         store.drop()
         store.create()
+        relations.clear()
     new_manifest = {**engine.new_manifest(store.collection), "content_version": content_version()}
     engine.ws.write_manifest({**(manifest or {}), **new_manifest, "complete": False})
     files = engine.files()
     if work.deleted:
         store.delete_paths(work.deleted)
+        relations.remove_paths(work.deleted)
         for rel in work.deleted:
             files.pop(rel, None)
         engine.save_files()
     chunks_done = embedded = 0
     from zgrep.chunking import chunk_file
+    from zgrep.relations.extract import extract
 
     context_lines = engine.config["index.chunk_context_lines"]
     for i in range(0, len(work.changed), FILES_PER_BATCH):
@@ -150,6 +163,7 @@ def run_index(engine: Engine, args: dict[str, Any], progress: Progress | None) -
         rows = [_row(c, vectors[c.content_hash], work.loaded[c.path].mtime) for c in all_chunks]
         store.delete_paths(batch)
         store.insert(rows)
+        relations.replace_files([extract(rel, work.loaded[rel].text) for rel in batch])
         for rel in batch:
             loaded = work.loaded[rel]
             lang = chunks_by_file[rel][0].language if chunks_by_file[rel] else _language(rel)

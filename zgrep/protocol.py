@@ -10,7 +10,7 @@ from typing import Any
 
 PROTOCOL_VERSION = 1
 MAX_MESSAGE_BYTES = 8 * 1024 * 1024
-OPS = frozenset({"ping", "status", "search", "index", "refresh", "shutdown", "server_status"})
+OPS = frozenset({"ping", "status", "search", "index", "refresh", "shutdown", "server_status", "callers", "trace"})
 
 
 class ProtocolError(ValueError):

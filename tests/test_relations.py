@@ -1,0 +1,166 @@
+"""`zg callers` and `zg trace` on real repositories: import resolution, incremental updates, server mode."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from daemon_helpers import User
+
+Zg = Callable[..., subprocess.CompletedProcess[str]]
+
+FILES = {
+    "pkg/__init__.py": "",
+    "pkg/a.py": "def helper(x):\n    return x + 1\n",
+    "pkg/b.py": "def helper(x):\n    return x * 2\n",
+    "pkg/use_a.py": "from pkg.a import helper\n\n\ndef run_a(v):\n    return helper(v)\n",
+    "pkg/use_b.py": "from .b import helper as h\n\n\ndef run_b(v):\n    return h(v)\n",
+    "pkg/use_mod.py": "import pkg.a as amod\n\n\ndef run_mod(v):\n    return amod.helper(v) + run_a(v)\n",
+    "pkg/loop.py": "def ping(n):\n    return pong(n - 1)\n\n\ndef pong(n):\n    return ping(n) if n else 0\n",
+    "web/a.ts": "export function fmt(n: number): string {\n  return String(n);\n}\n",
+    "web/b.ts": "export function fmt(n: number): string {\n  return '#' + n;\n}\n",
+    "web/view.ts": "import { fmt } from './a';\n\nexport function render(n: number) {\n  return fmt(n);\n}\n",
+    "web/other.ts": "import * as b from './b';\n\nexport function show(n: number) {\n  return b.fmt(n);\n}\n",
+    "go.mod": "module example.com/proj\n",
+    "go/util/util.go": "package util\n\nfunc Parse(s string) int { return len(s) }\n",
+    "go/cmd/main.go": ('package main\n\nimport u "example.com/proj/go/util"\n\nfunc Parse(s string) int { return 0 }\n\n'
+                       'func main() { u.Parse("x") }\n\nfunc local() int { return Parse("y") }\n'),
+    "rs/src/net/conn.rs": "pub fn connect(addr: &str) -> bool { !addr.is_empty() }\n",
+    "rs/src/other.rs": "pub fn connect(addr: &str) -> bool { addr.is_empty() }\n",
+    "rs/src/lib.rs": "mod net;\nuse crate::net::conn::connect;\n\npub fn connect_all() -> bool { connect(\"a\") }\n",
+}
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+
+
+def run_json(zg: Zg, root: Path, *args: str) -> dict[str, Any]:
+    proc = zg(*args, "--json", "--mode", "direct", cwd=root)
+    assert proc.returncode in (0, 1), proc.stderr
+    return json.loads(proc.stdout)
+
+
+def callers_of(zg: Zg, root: Path, symbol: str, *args: str) -> list[tuple[str, str, bool]]:
+    result = run_json(zg, root, "callers", symbol, *args)
+    return [(c["path"], c["symbol"], c["resolved"]) for c in result["callers"]]
+
+
+def names(node: dict[str, Any]) -> dict[str, Any]:
+    """A trace tree as {symbol: children} (cycle-cut nodes as "symbol*")."""
+    return {(c["symbol"] + ("*" if c.get("cycle") else "")): names(c) for c in node["children"]}
+
+
+@pytest.fixture
+def indexed(repo: Path, zg: Zg) -> Path:
+    write(repo, FILES)
+    out = zg("index", "--mode", "direct", cwd=repo)
+    assert out.returncode == 0, out.stderr
+    return repo
+
+
+def test_callers_resolve_imports_across_same_named_definitions(indexed: Path, zg: Zg) -> None:
+    root = indexed
+    assert callers_of(zg, root, "helper", "--source-file", "pkg/a.py") == [
+        ("pkg/use_a.py", "run_a", True), ("pkg/use_mod.py", "run_mod", True)]
+    assert callers_of(zg, root, "helper", "--source-file", "pkg/b.py") == [("pkg/use_b.py", "run_b", True)]
+    both = run_json(zg, root, "callers", "helper")
+    assert [d["path"] for d in both["definitions"]] == ["pkg/a.py", "pkg/b.py"]
+    assert {c["path"]: c["targets"] for c in both["callers"]} == {
+        "pkg/use_a.py": ["pkg/a.py"], "pkg/use_b.py": ["pkg/b.py"], "pkg/use_mod.py": ["pkg/a.py"]}
+    assert callers_of(zg, root, "fmt", "--source-file", "web/a.ts") == [("web/view.ts", "render", True)]
+    assert callers_of(zg, root, "fmt", "--source-file", "web/b.ts") == [("web/other.ts", "show", True)]
+    assert callers_of(zg, root, "Parse", "--source-file", "go/util/util.go") == [("go/cmd/main.go", "main", True)]
+    assert callers_of(zg, root, "Parse", "--source-file", "go/cmd/main.go") == [("go/cmd/main.go", "local", True)]
+    assert callers_of(zg, root, "connect", "--source-file", "rs/src/net/conn.rs") == [
+        ("rs/src/lib.rs", "connect_all", True)]
+    assert zg("callers", "connect", "--source-file", "rs/src/other.rs", "--mode", "direct", cwd=root).returncode == 1
+    human = zg("callers", "helper", "--source-file", "pkg/b.py", "--mode", "direct", cwd=root)
+    assert human.returncode == 0 and "pkg/use_b.py:5  run_b" in human.stdout
+
+
+def test_ambiguous_references_are_reported_not_merged(indexed: Path, zg: Zg) -> None:
+    write(indexed, {"pkg/guess.py": "def guess(obj):\n    return obj.helper(1)\n"})
+    assert zg("index", "--mode", "direct", cwd=indexed).returncode == 0
+    for source in ("pkg/a.py", "pkg/b.py"):
+        assert ("pkg/guess.py", "guess", False) in callers_of(zg, indexed, "helper", "--source-file", source)
+    limited = run_json(zg, indexed, "callers", "helper", "--limit", "1")
+    assert len(limited["callers"]) == 1 and limited["total"] == 4
+
+
+def test_trace_backward_forward_depth_and_cycles(indexed: Path, zg: Zg) -> None:
+    root = indexed
+    back = run_json(zg, root, "trace", "pkg/a.py:helper")
+    assert back["direction"] == "backward" and back["depth"] == 3 and back["tree"]["path"] == "pkg/a.py"
+    assert names(back["tree"]) == {"run_a": {"run_mod": {}}, "run_mod": {}}
+    shallow = run_json(zg, root, "trace", "helper", "--source-file", "pkg/a.py", "--depth", "1")
+    assert names(shallow["tree"]) == {"run_a": {}, "run_mod": {}}
+    forward = run_json(zg, root, "trace", "run_mod", "--direction", "forward")
+    assert names(forward["tree"]) == {"helper": {}, "run_a": {"helper": {}}}
+    assert {c["path"] for c in forward["tree"]["children"]} == {"pkg/a.py", "pkg/use_a.py"}
+    cycle = run_json(zg, root, "trace", "ping", "--direction", "forward", "--depth", "5")
+    assert names(cycle["tree"]) == {"pong": {"ping*": {}}}
+    human = zg("trace", "ping", "--direction", "forward", "--mode", "direct", cwd=root)
+    assert human.returncode == 0 and "-> pkg/loop.py:5  pong" in human.stdout and "(cycle)" in human.stdout
+    assert zg("trace", "nowhere", "--mode", "direct", cwd=root).returncode == 1
+
+
+def test_incremental_edits_and_deletions(indexed: Path, zg: Zg) -> None:
+    root = indexed
+    write(root, {"pkg/use_a.py": "from pkg.b import helper\n\n\ndef run_a(v):\n    return helper(v)\n",
+                 "pkg/late.py": "from pkg.a import helper\n\n\ndef late(v):\n    return helper(v)\n"})
+    report = run_json(zg, root, "index")
+    assert report["changed"] == 2
+    assert callers_of(zg, root, "helper", "--source-file", "pkg/a.py") == [
+        ("pkg/late.py", "late", True), ("pkg/use_mod.py", "run_mod", True)]
+    assert ("pkg/use_a.py", "run_a", True) in callers_of(zg, root, "helper", "--source-file", "pkg/b.py")
+    (root / "pkg/use_mod.py").unlink()
+    (root / "pkg/b.py").unlink()
+    assert run_json(zg, root, "index")["deleted"] == 2
+    assert callers_of(zg, root, "helper", "--source-file", "pkg/a.py") == [  # imports of the gone module: unplaced
+        ("pkg/late.py", "late", True), ("pkg/use_a.py", "run_a", False), ("pkg/use_b.py", "run_b", False)]
+    assert run_json(zg, root, "callers", "helper", "--source-file", "pkg/b.py")["definitions"] == []
+
+
+def test_not_indexed_is_a_clear_error(repo: Path, zg: Zg) -> None:
+    write(repo, {"a.py": "def f():\n    pass\n"})
+    for args in (("callers", "f"), ("trace", "f")):
+        out = zg(*args, "--mode", "direct", cwd=repo)
+        assert out.returncode == 2 and out.stderr.strip() == "zg: not indexed; run zg index", out.stderr
+
+
+def test_engine_and_server_mode_equal_direct(indexed: Path, zg: Zg, tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    from zgrep.engine import Engine
+
+    direct = run_json(zg, indexed, "callers", "helper")
+    engine = Engine(indexed)
+    try:
+        in_process = engine.handle("callers", {"symbol": "helper"})
+    finally:
+        engine.close()
+    assert in_process["callers"] == direct["callers"]
+    user = User(tmp_path / "user")
+    user.start()
+    try:
+        for args in (("callers", "helper", "--source-file", "pkg/a.py"), ("trace", "ping", "--direction", "forward")):
+            served = user.zg(*args, "--json", "--mode", "server", cwd=indexed)
+            local = user.zg(*args, "--json", "--mode", "direct", cwd=indexed)
+            assert served.returncode == local.returncode == 0, served.stderr + local.stderr
+            a, b = json.loads(served.stdout), json.loads(local.stdout)
+            assert (a.pop("mode"), b.pop("mode")) == ("server", "direct") and a == b
+    finally:
+        user.zg("server", "off")
+
+
+def test_indexes_from_older_versions_gain_relations(indexed: Path, zg: Zg) -> None:
+    (indexed / ".zgrep" / "relations.sqlite").unlink()
+    assert zg("callers", "helper", "--mode", "direct", cwd=indexed).returncode == 2
+    assert zg("index", "--mode", "direct", cwd=indexed).returncode == 0
+    assert callers_of(zg, indexed, "helper", "--source-file", "pkg/b.py") == [("pkg/use_b.py", "run_b", True)]

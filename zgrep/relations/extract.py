@@ -1,0 +1,348 @@
+"""Definitions, reference sites and imports of one source file, from its tree-sitter parse.
+
+One `RelSpec` per language names the node types involved; the walk itself is generic.
+Changed files are parsed a second time (after the chunker): parsing is ~1/6 of chunking plus
+extraction and far below embedding, while sharing the tree would change `chunk_file`'s contract.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from types import MappingProxyType
+
+from tree_sitter import Node, Query, QueryCursor
+from tree_sitter_language_pack import get_language
+
+from zgrep.chunking.definitions import parse, walk_definitions
+from zgrep.chunking.languages import TABLE, detect_language
+from zgrep.chunking.references import _query as identifier_query
+
+_IGNORED = frozenset({"self", "cls", "this", "super", "true", "false", "null", "nil", "None", "True", "False",
+                      "undefined", "it", "_"})
+_QUALIFIER = re.compile(r"[\w$.:]+\Z")
+_BINDING_PARENT = re.compile(r"assignment|declarator|declaration|parameter|binding|for_|let|keyword_argument|pattern")
+_BINDING_FIELDS = frozenset({"left", "name", "pattern", "key"})
+_LISTS = frozenset({"expression_list", "pattern_list", "tuple_pattern", "identifier_list"})
+
+
+@dataclass(frozen=True)
+class Def:
+    """A definition: name, enclosing scope, kind and 1-based inclusive lines."""
+
+    name: str
+    scope: str
+    kind: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class Ref:
+    """An identifier used on `line`, with its object (`m` in `m.f`) and the definition around it."""
+
+    name: str
+    qualifier: str
+    line: int
+    caller: Def | None
+
+
+@dataclass(frozen=True)
+class Import:
+    """`module` as written; `name` "" binds the module itself, "*" everything; `alias` the local name."""
+
+    module: str
+    name: str
+    alias: str
+    line: int
+
+
+@dataclass
+class FileRelations:
+    """Everything the relations store keeps for one file."""
+
+    path: str
+    language: str
+    lines: int
+    defs: list[Def] = field(default_factory=list)
+    refs: list[Ref] = field(default_factory=list)
+    imports: list[Import] = field(default_factory=list)
+
+
+ImportParser = Callable[[str], list[tuple[str, str, str]]]
+
+
+def _python_imports(text: str) -> list[tuple[str, str, str]]:
+    text = re.sub(r"[()\\\n]", " ", re.sub(r"#[^\n]*", "", text))
+    match = re.match(r"\s*from\s+(\S+)\s+import\s+(.*)", text, re.DOTALL)
+    out = []
+    if match:
+        module = match.group(1)
+        for part in match.group(2).split(","):
+            name, _, alias = (p.strip() for p in part.partition(" as "))
+            if name:
+                out.append((module, name, alias or ("" if name == "*" else name)))
+        return out
+    for part in re.sub(r"^\s*import\s+", "", text).split(","):
+        module, _, alias = (p.strip() for p in part.partition(" as "))
+        if module:
+            out.append((module, "", alias or module))
+    return out
+
+
+def _js_imports(text: str) -> list[tuple[str, str, str]]:
+    source = re.search(r"""(?:from\s*|require\s*\(\s*)['"`]([^'"`]+)['"`]""", text)
+    if source is None:
+        return []
+    module = source.group(1)
+    head = text[: source.start()]
+    require = head.strip().endswith("=") or "require" in text[source.start(): source.start() + 9]
+    if require:
+        head = head.split("=", 1)[0]
+    head = re.sub(r"^\s*(import|export|const|let|var)\s+(type\s+)?", "", head).strip()
+    out: list[tuple[str, str, str]] = []
+    braces = re.search(r"\{([^}]*)\}", head)
+    if braces:
+        for part in braces.group(1).split(","):
+            sep = ":" if require else " as "
+            name, _, alias = (p.strip() for p in part.partition(sep))
+            name = re.sub(r"^type\s+", "", name)
+            if name:
+                out.append((module, name, alias or name))
+        head = head[: braces.start()] + head[braces.end():]
+    star = re.search(r"\*\s*(?:as\s+([\w$]+))?", head)
+    if star:
+        out.append((module, "" if star.group(1) else "*", star.group(1) or ""))
+        head = head[: star.start()] + head[star.end():]
+    default = re.match(r"\s*([\w$]+)", head.replace(",", " "))
+    if default and default.group(1) != "from":
+        out.append((module, "" if require else "default", default.group(1)))
+    return out
+
+
+def _go_imports(text: str) -> list[tuple[str, str, str]]:
+    match = re.match(r"\s*([\w.]+)?\s*\"([^\"]+)\"", text)
+    if match is None or match.group(1) == "_":
+        return []
+    path, alias = match.group(2), match.group(1)
+    if alias == ".":
+        return [(path, "*", "")]
+    return [(path, "", alias or path.rsplit("/", 1)[-1])]
+
+
+def _rust_tree(prefix: str, text: str, out: list[tuple[str, str, str]]) -> None:
+    """Expand one `use` tree (`a::{b, c as d, e::*}`) into (module, name, alias)."""
+    text = text.strip()
+    brace = text.find("{")
+    if brace >= 0 and text.endswith("}"):
+        base = "::".join(p for p in (prefix, text[:brace].rstrip(":").strip()) if p)
+        depth, start = 0, brace + 1
+        for i in range(brace + 1, len(text) - 1):
+            depth += {"{": 1, "}": -1}.get(text[i], 0)
+            if text[i] == "," and depth == 0:
+                _rust_tree(base, text[start:i], out)
+                start = i + 1
+        _rust_tree(base, text[start:-1], out)
+        return
+    path, _, alias = (p.strip() for p in text.partition(" as "))
+    full = "::".join(p for p in (prefix, path) if p)
+    module, _, name = full.rpartition("::")
+    if name == "self":
+        module, _, name = module.rpartition("::")
+    if name:
+        out.append((module, name, "" if name == "*" else alias or name))
+
+
+def _rust_imports(text: str) -> list[tuple[str, str, str]]:
+    text = re.sub(r"^\s*(pub(\([^)]*\))?\s+)?use\s+|;\s*$", "", text.strip())
+    out: list[tuple[str, str, str]] = []
+    _rust_tree("", re.sub(r"\s+", "", re.sub(r"\s+as\s+", "\0", text)).replace("\0", " as "), out)
+    return out
+
+
+def _jvm_imports(text: str) -> list[tuple[str, str, str]]:
+    text = re.sub(r"^\s*import\s+(static\s+)?|;\s*$", "", text.strip())
+    braces = re.match(r"([\w.]+)\.\{([^}]*)\}", text)
+    if braces:
+        parts = [(braces.group(1), *_jvm_alias(part)) for part in braces.group(2).split(",")]
+    else:
+        parts = [(module, name, alias) for module, _, name, alias in
+                 ((*_jvm_alias(part)[0].rpartition("."), _jvm_alias(part)[1]) for part in text.split(","))]
+    out = []
+    for module, name, alias in parts:
+        if name:
+            star = name in ("*", "_")
+            out.append((module, "*" if star else name, "" if star else alias or name))
+    return out
+
+
+def _jvm_alias(part: str) -> tuple[str, str]:
+    """`a.B as C` (Kotlin) or `B => C` (Scala) -> (path, alias)."""
+    match = re.match(r"(.*?)\s*(?:=>|\sas\s)\s*(.*)", part.strip())
+    return (match.group(1).strip(), match.group(2).strip()) if match else (part.strip(), "")
+
+
+def _c_imports(text: str) -> list[tuple[str, str, str]]:
+    match = re.search(r"[\"<]([^\">]+)[\">]", text)
+    return [(match.group(1), "*", "")] if match else []
+
+
+@dataclass(frozen=True)
+class RelSpec:
+    """Node types of one grammar: import statements (and their parser) and member accesses.
+
+    members: node types whose first named child is the object of the others (`m.f`);
+    suffixes: node types holding the member name after the object (Kotlin `navigation_suffix`).
+    """
+
+    imports: frozenset[str]
+    parse_imports: ImportParser
+    members: frozenset[str] = frozenset()
+    suffixes: frozenset[str] = frozenset()
+
+
+def _f(*names: str) -> frozenset[str]:
+    return frozenset(names)
+
+
+_JS = RelSpec(_f("import_statement", "export_statement", "variable_declarator"), _js_imports,
+              _f("member_expression", "nested_identifier", "qualified_type"))
+_JVM_MEMBERS = _f("method_invocation", "field_access", "scoped_type_identifier", "stable_identifier",
+                  "field_expression", "select_expression")
+_C = RelSpec(_f("preproc_include"), _c_imports,
+             _f("field_expression", "qualified_identifier", "template_function"))
+
+SPECS: Mapping[str, RelSpec] = MappingProxyType({
+    "python": RelSpec(_f("import_statement", "import_from_statement", "future_import_statement"), _python_imports,
+                      _f("attribute")),
+    "javascript": _JS, "typescript": _JS, "tsx": _JS,
+    "go": RelSpec(_f("import_spec"), _go_imports, _f("selector_expression", "qualified_type")),
+    "rust": RelSpec(_f("use_declaration"), _rust_imports,
+                    _f("scoped_identifier", "scoped_type_identifier", "field_expression")),
+    "java": RelSpec(_f("import_declaration"), _jvm_imports, _JVM_MEMBERS),
+    "kotlin": RelSpec(_f("import_header"), _jvm_imports, _JVM_MEMBERS, _f("navigation_suffix")),
+    "scala": RelSpec(_f("import_declaration"), _jvm_imports, _JVM_MEMBERS),
+    "c": _C, "cpp": _C,
+})
+
+
+@cache
+def _import_query(language: str) -> Query:
+    grammar = get_language(TABLE[language].grammar)
+    kinds = [k for k in SPECS[language].imports if grammar.id_for_node_kind(k, True)]
+    return Query(grammar, "[" + " ".join(f"({k})" for k in kinds) + "] @imp")
+
+
+def extract(path: str, text: str) -> FileRelations:
+    """Definitions, references and imports of one file; empty for unsupported or unparsable files."""
+    language = detect_language(path)
+    result = FileRelations(path, language, text.count("\n") + (0 if text.endswith("\n") else 1))
+    if language not in TABLE or not text.strip():
+        return result
+    try:
+        tree = parse(text, language)
+        stack = list(walk_definitions(tree, language))
+        while stack:
+            definition = stack.pop()
+            if definition.is_symbol:
+                result.defs.append(Def(definition.name, definition.scope, definition.kind, definition.start,
+                                       definition.end))
+            stack.extend(definition.children)
+        result.defs.sort(key=lambda d: (d.start, -d.end))
+        spans = _import_spans(tree.root_node, language, result)
+        result.refs = _references(tree.root_node, language, result, spans)
+    except Exception:  # a grammar failure costs this file's relations, never the index run
+        result.defs, result.refs, result.imports = [], [], []
+    return result
+
+
+def _import_spans(root: Node, language: str, result: FileRelations) -> list[tuple[int, int]]:
+    """Record the file's imports; return the byte spans of import statements."""
+    spec = SPECS.get(language)
+    if spec is None:
+        return []
+    spans = []
+    for node in QueryCursor(_import_query(language)).captures(root).get("imp", []):
+        found = spec.parse_imports(node.text.decode("utf-8", errors="replace"))
+        if node.type in ("variable_declarator", "export_statement") and not found:
+            continue
+        spans.append((node.start_byte, node.end_byte))
+        result.imports.extend(Import(m, n, a, node.start_point[0] + 1) for m, n, a in found if m)
+    spans.sort()
+    return spans
+
+
+def _innermost(defs: list[Def], lines: int) -> list[Def | None]:
+    """For each line (index = line number), the innermost definition containing it."""
+    owner: list[Def | None] = [None] * (lines + 2)
+    for definition in sorted(defs, key=lambda d: d.start - d.end):
+        for line in range(definition.start, min(definition.end, lines + 1) + 1):
+            owner[line] = definition
+    return owner
+
+
+def _is_binding(node: Node) -> bool:
+    """Whether an identifier is bound here (parameter, assignment target, keyword) rather than used."""
+    child, parent = node, node.parent
+    if parent is not None and parent.type in _LISTS:
+        child, parent = parent, parent.parent
+    if parent is None or not _BINDING_PARENT.search(parent.type) or "type" in node.type:
+        return False
+    if "parameter" in parent.type:
+        return True
+    for index in range(parent.child_count):
+        if parent.children[index].id == child.id:
+            return parent.field_name_for_child(index) in _BINDING_FIELDS
+    return False
+
+
+def _qualifier(node: Node, spec: RelSpec | None) -> str:
+    """The object in front of a member name (`m` in `m.f`, `a::b` in `a::b::f`), "?" for an expression."""
+    parent = node.parent
+    if spec is None or parent is None:
+        return ""
+    target = None
+    if parent.type in spec.suffixes:
+        target = parent.prev_named_sibling
+    elif parent.type in spec.members and parent.named_child_count > 1 and parent.named_children[0].id != node.id:
+        target = parent.named_children[0]
+    if target is None:
+        return ""
+    text = target.text.decode("utf-8", errors="replace")
+    return text if len(text) <= 200 and _QUALIFIER.match(text) else "?"
+
+
+def _references(root: Node, language: str, result: FileRelations, spans: list[tuple[int, int]]) -> list[Ref]:
+    """Distinct (name, qualifier, caller) uses in the file, each at its first line."""
+    from bisect import bisect_right
+
+    spec = SPECS.get(language)
+    owner = _innermost(result.defs, result.lines)
+    seen: dict[tuple[str, str, Def | None], Ref] = {}
+    nodes = QueryCursor(identifier_query(language)).captures(root).get("ref", [])
+    nodes.sort(key=lambda n: n.start_byte)
+    for node in nodes:
+        at = bisect_right(spans, (node.start_byte, 1 << 62)) - 1
+        if at >= 0 and spans[at][0] <= node.start_byte < spans[at][1]:
+            continue
+        name = node.text.decode("utf-8", errors="replace").lstrip("$")
+        if not name or name in _IGNORED or _is_binding(node):
+            continue
+        line = node.start_point[0] + 1
+        caller = owner[line] if line < len(owner) else None
+        if caller is not None and caller.name == name and line <= caller.start + 1 and _names_itself(node):
+            continue
+        key = (name, _qualifier(node, spec), caller)
+        if key not in seen:
+            seen[key] = Ref(name, key[1], line, caller)
+    return list(seen.values())
+
+
+def _names_itself(node: Node) -> bool:
+    """Whether an identifier is the name of the definition it sits in (not a recursive call)."""
+    parent = node.parent
+    while parent is not None and parent.type in ("function_declarator", "pointer_declarator", "identifier"):
+        parent = parent.parent
+    return parent is not None and not parent.type.endswith(("call", "call_expression", "invocation"))

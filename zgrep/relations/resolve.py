@@ -1,0 +1,169 @@
+"""Map an import's module, as written in a file, to the workspace files that define it."""
+
+from __future__ import annotations
+
+import posixpath
+from collections import defaultdict
+from functools import cached_property
+
+_JS_EXTS = ("", ".ts", ".tsx", ".d.ts", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
+_C_EXTS = (".h", ".hh", ".hpp", ".hxx", ".c", ".cc", ".cpp", ".cxx")
+_JVM = frozenset({"java", "kotlin", "scala"})
+_SEPARATORS = {"python": ".", "rust": "::", "java": ".", "kotlin": ".", "scala": "."}
+
+
+class FileSet:
+    """The workspace's indexed files with their languages, and suffix/directory lookups."""
+
+    def __init__(self, languages: dict[str, str]) -> None:
+        self.languages = languages
+
+    @cached_property
+    def _by_name(self) -> dict[str, list[str]]:
+        index: dict[str, list[str]] = defaultdict(list)
+        for path in self.languages:
+            index[posixpath.basename(path)].append(path)
+        return index
+
+    @cached_property
+    def _by_dir(self) -> dict[str, list[str]]:
+        index: dict[str, list[str]] = defaultdict(list)
+        for path in self.languages:
+            index[posixpath.dirname(path)].append(path)
+        return index
+
+    def ending(self, tail: str) -> set[str]:
+        """Files whose path is `tail` or ends with `/tail`."""
+        return {p for p in self._by_name.get(posixpath.basename(tail), ()) if p == tail or p.endswith("/" + tail)}
+
+    def in_dir(self, directory: str, languages: frozenset[str] | set[str]) -> set[str]:
+        """Files directly in `directory` of one of `languages`."""
+        return {p for p in self._by_dir.get(directory, ()) if self.languages[p] in languages}
+
+    def dirs_ending(self, tail: str) -> list[str]:
+        """Directories equal to or ending with `/tail`."""
+        return [d for d in self._by_dir if d == tail or d.endswith("/" + tail)]
+
+
+def family(language: str) -> frozenset[str]:
+    """Languages that import one another's files."""
+    if language in ("javascript", "typescript", "tsx"):
+        return frozenset({"javascript", "typescript", "tsx"})
+    if language in ("c", "cpp"):
+        return frozenset({"c", "cpp"})
+    return _JVM if language in _JVM else frozenset({language})
+
+
+def submodule(language: str, module: str, name: str) -> str | None:
+    """`module` + `name` as a module path (`pkg` + `mod` -> `pkg.mod`), None when names are not modules."""
+    sep = _SEPARATORS.get(language)
+    if sep is None:
+        return None
+    return module + name if sep == "." and module.endswith(".") else f"{module}{sep}{name}"
+
+
+def local_files(files: FileSet, path: str) -> set[str]:
+    """Files whose definitions `path` sees unqualified: itself, its package dir (Go, JVM), header/source twins."""
+    language = files.languages.get(path, "")
+    directory = posixpath.dirname(path)
+    if language == "go" or language in _JVM:
+        return files.in_dir(directory, family(language)) | {path}
+    if language in ("c", "cpp"):
+        return _c_twins(files, path)
+    return {path}
+
+
+def module_files(files: FileSet, importer: str, module: str) -> set[str]:
+    """The workspace files an import of `module` in `importer` refers to; empty when outside it."""
+    language = files.languages.get(importer, "")
+    if language == "python":
+        return _python(files, importer, module)
+    if language in ("javascript", "typescript", "tsx"):
+        return _js(files, importer, module)
+    if language == "go":
+        return _go(files, module)
+    if language == "rust":
+        return _rust(files, importer, module)
+    if language in _JVM:
+        return _jvm(files, module)
+    if language in ("c", "cpp"):
+        return _c(files, importer, module)
+    return set()
+
+
+def _python(files: FileSet, importer: str, module: str) -> set[str]:
+    dots = len(module) - len(module.lstrip("."))
+    rest = module[dots:].replace(".", "/")
+    if not dots:
+        return set().union(*(files.ending(f"{rest}{tail}") for tail in (".py", ".pyi", "/__init__.py")))
+    base = posixpath.dirname(importer)
+    for _ in range(dots - 1):
+        base = posixpath.dirname(base)
+    stem = posixpath.join(base, rest) if rest else base
+    candidates = (f"{stem}.py", f"{stem}.pyi", posixpath.join(stem, "__init__.py"))
+    return {posixpath.normpath(c) for c in candidates if posixpath.normpath(c) in files.languages}
+
+
+def _js(files: FileSet, importer: str, module: str) -> set[str]:
+    if not module.startswith("."):
+        return set()
+    stem = posixpath.normpath(posixpath.join(posixpath.dirname(importer), module))
+    stems = [stem]
+    base, ext = posixpath.splitext(stem)
+    if ext in (".js", ".jsx", ".mjs", ".cjs"):
+        stems.append(base)
+    for candidate_stem in stems:
+        for candidate in [candidate_stem + e for e in _JS_EXTS] + [f"{candidate_stem}/index{e}" for e in _JS_EXTS[1:]]:
+            if candidate in files.languages:
+                return {candidate}
+    return set()
+
+
+def _go(files: FileSet, module: str) -> set[str]:
+    parts = module.strip("/").split("/")
+    for start in range(len(parts)):
+        found = files.in_dir("/".join(parts[start:]), frozenset({"go"}))
+        if found:
+            return found
+    return set()
+
+
+def _rust(files: FileSet, importer: str, module: str) -> set[str]:
+    parts = [p for p in module.split("::") if p]
+    relative = parts[:1] in (["self"], ["super"])
+    segments = [p for p in parts if p not in ("crate", "self", "super")]
+    if not segments:
+        if parts[:1] == ["crate"]:
+            return files.ending("lib.rs") | files.ending("main.rs")
+        directory = posixpath.dirname(importer)
+        if parts[:1] == ["super"] and posixpath.basename(importer) in ("mod.rs", "lib.rs", "main.rs"):
+            directory = posixpath.dirname(directory)
+        return {p for p in (f"{directory}.rs", f"{directory}/mod.rs") if p in files.languages}
+    tail = "/".join(segments)
+    found = files.ending(f"{tail}.rs") | files.ending(f"{tail}/mod.rs")
+    if relative:
+        near = posixpath.dirname(posixpath.dirname(importer))
+        found = {p for p in found if p.startswith(near)} or found
+    return found
+
+
+def _jvm(files: FileSet, module: str) -> set[str]:
+    tail = module.replace(".", "/")
+    found: set[str] = set()
+    for directory in files.dirs_ending(tail):
+        found |= files.in_dir(directory, _JVM)
+    for ext in (".java", ".kt", ".scala"):
+        found |= files.ending(tail + ext)
+    return found
+
+
+def _c(files: FileSet, importer: str, module: str) -> set[str]:
+    near = posixpath.normpath(posixpath.join(posixpath.dirname(importer), module))
+    found = {near} if near in files.languages else files.ending(module)
+    return set().union(*(_c_twins(files, p) for p in found)) if found else set()
+
+
+def _c_twins(files: FileSet, path: str) -> set[str]:
+    """A header and the source files of the same stem next to it."""
+    stem = posixpath.splitext(path)[0]
+    return {stem + e for e in _C_EXTS if stem + e in files.languages} | {path}
