@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-import fcntl
 import logging
 import os
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Iterable
 
 from pymilvus import DataType, Function, FunctionType, MilvusClient
 from pymilvus.exceptions import MilvusException
+
+from zgrep.locking import lock_holder
 
 SCALAR_FIELDS = ("path", "language", "symbol", "symbol_kind", "scope", "start_line", "end_line", "mtime", "content")
 MAX_CONTENT_BYTES = 60_000
@@ -46,19 +48,8 @@ def lite_holder(uri: str) -> str | None:
     lock = os.path.join(uri, "LOCK")
     if "://" in uri or not os.path.isfile(lock):
         return None
-    try:
-        fd = os.open(lock, os.O_RDONLY)
-    except OSError:
+    if lock_holder(Path(lock)) is None:
         return None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        pass
-    else:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return None
-    finally:
-        os.close(fd)
     st = os.stat(lock)
     device = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
     try:
