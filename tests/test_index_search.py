@@ -257,6 +257,18 @@ def test_min_score_and_min_score_diff(ws):
     assert engine_search(root, "retry with exponential backoff", min_score=1.01)["hits"] == []
 
 
+def test_path_filters_past_the_expression_limit_apply_to_candidates(ws, monkeypatch):
+    root = ws["root"]
+    unfiltered = {h["path"] for h in engine_search(root, "retry with exponential backoff", limit=50)["hits"]}
+    excluded = "src/net/retry.py"
+    assert excluded in unfiltered
+    monkeypatch.setattr("zgrep.search.filters.MAX_PATHS_IN_EXPR", 1)
+    hits = engine_search(root, "retry with exponential backoff", globs=[f"!{excluded}"], limit=50)["hits"]
+    assert hits and excluded not in {h["path"] for h in hits}
+    only_py = engine_search(root, "retry with exponential backoff", types=["py"], limit=50)["hits"]
+    assert only_py and all(h["path"].endswith(".py") for h in only_py)
+
+
 def test_modified_after_filters_by_file_mtime(ws):
     root = ws["root"]
     assert engine_search(root, "retry", modified_after=4_000_000_000)["hits"] == []

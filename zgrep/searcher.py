@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import time
-from typing import Any
+from typing import Any, Callable
 
 from zgrep.engine import Engine, EngineError, Progress
 from zgrep.search.filters import SearchFilter
@@ -16,6 +16,7 @@ PREVIEWS = ("none", "short", "full")
 MAX_QUERY_CHARS = 2000
 SHORT_PREVIEW_LINES = 4
 MAX_SYMBOL_NAMES = 16
+POST_FILTER_POOL_FACTOR = 5  # wider candidate pools when path filters are applied after retrieval
 _CODE_LIKE = re.compile(r"[_.]|[a-z0-9][A-Z]|[A-Z]{2,}[a-z]")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 
@@ -37,10 +38,12 @@ def run_search(engine: Engine, args: dict[str, Any], progress: Progress | None) 
         raise EngineError("--limit must be at least 1", code="bad_request")
     filters = SearchFilter.from_args(args)
     _ensure_index(engine, args, progress)
-    expr, possible = filters.expression(engine.files().keys())
+    expr, possible, post_filter = filters.expression(engine.files().keys())
+    admits = filters.admits_path if post_filter else None
     groups = []
     for query in queries:
-        hits = _search_one(engine, query[:MAX_QUERY_CHARS], search_mode, expr, limit, args, preview) if possible else []
+        hits = (_search_one(engine, query[:MAX_QUERY_CHARS], search_mode, expr, limit, args, preview, admits)
+                if possible else [])
         groups.append({"query": query, "hits": hits})
     took_ms = round((time.monotonic() - started) * 1000, 1)
     root = str(engine.ws.root)
@@ -64,15 +67,14 @@ def _ensure_index(engine: Engine, args: dict[str, Any], progress: Progress | Non
         engine.check_manifest()
 
 
-def _search_one(engine: Engine, query: str, search_mode: str, expr: str, limit: int,
-                args: dict[str, Any], preview: str) -> list[dict[str, Any]]:
+def _search_one(engine: Engine, query: str, search_mode: str, expr: str, limit: int, args: dict[str, Any],
+                preview: str, admits: Callable[[str], bool] | None) -> list[dict[str, Any]]:
     store = engine.open_store(create=False)
     cfg = engine.config
-    pool = max(cfg["search.candidates"], limit * 3)
+    pool = max(cfg["search.candidates"], limit * 3) * (POST_FILTER_POOL_FACTOR if admits else 1)
     routes = {}
     if search_mode in ("hybrid", "lexical"):
         routes["lexical"] = store.search_lexical(lexical_query(query), pool, expr)
-    if search_mode in ("hybrid", "lexical"):
         routes["symbol"] = store.search_symbols(symbol_candidates(query), pool, expr)
     if search_mode in ("hybrid", "semantic"):
         vector = engine.embedder.embed_query(query)
@@ -80,6 +82,8 @@ def _search_one(engine: Engine, query: str, search_mode: str, expr: str, limit: 
     settings = RankSettings(fusion=cfg["search.fusion"], rrf_k=cfg["search.rrf_k"],
                             weights={"lexical": cfg["search.lexical_weight"], "semantic": cfg["search.dense_weight"],
                                      "symbol": cfg["search.symbol_weight"]})
+    if admits is not None:
+        routes = {name: [h for h in hits if admits(h.fields["path"])] for name, hits in routes.items()}
     ranked = rerank(query, fuse(routes, settings))
     min_score = args.get("min_score")
     min_diff = args.get("min_score_diff")

@@ -64,17 +64,22 @@ class SearchFilter:
             return False
         return True
 
-    def expression(self, indexed_paths: Iterable[str]) -> tuple[str, bool]:
-        """(Milvus expr, whether anything can match) for the filters over the indexed paths."""
+    def expression(self, indexed_paths: Iterable[str]) -> tuple[str, bool, bool]:
+        """(Milvus expr, whether anything can match, whether hits must still pass `admits_path`).
+
+        Path filters become `path in [...]` when that list is short; past MAX_PATHS_IN_EXPR
+        admitted files they are applied to the candidates instead.
+        """
         clauses: list[str] = []
+        post_filter = False
         all_paths = list(indexed_paths)
         if self.paths or self.types or self.types_not or self.globs or self.iglobs:
             admitted = [p for p in all_paths if self.admits_path(p)]
             if not admitted:
-                return "", False
-            if len(admitted) < len(all_paths):
-                if len(admitted) > MAX_PATHS_IN_EXPR:
-                    raise FilterError(f"filters admit {len(admitted)} files; narrow them below {MAX_PATHS_IN_EXPR}")
+                return "", False, False
+            if len(admitted) > MAX_PATHS_IN_EXPR:
+                post_filter = True
+            elif len(admitted) < len(all_paths):
                 clauses.append(f"path in [{', '.join(quote(p) for p in admitted)}]")
         if self.symbol_types:
             clauses.append(f"symbol_kind in [{', '.join(quote(k) for k in self.symbol_types)}]")
@@ -82,4 +87,4 @@ class SearchFilter:
             clauses.append(f"mtime >= {int(self.modified_after)}")
         if self.modified_before is not None:
             clauses.append(f"mtime <= {int(self.modified_before)}")
-        return " and ".join(clauses), True
+        return " and ".join(clauses), True, post_filter
