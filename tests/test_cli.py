@@ -187,3 +187,21 @@ def test_type_list_and_version(ws):
     assert types.returncode == 0 and "py: *.py, *.pyi" in types.stdout
     version = zg_ws(ws, "--version")
     assert version.returncode == 0 and version.stdout.startswith("zg, version ")
+
+
+def test_every_command_accepts_mode():
+    from click.testing import CliRunner
+
+    from zgrep.cli import main
+
+    runner = CliRunner()
+    paths = []
+    for name in main.list_commands(None):
+        command = main.get_command(None, name)
+        subs = getattr(command, "commands", None)
+        paths.extend([[name, sub] for sub in subs] if subs else [[name]])
+    assert len(paths) > 20
+    for path in paths:
+        result = runner.invoke(main, [*path, "--mode", "direct", "--help"])
+        assert result.exit_code == 0, (path, result.output)
+        assert "--mode" in result.output, path

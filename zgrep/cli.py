@@ -36,10 +36,30 @@ class LazyGroup(click.Group):
         if name in LAZY_GROUPS:
             module, attr, _ = LAZY_GROUPS[name]
             try:
-                return getattr(importlib.import_module(module), attr)
+                command = getattr(importlib.import_module(module), attr)
             except ImportError as exc:
                 raise click.ClickException(f"`zg {name}` is unavailable: {exc}") from None
-        return super().get_command(ctx, name)
+        else:
+            command = super().get_command(ctx, name)
+        if command is not None:
+            accept_mode_everywhere(command)
+        return command
+
+
+def _export_mode(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    if value is not None:
+        os.environ["ZG_MODE"] = value
+
+
+def accept_mode_everywhere(command: click.Command) -> None:
+    """Give every (sub)command a --mode option, so scripts may pass it to any command; where the
+    command does not route through the client it only sets ZG_MODE for what it runs."""
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            accept_mode_everywhere(sub)
+    elif not any(p.name == "mode" for p in command.params):
+        command.params.append(click.Option(["--mode"], type=click.Choice(MODES), default=None, expose_value=False,
+                                           callback=_export_mode, help="auto, server or direct (ZG_MODE)."))
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
