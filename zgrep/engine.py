@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from zgrep import protocol
-from zgrep.config import Config, ConfigError
+from zgrep.config import Config, ConfigError, user_config_path
 from zgrep.workspace import FORMAT_VERSION, SCHEMA_VERSION, Workspace, WorkspaceError, atomic_write, read_json
 from zgrep.locking import ENGINE_LOCK, LockBusy, WorkspaceLock
 from zgrep.progress import Progress
@@ -53,10 +53,12 @@ def load_embedder(config: Config, root: Path) -> Any:
     from zgrep.embedding.factory import make_embedder
 
     provider = config["embedding.provider"]
-    if provider != "local" and not config["embedding.allow_remote"]:
+    opted_in = config["embedding.allow_remote"] and config.source("embedding.allow_remote") != str(user_config_path())
+    if provider != "local" and not opted_in:
         raise EngineError(
             f"embedding provider {provider!r} sends code off this machine; opt in for this workspace with "
-            f"`allow_remote = true` under [embedding] in {root / '.zgrep.toml'}", code="remote_not_allowed")
+            f"`allow_remote = true` under [embedding] in {root / '.zgrep.toml'} (the user-wide config cannot opt in "
+            "every workspace)", code="remote_not_allowed")
     return make_embedder(
         provider, config["embedding.model"] or None, config["embedding.url"] or None,
         api_key_env=config["embedding.api_key_env"] or None, batch_size=config["embedding.batch_size"],
