@@ -102,7 +102,7 @@ def test_identifier_parts_match_by_keyword(ws):
     result = json_out(zg_ws(ws, "search", "user name", "--mode-search", "lexical", "--json"))
     top = result["hits"][0]
     assert (top["path"], top["symbol"]) == ("src/auth/users.py", "getUserName")
-    assert top["matched_by"] == ["lexical"]
+    assert "lexical" in top["matched_by"] and "symbol" not in top["matched_by"]
 
 
 # --- JSON contract -------------------------------------------------------------------------------------------
@@ -126,7 +126,7 @@ def test_single_query_json_contract(ws):
         assert 0 <= hit["score"] <= 1
         assert hit["symbol_kind"] in ("module", "class", "interface", "function", "value", "alias")
         assert hit["language"] in ("python", "go", "javascript", "rust", "markdown")
-        assert hit["matched_by"] and set(hit["matched_by"]) <= {"lexical", "semantic", "symbol"}
+        assert hit["matched_by"] and set(hit["matched_by"]) <= {"lexical", "semantic", "symbol", "path"}
         assert isinstance(hit["preview"], str)
 
 
@@ -280,7 +280,7 @@ def test_search_modes_select_routes(ws):
     lexical = engine_search(root, "exponentially longer", search_mode="lexical")["hits"]
     semantic = engine_search(root, "exponentially longer", search_mode="semantic")["hits"]
     hybrid = engine_search(root, "exponentially longer", search_mode="hybrid")["hits"]
-    assert lexical and all(set(h["matched_by"]) <= {"lexical", "symbol"} for h in lexical)
+    assert lexical and all(set(h["matched_by"]) <= {"lexical", "symbol", "path"} for h in lexical)
     assert semantic and all(h["matched_by"] == ["semantic"] for h in semantic)
     assert any(set(h["matched_by"]) >= {"lexical", "semantic"} for h in hybrid)
     # lexical mode returns only chunks containing a query term; semantic mode ranks every chunk

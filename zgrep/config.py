@@ -34,6 +34,7 @@ DEFAULTS: dict[str, Any] = {
     "search.dense_weight": 0.6,
     "search.lexical_weight": 1.0,
     "search.symbol_weight": 1.0,
+    "search.path_weight": 0.3,
     "search.candidates": 80,
     "server.endpoint": "",
     "server.idle_timeout": 1800.0,

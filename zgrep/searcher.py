@@ -8,14 +8,16 @@ from typing import Any, Callable
 
 from zgrep.engine import Engine, EngineError, Progress
 from zgrep.search.filters import SearchFilter
-from zgrep.search.rank import RankSettings, fuse, rerank
+from zgrep.search.rank import RankSettings, fuse, path_matches, rerank
 from zgrep.search.text import STOPWORDS, lexical_query
+from zgrep.store.milvus import RouteHit, quote
 
 SEARCH_MODES = ("hybrid", "semantic", "lexical")
 PREVIEWS = ("none", "short", "full")
 MAX_QUERY_CHARS = 2000
 SHORT_PREVIEW_LINES = 4
 MAX_SYMBOL_NAMES = 16
+PATH_ROUTE_FILES = 20
 POST_FILTER_POOL_FACTOR = 5  # wider candidate pools when path filters are applied after retrieval
 _CODE_LIKE = re.compile(r"[_.]|[a-z0-9][A-Z]|[A-Z]{2,}[a-z]")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
@@ -69,21 +71,14 @@ def _ensure_index(engine: Engine, args: dict[str, Any], progress: Progress | Non
 
 def _search_one(engine: Engine, query: str, search_mode: str, expr: str, limit: int, args: dict[str, Any],
                 preview: str, admits: Callable[[str], bool] | None) -> list[dict[str, Any]]:
-    store = engine.open_store(create=False)
     cfg = engine.config
     pool = max(cfg["search.candidates"], limit * 3) * (POST_FILTER_POOL_FACTOR if admits else 1)
-    routes = {}
-    if search_mode in ("hybrid", "lexical"):
-        routes["lexical"] = store.search_lexical(lexical_query(query), pool, expr)
-        routes["symbol"] = store.search_symbols(symbol_candidates(query), pool, expr)
-    if search_mode in ("hybrid", "semantic"):
-        vector = engine.embedder.embed_query(query)
-        routes["semantic"] = store.search_dense([float(x) for x in vector], pool, expr)
-    settings = RankSettings(fusion=cfg["search.fusion"], rrf_k=cfg["search.rrf_k"],
-                            weights={"lexical": cfg["search.lexical_weight"], "semantic": cfg["search.dense_weight"],
-                                     "symbol": cfg["search.symbol_weight"]})
+    routes = _routes(engine, query, search_mode, expr, pool, admits)
     if admits is not None:
         routes = {name: [h for h in hits if admits(h.fields["path"])] for name, hits in routes.items()}
+    settings = RankSettings(fusion=cfg["search.fusion"], rrf_k=cfg["search.rrf_k"], weights={
+        "lexical": cfg["search.lexical_weight"], "semantic": cfg["search.dense_weight"],
+        "symbol": cfg["search.symbol_weight"], "path": cfg["search.path_weight"]})
     ranked = rerank(query, fuse(routes, settings))
     min_score = args.get("min_score")
     min_diff = args.get("min_score_diff")
@@ -98,6 +93,25 @@ def _search_one(engine: Engine, query: str, search_mode: str, expr: str, limit: 
         if len(hits) >= limit:
             break
     return hits
+
+
+def _routes(engine: Engine, query: str, search_mode: str, expr: str, pool: int,
+            admits: Callable[[str], bool] | None) -> dict[str, list[RouteHit]]:
+    """Run the retrieval routes the search mode selects; each returns hits in rank order."""
+    store = engine.open_store(create=False)
+    routes: dict[str, list[RouteHit]] = {}
+    if search_mode in ("hybrid", "lexical"):
+        text = lexical_query(query)
+        routes["lexical"] = store.search_lexical(text, pool, expr)
+        routes["symbol"] = store.search_symbols(symbol_candidates(query), pool, expr)
+        named = path_matches(query, [p for p in engine.files() if admits is None or admits(p)], PATH_ROUTE_FILES)
+        if named:
+            clause = f"path in [{', '.join(quote(p) for p in named)}]"
+            routes["path"] = store.search_lexical(text, pool, f"({expr}) and {clause}" if expr else clause)
+    if search_mode in ("hybrid", "semantic"):
+        vector = engine.embedder.embed_query(query)
+        routes["semantic"] = store.search_dense([float(x) for x in vector], pool, expr)
+    return routes
 
 
 def symbol_candidates(query: str) -> list[str]:

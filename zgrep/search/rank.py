@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass, field
@@ -94,11 +95,12 @@ def _keywords(query: str) -> set[str]:
     return {w for w in (m.lower() for m in re.findall(r"[A-Za-z][A-Za-z0-9]*", query)) if len(w) > 2 and w not in STOPWORDS}
 
 
-def _path_parts(path: str) -> set[str]:
+@functools.lru_cache(maxsize=1 << 16)
+def _path_parts(path: str) -> frozenset[str]:
     """Words of a file's stem and its parent directory (`sansio/app.py` → sansio, app)."""
     pieces = path.split("/")
     names = [pieces[-1].split(".", 1)[0]] + ([pieces[-2]] if len(pieces) > 1 else [])
-    return {p for name in names for p in split_identifier(name) if len(p) > 1}
+    return frozenset(p for name in names for p in split_identifier(name) if len(p) > 1)
 
 
 def _prefix_overlap(keywords: set[str], parts: set[str]) -> int:
@@ -111,6 +113,16 @@ def _prefix_overlap(keywords: set[str], parts: set[str]) -> int:
                 hits += 1
                 break
     return hits
+
+
+def path_matches(query: str, paths: list[str], limit: int) -> list[str]:
+    """Indexed files whose stem or parent directory share the most words with the query."""
+    keywords = _keywords(query)
+    if not keywords:
+        return []
+    scored = [(n, p) for p in paths if (n := _prefix_overlap(keywords, _path_parts(p)))]
+    scored.sort(key=lambda item: (-item[0], len(item[1])))
+    return [p for _, p in scored[:limit]]
 
 
 def rerank(query: str, candidates: list[Candidate], settings: RerankSettings | None = None) -> list[Candidate]:
