@@ -100,7 +100,7 @@ def test_search_on_the_server_runs_dense_and_bm25(ws):
     # the server's BM25 analyzer sees the split identifiers, as embedded Milvus Lite does
     lexical = json_out(run_zg("search", "user name", "--mode-search", "lexical", "--json", "--milvus-uri", ws["uri"],
                               cwd=ws["root"], env=ws["env"]))["hits"][0]
-    assert (lexical["symbol"], lexical["matched_by"]) == ("getUserName", ["lexical"])
+    assert lexical["symbol"] == "getUserName" and "lexical" in lexical["matched_by"]
 
 
 def test_the_uri_from_the_environment_and_the_manifest_check(ws):
