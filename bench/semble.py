@@ -2,7 +2,8 @@
 
 Downloads each pinned sdist once (PyPI), copies its benchmark root into a fresh workspace
 (keeping the path prefix), indexes it with the configured model and scores every query by
-the benchmark's own rule. Usage: python bench/semble.py [--repos flask,click] [--json OUT]
+the benchmark's own rule.
+Usage: python bench/semble.py [--repos flask,click] [--json OUT] [--fresh] [--mode-search lexical]
 """
 
 from __future__ import annotations
@@ -60,6 +61,8 @@ def main() -> int:
     ap.add_argument("--json", dest="json_out", default="", help="write full results here")
     ap.add_argument("--fresh", action="store_true", help="rebuild workspaces and indexes from scratch")
     ap.add_argument("--show-misses", action="store_true", help="print queries with NDCG below 0.5")
+    ap.add_argument("--mode-search", default="hybrid", choices=["hybrid", "lexical", "semantic"],
+                    help="which routes to run (ablation)")
     opts = ap.parse_args()
     corpora = {k: v for k, v in json.loads((SHARED / "python-corpora.json").read_text()).items() if not k.startswith("_")}
     wanted = [r for r in opts.repos.split(",") if r] or list(corpora)
@@ -68,7 +71,7 @@ def main() -> int:
         spec = corpora[name]
         ws = corpus(name, spec["sdist"], spec["root"], opts.fresh)
         queries = load_annotations(SHARED / "semble" / "annotations" / f"{name}.json")
-        results[name] = evaluate_workspace(ws, queries)
+        results[name] = evaluate_workspace(ws, queries, {"search_mode": opts.mode_search})
         o = results[name]["overall"]
         print(f"{name}: ndcg@10 {o['ndcg@10']:.3f} over {o['queries']} queries", file=sys.stderr)
         if opts.show_misses:
