@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -97,3 +98,18 @@ def wait_for(predicate: Any, timeout: float, what: str) -> None:
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
         time.sleep(0.05)
+
+
+def stop_process(pid: int) -> None:
+    """SIGSTOP `pid` and wait until the kernel reports it stopped."""
+    os.kill(pid, signal.SIGSTOP)
+    wait_for(lambda: client.pid_stopped(pid), 5, f"pid {pid} to stop")
+
+
+def reap(pid: int) -> None:
+    """Teardown for a daemon a test may have stopped: continue it, then kill it (no-op once gone)."""
+    for signum in (signal.SIGCONT, signal.SIGKILL):
+        try:
+            os.kill(pid, signum)
+        except ProcessLookupError:
+            return

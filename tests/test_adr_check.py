@@ -164,3 +164,59 @@ def test_check_does_not_import_milvus_numpy_or_model(repo: Repo) -> None:
     assert proc.stdout.strip().splitlines()[-1] == "[]"
     assert "tree_sitter" in subprocess.run([sys.executable, "-c", code.replace("print(heavy)", "print(sorted(sys.modules))")],
                                            cwd=repo.path, capture_output=True, text=True).stdout
+
+
+def test_check_of_a_path_that_is_not_in_the_repo_is_a_usage_error(repo: Repo) -> None:
+    proc = repo.zg("check", "docs/adr/9999-typo.md")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert proc.stdout == "" and proc.stderr.count("\n") == 1 and "docs/adr/9999-typo.md" in proc.stderr
+    proc = repo.zg("check", "src/net.py", "src/nope.py")
+    assert proc.returncode == 2 and "src/nope.py" in proc.stderr and "src/net.py" not in proc.stderr
+    # Real paths still scope the check: an ADR file, a source file, a directory.
+    assert repo.zg("check", "docs/adr/0001-retries.md").returncode == 0
+    assert repo.zg("check", "src").returncode == 0
+    # A tracked file deleted from the working copy is a real path: its broken anchors are reported.
+    (repo.path / "src/net.py").unlink()
+    proc = repo.zg("check", "src/net.py")
+    assert proc.returncode == 1 and "src/net.py does not exist in the working copy" in proc.stdout
+
+
+def test_one_run_reports_every_problem_of_an_adr(repo: Repo) -> None:
+    repo.write("assets/logo.png", b"\x89PNG\r\n\x1a\n\0\0\0")
+    anchors = ("  - {path: assets/logo.png}\n  - {path: ../secrets.py}\n  - {path: src/gone.py}\n"
+               "  - {path: src/util.py, lines: 1-40}\n  - {path: src/util.py, lines: nine}\n"
+               "  - {path: src/net.py, symbol: fetch_with_retry}\n")
+    text = adr_text("ADR-0002", anchors=anchors, title="''").replace("change_type: api", "change_type: bogus")
+    repo.write("docs/adr/0002-many.md", text)
+    proc = repo.zg("check", "--json")
+    assert proc.returncode == 1, proc.stderr
+    found = {(p["code"], p["line"]) for p in json.loads(proc.stdout)["problems"] if p["file"] == "docs/adr/0002-many.md"}
+    assert found == {("empty_title", 3), ("bad_change_type", 6), ("anchor_binary", 8), ("anchor_outside", 9),
+                     ("anchor_missing_file", 10), ("anchor_lines", 11), ("front_matter", 12)}
+    human = repo.zg("check").stdout
+    assert "docs/adr/0002-many.md:6: error: unknown change_type 'bogus'" in human
+    assert "docs/adr/0002-many.md:10: error: ADR-0002: anchor src/gone.py: file src/gone.py does not exist" in human
+    assert "docs/adr/0002-many.md:12: error: `code_anchors`: bad line range 'nine'" in human
+    # The record is still usable while its change_type is wrong.
+    assert json.loads(repo.zg("show", "2", "--json").stdout)["change_type"] == "bogus"
+
+
+def test_a_missing_id_does_not_hide_status_or_anchor_errors(repo: Repo) -> None:
+    text = adr_text("ADR-0002", status="done", anchors="  - {path: src/gone.py}\n")
+    repo.write("docs/adr/0002-noid.md", text.replace("id: ADR-0002\n", ""))
+    out = repo.zg("check").stdout
+    assert "docs/adr/0002-noid.md:1: error: missing required field `id`" in out
+    assert "docs/adr/0002-noid.md:3: error: unknown status 'done'" in out
+    repo.write("docs/adr/0002-noid.md", text.replace("id: ADR-0002\n", "").replace("status: done", "status: accepted"))
+    out = repo.zg("check").stdout
+    assert "missing required field `id`" in out and "docs/adr/0002-noid.md:7: error: anchor src/gone.py" in out
+
+
+@pytest.mark.parametrize("title_line", ["title: ''", "title:", "title: '   '"])
+def test_check_flags_an_empty_title(repo: Repo, title_line: str) -> None:
+    repo.write("docs/adr/0002-x.md", adr_text("ADR-0002").replace("title: A decision", title_line))
+    proc = repo.zg("check")
+    assert proc.returncode == 1
+    assert "docs/adr/0002-x.md:3: error: empty title" in proc.stdout
+    repo.write("docs/adr/0002-x.md", adr_text("ADR-0002").replace("title: A decision\n", ""))
+    assert "docs/adr/0002-x.md:1: error: missing required field `title`" in repo.zg("check").stdout

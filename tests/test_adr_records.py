@@ -81,15 +81,15 @@ def test_new_and_update_preserve_everything_untouched(tmp_path: Path) -> None:
     after = repo.read("docs/adr/0007-hand.md")
     assert after == HAND_WRITTEN.replace("status: proposed", "status: accepted").replace(
         "      symbol: load\n", "      symbol: load\n    - {path: src/a.py, lines: 1-2}\n").replace(
-        'constraints: [ "flow style stays" ]', "constraints:\n  - flow style stays\n  - second rule")
+        'constraints: [ "flow style stays" ]', "constraints: [flow style stays, second rule]")
     assert repo.zg("update", "7", "--remove-anchor", "src/a.py:load").returncode == 0
     assert "symbol: load" not in repo.read("docs/adr/0007-hand.md")
     assert repo.zg("update", "7", "--remove-anchor", "src/zzz.py").returncode == 2
 
     assert repo.zg("update", "7", "--superseded-by", "ADR-0008").returncode == 0
-    assert "superseded_by: ADR-0008" in repo.read("docs/adr/0007-hand.md")
+    assert "\nsuperseded_by: [ADR-0008]\n" in repo.read("docs/adr/0007-hand.md")
     assert "status: superseded" in repo.read("docs/adr/0007-hand.md")
-    assert "supersedes:\n  - ADR-0007\n" in repo.read("docs/adr/0008-cache-vectors-by-content-hash.md")
+    assert "\nsupersedes: [ADR-0007]\n" in repo.read("docs/adr/0008-cache-vectors-by-content-hash.md")
     assert repo.zg("check").returncode == 0, repo.zg("check").stdout
 
 
@@ -97,3 +97,52 @@ def test_new_rejects_anchors_outside_the_repo(tmp_path: Path) -> None:
     repo = Repo(tmp_path)
     proc = repo.zg("new", "X", "--anchor", "../etc/passwd")
     assert proc.returncode == 2 and "outside the repository" in proc.stderr
+
+
+@pytest.mark.parametrize("title", ["", "   "])
+def test_new_refuses_an_empty_title(tmp_path: Path, title: str) -> None:
+    repo = Repo(tmp_path)
+    proc = repo.zg("new", title)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.count("\n") == 1 and "title is empty" in proc.stderr
+    assert not (tmp_path / "docs" / "adr").exists()
+
+
+def test_new_warns_about_unresolved_anchors_and_still_writes(tmp_path: Path) -> None:
+    repo = Repo(tmp_path)
+    repo.write("src/a.py", "def load():\n    pass\n")
+    proc = repo.zg("new", "X", "--anchor", "nothere.py:foo", "--anchor", "src/a.py:load", "--anchor", "src/a.py:gone")
+    assert proc.returncode == 0 and proc.stdout.strip() == "docs/adr/0001-x.md"
+    warnings = proc.stderr.splitlines()
+    assert len(warnings) == 2, proc.stderr
+    assert warnings[0].startswith("zg adr: warning: anchor nothere.py:foo: file nothere.py does not exist")
+    assert warnings[1].startswith("zg adr: warning: anchor src/a.py:gone: symbol gone is no longer defined")
+    assert "- {path: nothere.py, symbol: foo}" in repo.read("docs/adr/0001-x.md")
+    assert repo.zg("check").returncode == 1  # the same anchors check flags
+    quiet = repo.zg("new", "Y", "--anchor", "src/a.py:load")
+    assert quiet.returncode == 0 and quiet.stderr == ""
+    proc = repo.zg("update", "2", "--add-anchor", "src/b.py")
+    assert proc.returncode == 0 and proc.stderr.startswith("zg adr: warning: anchor src/b.py: file src/b.py does not")
+
+
+def test_supersession_keeps_the_template_yaml_shape(tmp_path: Path) -> None:
+    repo = Repo(tmp_path)
+    for title in ("Old way", "New way", "Newer way"):
+        assert repo.zg("new", title, "--status", "accepted").returncode == 0
+    old, new = "docs/adr/0001-old-way.md", "docs/adr/0002-new-way.md"
+    before_old, before_new = repo.read(old), repo.read(new)
+    assert repo.zg("update", "1", "--superseded-by", "2").returncode == 0
+    assert repo.read(old) == before_old.replace("status: accepted", "status: superseded").replace(
+        "superseded_by: []", "superseded_by: [ADR-0002]")
+    assert repo.read(new) == before_new.replace("supersedes: []", "supersedes: [ADR-0001]")
+    assert repo.zg("update", "1", "--superseded-by", "2").returncode == 0  # idempotent
+    assert repo.read(old).count("ADR-0002") == 1 and repo.read(new).count("ADR-0001") == 1
+    assert repo.zg("check").returncode == 0, repo.zg("check").stdout
+
+    # A key already written as a block list stays a block list.
+    third = "docs/adr/0003-newer-way.md"
+    repo.write(third, repo.read(third).replace("supersedes: []", "supersedes:\n  - ADR-0001  # kept\n"))
+    repo.write(old, repo.read(old).replace("superseded_by: [ADR-0002]", "superseded_by:\n  - ADR-0002"))
+    assert repo.zg("update", "2", "--superseded-by", "3").returncode == 0
+    assert "supersedes:\n  - ADR-0001  # kept\n  - ADR-0002\n" in repo.read(third)
+    assert "\nsuperseded_by: [ADR-0003]\n" in repo.read(new)

@@ -100,12 +100,30 @@ def test_status_human_and_staleness(tmp_path):
     git(root, "add", "b.md")
     git(root, "commit", "-q", "-m", "b")
     stale = run_zg("status", cwd=root, env=env).stdout
-    assert "freshness: stale vs HEAD (run: zg index)" in stale
+    assert "freshness: 1 files differ from the index (run: zg index)" in stale
     assert "files: 1" in stale and "model: zgrep/minilm-l6-static-int8-256 (256-d)" in stale
     assert "daemon: not running" in stale
     assert run_zg("index", cwd=root, env=env).returncode == 0
     fresh = run_zg("status", cwd=root, env=env).stdout
-    assert "freshness: up to date with HEAD" in fresh and "files: 2" in fresh
+    assert "freshness: up to date with the working tree at HEAD" in fresh and "files: 2" in fresh
+    # a commit of a file the index already holds moves HEAD but leaves nothing to index
+    git(root, "commit", "-q", "--allow-empty", "-m", "empty")
+    moved = json.loads(run_zg("status", "--json", cwd=root, env=env).stdout)
+    assert (moved["fresh"], moved["changed_files"], moved["stale_vs_head"]) == (True, 0, True)
+
+
+def test_status_reports_an_incompatible_index(tmp_path):
+    root = make_repo(tmp_path / "repo", {"a.py": FILES["src/net/retry.py"]})
+    env = user_env(tmp_path / "user")
+    assert run_zg("index", cwd=root, env=env).returncode == 0
+    manifest = root / ".zgrep" / "manifest.json"
+    manifest.write_text(manifest.read_text().replace('"format_version": 1', '"format_version": 99'))
+    proc = run_zg("status", cwd=root, env=env)
+    assert proc.returncode == 1 and "PROBLEM" in proc.stdout and "zg index --full" in proc.stdout
+    data = json.loads(run_zg("status", "--json", cwd=root, env=env).stdout)
+    assert "zg index --full" in data["problem"] and data["fresh"] is False
+    doctor = run_zg("doctor", cwd=root, env=env)
+    assert doctor.returncode == 1 and "[FAIL] index" in doctor.stdout
 
 
 # --- zg config show ------------------------------------------------------------------------------------------
@@ -153,9 +171,9 @@ def test_doctor_lists_every_check_and_passes_here(ws):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     lines = proc.stdout.splitlines()
     assert [line.split(":")[0] for line in lines] == ["[ok  ] model", "[ok  ] milvus", "[ok  ] grammars",
-                                                      "[ok  ] daemon", "[ok  ] hooks"]
-    assert "BM25" in lines[1] and "17 grammars parse" in lines[2]
-    assert "not running" in lines[3] and "not installed" in lines[4]
+                                                      "[ok  ] index", "[ok  ] daemon", "[ok  ] hooks"]
+    assert "BM25" in lines[1] and "17 grammars parse" in lines[2] and "files indexed" in lines[3]
+    assert "not running" in lines[4] and "not installed" in lines[5]
 
 
 def test_doctor_names_the_fix_for_an_unreachable_milvus(ws):

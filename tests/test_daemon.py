@@ -12,7 +12,7 @@ from typing import Iterator
 import pytest
 import zmq
 
-from daemon_helpers import User, make_repo, raw_socket, wait_for
+from daemon_helpers import User, make_repo, raw_socket, reap, stop_process, wait_for
 from zgrep import client, protocol, runtime
 
 IDLE_TIMEOUT_S = 3
@@ -200,3 +200,55 @@ def test_tcp_endpoint_requires_the_token(tmp_path: Path, monkeypatch: pytest.Mon
         assert json.loads(out.stdout)["hits"][0]["path"] == "retry.py"
     finally:
         assert user.zg("server", "off").returncode == 0
+
+
+def test_stopped_daemon_fails_fast_and_off_stops_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    user = User(tmp_path / "u")
+    user.adopt(monkeypatch)
+    repo = make_repo(tmp_path / "repo")
+    pid = user.start()
+    try:
+        assert user.zg("index", "--mode", "server", cwd=repo).returncode == 0  # the daemon now holds the index
+        stop_process(pid)
+        for mode in ("auto", "server", "direct"):
+            started = time.monotonic()
+            out = user.zg("search", "--mode", mode, "retry with backoff", cwd=repo, timeout=30)
+            assert time.monotonic() - started < 6, mode
+            lines = out.stderr.strip().splitlines()
+            assert out.returncode == 2 and out.stdout == "" and len(lines) == 1, (mode, out.stderr)
+            assert f"pid {pid}" in lines[0] and "zg server off" in lines[0], lines[0]
+            assert "--mode auto" not in lines[0]
+        status = user.zg("server", "status", timeout=30)
+        assert status.returncode == 1 and f"pid {pid}" in status.stdout and "stopped" in status.stdout
+        started = time.monotonic()
+        off = user.zg("server", "off", timeout=60)
+        assert time.monotonic() - started < 8 and off.returncode == 0, off.stderr
+        assert f"pid {pid}" in off.stdout and not runtime.pid_alive(pid)
+        assert not (user.rundir / runtime.INFO_FILE).exists() and not (user.rundir / runtime.SOCKET_FILE).exists()
+        after = user.zg("search", "--json", "retry with backoff", cwd=repo)
+        assert after.returncode == 0, after.stderr
+        result = json.loads(after.stdout)
+        assert result["mode"] == "direct" and result["hits"][0]["path"] == "retry.py"
+    finally:
+        reap(pid)
+
+
+def test_daemon_stopped_midway_fails_fast(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    user = User(tmp_path / "u")
+    user.adopt(monkeypatch)
+    repo = make_repo(tmp_path / "repo", files=300)
+    pid = user.start()
+    try:
+        search = user.popen("search", "--json", "retry with backoff", cwd=repo)  # auto: the daemon builds the index
+        wait_for(lambda: any(w["job_running"] for w in user.server_status()["workspaces"]), 30, "the index job")
+        stop_process(pid)
+        started = time.monotonic()
+        stdout, stderr = search.communicate(timeout=30)
+        assert time.monotonic() - started < 6
+        assert search.returncode == 2 and stdout == "", stderr
+        assert f"the zg daemon (pid {pid}) holds this index and is not answering" in stderr and "zg server off" in stderr
+        started = time.monotonic()
+        off = user.zg("server", "off", timeout=60)
+        assert time.monotonic() - started < 8 and off.returncode == 0 and not runtime.pid_alive(pid), off.stderr
+    finally:
+        reap(pid)

@@ -238,3 +238,33 @@ def test_pre_commit_framework_try_repo(indexed: Path, tmp_path: Path) -> None:
     assert proc.returncode == 0 and "Passed" in proc.stdout, proc.stdout + proc.stderr
     wait_idle(repo)
     assert "src/viaframework.py" in found(repo, "framework_triggered_blorp")
+
+
+def _snapshot(directory: Path) -> dict[str, tuple[bytes, int]]:
+    return {p.name: (p.read_bytes(), stat.S_IMODE(p.stat().st_mode)) for p in directory.iterdir() if p.is_file()}
+
+
+def test_uninstall_is_idempotent(repo: Path) -> None:
+    hooks_dir = repo / ".git" / "hooks"
+    pre = b"#!/bin/sh\nexit 0\n"
+    (hooks_dir / "pre-commit").write_bytes(pre)
+    os.chmod(hooks_dir / "pre-commit", 0o750)
+    assert zg("hooks", "install", cwd=repo).returncode == 0
+    assert zg("hooks", "uninstall", cwd=repo).returncode == 0
+    assert (hooks_dir / "pre-commit").read_bytes() == pre
+    before = _snapshot(hooks_dir)
+    for _ in range(2):
+        proc = zg("hooks", "uninstall", cwd=repo)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stderr == "" and "no zgrep hooks installed" in proc.stdout
+        assert _snapshot(hooks_dir) == before
+
+
+def test_uninstall_still_refuses_a_foreign_hook_over_our_chained_one(repo: Path) -> None:
+    hooks_dir = repo / ".git" / "hooks"
+    assert zg("hooks", "install", cwd=repo).returncode == 0
+    (hooks_dir / "post-merge").write_text("#!/bin/sh\n")
+    (hooks_dir / "post-merge.zgrep-chained").write_text("#!/bin/sh\necho old\n")
+    proc = zg("hooks", "uninstall", cwd=repo)
+    assert proc.returncode == 1 and "post-merge" in proc.stderr
+    assert (hooks_dir / "post-merge.zgrep-chained").exists() and (hooks_dir / "post-merge").read_text() == "#!/bin/sh\n"

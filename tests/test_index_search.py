@@ -254,7 +254,10 @@ def test_min_score_and_min_score_diff(ws):
     assert kept and all(h["score"] >= floor for h in kept) and len(kept) < len(everything)
     near = engine_search(root, "retry with exponential backoff", min_score_diff=0.01)["hits"]
     assert near and all(best - h["score"] <= 0.01 for h in near) and len(near) < len(everything)
-    assert engine_search(root, "retry with exponential backoff", min_score=1.01)["hits"] == []
+    from zgrep.engine import EngineError
+
+    with pytest.raises(EngineError, match="between 0 and 1"):
+        engine_search(root, "retry with exponential backoff", min_score=1.01)
 
 
 def test_path_filters_past_the_expression_limit_apply_to_candidates(ws, monkeypatch):

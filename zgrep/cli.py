@@ -111,6 +111,8 @@ def run(op: str, root: Path, cfg: Config, args: dict[str, Any], mode: str | None
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="zg")
+@click.option("--mode", type=click.Choice(MODES), default=None, expose_value=False, callback=_export_mode,
+              is_eager=True, help="auto, server or direct for the command that follows (ZG_MODE).")
 def main() -> None:
     """Search a codebase by meaning and by keyword."""
 
@@ -130,13 +132,15 @@ def index(path: str | None, full: bool, dry_run: bool, paths_from: Any, changed:
     args: dict[str, Any] = {"full": full, "dry_run": dry_run, "config": config_flags(model, milvus_uri)}
     if paths_from is not None and changed:
         fail("--paths-from and --changed cannot be combined")
+    if full and (paths_from is not None or changed):
+        fail("--full rebuilds everything; it cannot be combined with --paths-from or --changed")
     if paths_from is not None:
         args["paths"] = [line.rstrip("\n") for line in paths_from if line.strip()]
     elif changed:
-        from zgrep.gitdiff import GitDiffError, changed_paths, parse_range
+        from zgrep.gitdiff import GitDiffError, range_paths
 
         try:
-            args["paths"] = changed_paths(root, *parse_range(changed))
+            args["paths"] = range_paths(root, changed)
         except GitDiffError as exc:
             fail(f"--changed {changed}: {exc}")
     report, used = run("index", root, cfg, args, mode)
@@ -291,11 +295,13 @@ def _echo_tree(node: dict[str, Any], forward: bool, level: int) -> None:
 
 @main.command()
 @click.argument("path", required=False)
+@click.option("--root", "root_dir", default=None, help="Workspace root (same as PATH).")
 @click.option("--json", "as_json", is_flag=True)
 @common_options
-def status(path: str | None, as_json: bool, mode: str | None, model: str | None, milvus_uri: str | None) -> None:
+def status(path: str | None, root_dir: str | None, as_json: bool, mode: str | None, model: str | None,
+           milvus_uri: str | None) -> None:
     """Show what is indexed, with which model, where, and how fresh."""
-    root, cfg = resolve(path)
+    root, cfg = resolve(path or root_dir)
     result, used = run("status", root, cfg, {"config": config_flags(model, milvus_uri)}, mode)
     result["mode"] = used
     from zgrep.client import daemon_state
@@ -308,7 +314,7 @@ def status(path: str | None, as_json: bool, mode: str | None, model: str | None,
                        "worker_running": hooks["worker_running"]} if hooks else None
     if as_json:
         click.echo(json.dumps(result))
-        return
+        sys.exit(1 if result.get("problem") else 0)
     if not result.get("indexed"):
         state = "hooks installed, not indexed" if hooks and hooks["installed"] else "not indexed"
         click.echo(f"{result['root']}: {state} (run: zg index)")
@@ -318,14 +324,31 @@ def status(path: str | None, as_json: bool, mode: str | None, model: str | None,
         ("root", result["root"]), ("files", result["files"]), ("chunks", result["chunks"]), ("languages", langs),
         ("model", f"{result['model']} ({result['dim']}-d)"), ("milvus", result["milvus_uri"]),
         ("last indexed", _when(result.get("last_indexed"))),
-        ("freshness", "stale vs HEAD (run: zg index)" if result.get("stale_vs_head") else "up to date with HEAD"
-         if result.get("head_commit") else "not a git repository"),
+        ("freshness", _freshness(result)),
         ("mode", used),
         ("daemon", f"running (pid {result['daemon']['pid']})" if result["daemon"].get("running") else "not running"),
         ("hooks", _hooks_line(hooks)),
     ]
+    if result.get("problem"):
+        rows.insert(1, ("PROBLEM", result["problem"]))
     for key, value in rows:
         click.echo(f"{key:>13}: {value}")
+    if result.get("problem"):
+        sys.exit(1)
+
+
+def _freshness(result: dict[str, Any]) -> str:
+    if result.get("problem"):
+        return "unknown (see PROBLEM)"
+    if result.get("run_unfinished"):
+        return "an index run is in progress or was interrupted (run: zg index)"
+    if result.get("changed_files"):
+        return f"{result['changed_files']} files differ from the index (run: zg index)"
+    head = result.get("head_commit")
+    if not head:
+        return "up to date with the working tree"
+    moved = "" if result.get("indexed_commit") == head else "; HEAD moved since, no indexed file differs"
+    return f"up to date with the working tree at HEAD {head[:10]}{moved}"
 
 
 def _hooks_line(hooks: dict[str, Any] | None) -> str:

@@ -21,7 +21,9 @@ READ_ONLY_OPS = frozenset({"search", "status", "callers", "trace"})
 POLL_S = 0.2
 READ_ONLY_DEADLINE_S = 600.0
 BUSY_PROBE_MS = 1000
+STOPPED_GRACE_S = 1.0  # a daemon stopped (SIGSTOP, Ctrl-Z) this long during a request counts as lost
 NO_DAEMON = "no zgrep daemon is ready; start one with: zg server on"
+RESTART = "restart it: zg server off; zg server on"
 
 
 class ClientError(RuntimeError):
@@ -34,14 +36,24 @@ class ClientError(RuntimeError):
 
 
 class DaemonLost(RuntimeError):
-    """The daemon did not answer (died, timed out, or sent something unreadable)."""
+    """The daemon did not answer (died, timed out, was stopped, or sent something unreadable)."""
+
+
+def pid_stopped(pid: int) -> bool:
+    """Whether process `pid` is stopped (SIGSTOP, Ctrl-Z, a tracer): it answers nothing until continued."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            return fh.read().rsplit(b")", 1)[-1].split()[0] in (b"T", b"t")
+    except (OSError, IndexError):
+        return False
 
 
 def exchange(endpoint: str, request: dict[str, Any], timeout_s: float | None, pid: int | None = None,
              on_progress: Any = None) -> dict[str, Any]:
     """Send one request over a DEALER socket and wait for its final response.
 
-    Gives up after `timeout_s` (None: no limit) or as soon as process `pid` is gone."""
+    Gives up after `timeout_s` (None: no limit), as soon as process `pid` is gone, or once it
+    has been stopped for STOPPED_GRACE_S."""
     import zmq
 
     ctx = zmq.Context()
@@ -52,6 +64,7 @@ def exchange(endpoint: str, request: dict[str, Any], timeout_s: float | None, pi
     sock.setsockopt(zmq.SNDTIMEO, max(send_ms, 1))
     sock.setsockopt(zmq.RCVTIMEO, 0)
     deadline = None if timeout_s is None else time.monotonic() + timeout_s
+    stopped_since: float | None = None
     try:
         sock.connect(endpoint)
         try:
@@ -73,8 +86,15 @@ def exchange(endpoint: str, request: dict[str, Any], timeout_s: float | None, pi
                         on_progress(msg["progress"])
                     continue
                 return msg
-            if pid is not None and not runtime.pid_alive(pid):
-                raise DaemonLost(f"the daemon (pid {pid}) exited before answering")
+            if pid is not None:
+                if not runtime.pid_alive(pid):
+                    raise DaemonLost(f"the daemon (pid {pid}) exited before answering")
+                if not pid_stopped(pid):
+                    stopped_since = None
+                elif stopped_since is None:
+                    stopped_since = time.monotonic()
+                elif time.monotonic() - stopped_since >= STOPPED_GRACE_S:
+                    raise DaemonLost(f"the daemon (pid {pid}) is stopped (SIGSTOP?)")
     finally:
         sock.close(0)
         ctx.term()
@@ -83,7 +103,7 @@ def exchange(endpoint: str, request: dict[str, Any], timeout_s: float | None, pi
 def probe(timeout_ms: int) -> dict[str, Any] | None:
     """The daemon's endpoint info when it answers a ping within `timeout_ms`, else None."""
     info = runtime.read_info()
-    if info is None or not runtime.pid_alive(info["pid"]):
+    if info is None or not runtime.pid_alive(info["pid"]) or pid_stopped(info["pid"]):
         return None
     request = protocol.make_request("ping", None, token=runtime.read_token())
     try:
@@ -100,7 +120,7 @@ def daemon_state(timeout_ms: int = 500) -> dict[str, Any]:
         return {"running": False, "ready": False}
     ready = probe(timeout_ms) is not None
     started = info.get("started")
-    return {"running": True, "ready": ready, "pid": info["pid"], "endpoint": info["endpoint"],
+    return {"running": True, "ready": ready, "stopped": pid_stopped(info["pid"]), "pid": info["pid"], "endpoint": info["endpoint"],
             "version": info.get("version"), "uptime_s": round(time.time() - started, 1) if started else None}
 
 
@@ -152,15 +172,47 @@ def wait_workspace_free(root: str, timeout_s: float = 10.0) -> None:
         time.sleep(0.05)
 
 
+def live_daemon() -> dict[str, Any] | None:
+    """The endpoint info of a daemon whose process exists (answering or not), else None."""
+    info = runtime.read_info()
+    return info if info is not None and runtime.pid_alive(info["pid"]) else None
+
+
+def daemon_holding(root: str) -> int | None:
+    """The pid of the live zg daemon when it is the process holding this workspace's lock."""
+    holder = workspace_holder(root)
+    info = live_daemon()
+    if holder is None or info is None or holder.split()[:2] != ["pid", str(info["pid"])]:
+        return None
+    return int(info["pid"])
+
+
+def unresponsive(pid: int) -> ClientError:
+    """The daemon holds the workspace (so direct mode cannot open it) but does not answer."""
+    return ClientError(f"the zg daemon (pid {pid}) holds this index and is not answering; {RESTART}",
+                       code="workspace_busy")
+
+
 def refuse_if_daemon_holds(root: str) -> None:
     """Forced direct mode: fail fast, naming the daemon, when it holds this workspace."""
-    holder = workspace_holder(root)
-    info = runtime.read_info()
-    if holder is None or info is None or holder.split()[:2] != ["pid", str(info["pid"])]:
+    pid = daemon_holding(root)
+    if pid is None:
         return
-    raise ClientError(f"the index of {root} is held by the zg daemon (pid {info['pid']}); drop --mode direct "
+    raise ClientError(f"the index of {root} is held by the zg daemon (pid {pid}); drop --mode direct "
                       "(auto and server mode use the daemon), or release it first: zg server off",
                       code="workspace_busy")
+
+
+def call_direct_checked(op: str, root: str, args: dict[str, Any], mode: str) -> dict[str, Any]:
+    """call_direct, naming the daemon when it turns out to hold the workspace after all."""
+    try:
+        return call_direct(op, root, args)
+    except ClientError as exc:
+        if exc.code != "workspace_busy" or (pid := daemon_holding(root)) is None:
+            raise
+        if mode == "direct":
+            refuse_if_daemon_holds(root)
+        raise unresponsive(pid) from None
 
 
 def call(op: str, root: str, args: dict[str, Any], mode: str = "auto",
@@ -170,19 +222,28 @@ def call(op: str, root: str, args: dict[str, Any], mode: str = "auto",
         raise ClientError(f"unknown mode {mode!r}; choose from {', '.join(MODES)}")
     if mode == "direct":
         refuse_if_daemon_holds(root)
-        return call_direct(op, root, args), "direct"
+        return call_direct_checked(op, root, args, mode), "direct"
     info = probe(probe_ms)
-    if info is None and (running := runtime.read_info()) is not None and runtime.pid_alive(running["pid"]):
-        info = probe(BUSY_PROBE_MS)  # a live daemon that is busy (an index job): give it longer
+    if info is None and (running := live_daemon()) is not None:
+        if not pid_stopped(running["pid"]):
+            info = probe(BUSY_PROBE_MS)  # a live daemon that is busy (an index job): give it longer
+        if info is None:
+            if (pid := daemon_holding(root)) is not None:
+                raise unresponsive(pid)  # direct mode could not open the index either: say so now
+            if mode == "server":
+                raise ClientError(f"the zg daemon (pid {running['pid']}) is not answering; {RESTART}",
+                                  code="no_daemon")
     if info is None:
         if mode == "server":
             raise ClientError(NO_DAEMON, code="no_daemon")
-        return call_direct(op, root, args), "direct"
+        return call_direct_checked(op, root, args, mode), "direct"
     try:
         return call_server(info, op, root, args), "server"
     except DaemonLost as exc:
+        if (pid := daemon_holding(root)) is not None:
+            raise unresponsive(pid) from None  # alive, stopped or hung, and still holding the index
         if mode == "auto" and op in READ_ONLY_OPS:
             wait_workspace_free(root)
-            return call_direct(op, root, args), "direct"
+            return call_direct_checked(op, root, args, mode), "direct"
         raise ClientError(f"the zgrep daemon failed during {op}: {exc}; check `zg server status`, "
                           f"or run with --mode direct", code="daemon_lost") from None

@@ -45,6 +45,18 @@ DEFAULTS: dict[str, Any] = {
 
 
 
+MINIMUMS: dict[str, float] = {
+    "index.max_file_bytes": 1, "index.chunk_context_lines": 0, "search.limit": 1, "search.rrf_k": 1,
+    "search.candidates": 1, "search.dense_weight": 0, "search.lexical_weight": 0, "search.symbol_weight": 0,
+    "search.path_weight": 0, "embedding.batch_size": 1, "embedding.timeout": 0.1, "embedding.max_retries": 0,
+    "server.idle_timeout": 1, "server.probe_timeout_ms": 1,
+}
+CHOICES: dict[str, tuple[str, ...]] = {
+    "mode": ("auto", "server", "direct"), "search.fusion": ("rrf", "weighted"),
+    "embedding.provider": ("local", "ollama", "openai"),
+}
+
+
 class ConfigError(ValueError):
     """A configuration file or value is invalid."""
 
@@ -91,6 +103,15 @@ def _coerce(key: str, value: Any, source: str) -> Any:
         return str(value)
     except (TypeError, ValueError):
         raise ConfigError(f"{source}: {key} = {value!r} is not a valid {type(default).__name__}") from None
+
+
+def _check(key: str, value: Any, source: str) -> Any:
+    """Refuse values outside a setting's range or choices."""
+    if key in MINIMUMS and value < MINIMUMS[key]:
+        raise ConfigError(f"{source}: {key} = {value!r} must be at least {MINIMUMS[key]:g}")
+    if key in CHOICES and value not in CHOICES[key]:
+        raise ConfigError(f"{source}: {key} = {value!r}; choose from {', '.join(CHOICES[key])}")
+    return value
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
@@ -140,7 +161,7 @@ class Config:
         return cfg
 
     def _set(self, key: str, value: Any, source: str) -> None:
-        self.values[key] = value
+        self.values[key] = _check(key, value, source)
         self.sources[key] = source
 
     def as_dict(self) -> dict[str, Any]:

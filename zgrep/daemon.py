@@ -195,9 +195,9 @@ class Held:
                 self.start_watcher()
                 response = serve(engine, protocol.make_request("index", str(self.root), args), self._progress)
             except Exception as exc:  # engine construction failures become the job's error reply
-                from zgrep.engine import _error_response
+                from zgrep.engine import error_response
 
-                response = _error_response(exc)
+                response = error_response(exc)
             log.info("index job %s: %s in %.2fs", self.root, "ok" if response["ok"] else response["error"]["code"],
                      time.monotonic() - started)
             with self.cond:
@@ -359,10 +359,10 @@ class Daemon:
         try:
             response = self.answer(held, envelope, request)
         except Exception as exc:  # a bug must cost one request, not the daemon
-            from zgrep.engine import _error_response
+            from zgrep.engine import error_response
 
             log.exception("request %s failed", request["op"])
-            response = _error_response(exc)
+            response = error_response(exc)
         finally:
             with self.lock:
                 held.active -= 1

@@ -76,6 +76,21 @@ def _grammars() -> str:
     return f"{len(GRAMMAR_SAMPLES)} grammars parse"
 
 
+def _index(root: Path, cfg: Config) -> str:
+    from zgrep.engine import Engine
+
+    engine = Engine(root, cfg)
+    manifest = engine.manifest()
+    if manifest is None:
+        return "not indexed yet (zg search builds it; or run: zg index)"
+    problem = engine.index_problem(manifest)
+    if problem:
+        raise RuntimeError(problem)
+    if not manifest.get("complete", True):
+        raise RuntimeError("the last index run is in progress or was interrupted")
+    return f"{len(engine.files())} files indexed with {manifest.get('model_id')}"
+
+
 def _daemon() -> str:
     from zgrep import client
 
@@ -97,6 +112,7 @@ def run_checks(root: Path, cfg: Config) -> list[Check]:
         _guard("milvus", "check --milvus-uri / ZG_MILVUS_URI and ZG_MILVUS_TOKEN, or unset them for Milvus Lite",
                lambda: _milvus(cfg, root)),
         _guard("grammars", "pip install 'tree-sitter-language-pack>=0.13,<1'", _grammars),
+        _guard("index", "zg index (or zg index --full when the message says so)", lambda: _index(root, cfg)),
         _guard("daemon", "zg server off; zg server on", _daemon),
         _guard("hooks", "zg hooks install", lambda: _hooks(root)),
     ]

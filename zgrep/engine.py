@@ -231,6 +231,8 @@ class Engine:
         for rec in files.values():
             languages[rec.language] = languages.get(rec.language, 0) + 1
         head = head_commit(self.ws.root)
+        problem = self.index_problem(manifest)
+        changed = None if problem else self.changed_files()
         return {
             "root": root, "indexed": True, "files": len(files), "chunks": sum(r.chunks for r in files.values()),
             "languages": dict(sorted(languages.items(), key=lambda kv: -kv[1])),
@@ -238,7 +240,24 @@ class Engine:
             "collection": manifest.get("collection"), "last_indexed": manifest.get("last_indexed"),
             "root_hash": manifest.get("root_hash"), "indexed_commit": manifest.get("commit"), "head_commit": head,
             "stale_vs_head": bool(head and manifest.get("commit") != head),
+            "changed_files": changed, "fresh": changed == 0 and manifest.get("complete", True), "problem": problem,
+            "run_unfinished": not manifest.get("complete", True),
         }
+
+    def index_problem(self, manifest: dict[str, Any]) -> str | None:
+        """Why the index cannot be used as it is (with the command that fixes it), or None."""
+        try:
+            self.ws.check_manifest(manifest, self.embedder.model_id, self.embedder.dim, self.milvus_uri)
+        except WorkspaceError as exc:
+            return str(exc)
+        return None
+
+    def changed_files(self) -> int:
+        """How many files differ from the index (new, edited, deleted, or newly ignored)."""
+        from zgrep.indexer import plan
+
+        work = plan(self, None, full=False)
+        return len(work.changed) + len(work.deleted)
 
     def new_manifest(self, collection: str) -> dict[str, Any]:
         """A manifest describing the current configuration."""
@@ -247,7 +266,7 @@ class Engine:
                 "collection": collection}
 
 
-def _error_response(exc: BaseException) -> dict[str, Any]:
+def error_response(exc: BaseException) -> dict[str, Any]:
     from zgrep.embedding.base import EmbeddingError
 
     if isinstance(exc, EngineError):
@@ -279,7 +298,7 @@ def serve(engine: Engine, request: dict[str, Any], progress: Progress | None = N
     try:
         return protocol.ok(engine.handle(request["op"], request.get("args") or {}, progress))
     except Exception as exc:  # every failure becomes one line for the user
-        return _error_response(exc)
+        return error_response(exc)
 
 
 def run_direct(request: dict[str, Any], progress: Progress | None = None) -> dict[str, Any]:
@@ -288,7 +307,7 @@ def run_direct(request: dict[str, Any], progress: Progress | None = None) -> dic
         root = Path(request["root"])
         engine = Engine(root, Config.load(root, request.get("args", {}).get("config")))
     except Exception as exc:
-        return _error_response(exc)
+        return error_response(exc)
     try:
         return serve(engine, request, progress)
     finally:

@@ -51,12 +51,29 @@ class Query:
     category: str
 
 
+class AnnotationError(ValueError):
+    """An annotation file that cannot be read or is not in the semble format."""
+
+
 def load_annotations(path: Path) -> list[Query]:
-    """Queries of a semble annotation file."""
+    """Queries of a semble annotation file (a JSON list of {query, relevant, secondary, category})."""
+    try:
+        items = json.loads(Path(path).read_text("utf-8"))
+    except OSError as exc:
+        raise AnnotationError(f"{path}: {exc.strerror}") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise AnnotationError(f"{path}: not JSON ({exc})") from None
+    if not isinstance(items, list) or not items:
+        raise AnnotationError(f"{path}: expected a non-empty JSON list of annotated queries")
     out = []
-    for item in json.loads(Path(path).read_text("utf-8")):
-        targets = tuple(Target.parse(t) for t in [*item.get("relevant", []), *item.get("secondary", [])])
-        out.append(Query(item["query"], targets, item.get("category", "uncategorised")))
+    try:
+        for item in items:
+            targets = tuple(Target.parse(t) for t in [*item.get("relevant", []), *item.get("secondary", [])])
+            if not isinstance(item["query"], str) or not item["query"].strip() or not targets:
+                raise ValueError
+            out.append(Query(item["query"], targets, item.get("category", "uncategorised")))
+    except (AttributeError, KeyError, TypeError, ValueError):
+        raise AnnotationError(f"{path}: query {len(out) + 1} lacks a query text or relevant targets") from None
     return out
 
 
@@ -124,8 +141,18 @@ def main(paths: list[str], as_json: bool, root: Path | None = None) -> int:
         print("zg: give one or more annotation files (semble format)", file=sys.stderr)
         return 2
     ws = root or find_root()
-    queries = [q for p in paths for q in load_annotations(Path(p))]
-    result = evaluate_workspace(ws, queries)
+    try:
+        queries = [q for p in paths for q in load_annotations(Path(p))]
+    except AnnotationError as exc:
+        print(f"zg: {exc}", file=sys.stderr)
+        return 2
+    from zgrep.engine import error_response
+
+    try:
+        result = evaluate_workspace(ws, queries)
+    except Exception as exc:  # the engine's failures become its one-line messages
+        print(f"zg: {error_response(exc)['error']['message']}", file=sys.stderr)
+        return 2
     if as_json:
         print(json.dumps({k: v for k, v in result.items() if k != "rows"}))
     else:

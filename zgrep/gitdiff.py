@@ -49,9 +49,11 @@ def pair_paths(root: Path, pairs: list[tuple[str, str]]) -> list[str]:
     return _name_status(root, ["diff-tree", "--stdin", "-r", "-M", "--no-commit-id", "--name-status", "-z"], lines)
 
 
-def parse_range(spec: str) -> tuple[str | None, str]:
-    """`A..B` → (A, B); `A..` → (A, HEAD); `A` → (A, HEAD)."""
-    if ".." in spec:
-        old, _, new = spec.partition("..")
-        return (old or None), (new or "HEAD")
-    return spec, "HEAD"
+def range_paths(root: Path, spec: str) -> list[str]:
+    """Paths changed by a revision range as git spells it: `A..B`, `A...B` (since the merge
+    base), `A..` / `A` (to HEAD)."""
+    if "..." in spec:
+        left, _, right = spec.partition("...")
+        return _name_status(root, ["diff", "--name-status", "-z", "-M", f"{left or 'HEAD'}...{right or 'HEAD'}", "--"])
+    old, _, new = spec.partition("..")
+    return changed_paths(root, old or None, new or "HEAD")

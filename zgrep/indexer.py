@@ -65,6 +65,7 @@ def plan(engine: Engine, paths: list[str] | None, full: bool) -> Plan:
     cfg = engine.config
     rules = IgnoreRules.for_root(root, include_hidden=cfg["index.include_hidden"])
     known = engine.files()
+    max_bytes = cfg["index.max_file_bytes"]
     if paths is None:
         listed = list_files(root, rules)
         candidates = listed
@@ -72,7 +73,9 @@ def plan(engine: Engine, paths: list[str] | None, full: bool) -> Plan:
     else:
         candidates = [p for p in paths if rules.admits(p) and (root / p).is_file()]
         gone = {p for p in paths if p in known} - set(candidates)
-        gone |= {k for k in known for p in paths if k.startswith(p + "/") and not (root / k).is_file()}
+        dirs = [p + "/" for p in paths if p not in known and not (root / p).is_file()]
+        if dirs:
+            gone |= {k for k in known if k.startswith(tuple(dirs)) and not (root / k).is_file()}
     result = Plan(deleted=sorted(gone))
     stats = stat_files(root, candidates)
     for rel in candidates:
@@ -83,10 +86,15 @@ def plan(engine: Engine, paths: list[str] | None, full: bool) -> Plan:
                 result.deleted.append(rel)
             result.skipped["vanished"] = result.skipped.get("vanished", 0) + 1
             continue
+        if st[0] > max_bytes:
+            result.skipped["too_large"] = result.skipped.get("too_large", 0) + 1
+            if rec is not None:
+                result.deleted.append(rel)
+            continue
         if not full and rec is not None and (rec.size, rec.mtime_ns) == st:
             result.unchanged += 1
             continue
-        loaded = read_file(root, rel, max_bytes=cfg["index.max_file_bytes"])
+        loaded = read_file(root, rel, max_bytes=max_bytes)
         if not isinstance(loaded, LoadedFile):
             result.skipped[loaded.reason] = result.skipped.get(loaded.reason, 0) + 1
             if rec is not None:

@@ -59,8 +59,8 @@ class WorkspaceLock:
                 if time.monotonic() >= deadline:
                     os.close(fd)
                     raise LockBusy(
-                        f"the index in {self.path.parent} is held by {self.holder()}; if that is the zg daemon, "
-                        "use --mode auto (or stop it: zg server off); otherwise wait for it to finish"
+                        f"the index in {self.path.parent} is held by {self.holder()}; wait for it to finish "
+                        "(if that is a zg daemon that does not answer, restart it: zg server off; zg server on)"
                     ) from None
                 time.sleep(0.05)
         os.ftruncate(fd, 0)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import re
 import time
+from pathlib import Path
 from typing import Any, Callable
 
 from zgrep.engine import Engine, EngineError, Progress
@@ -39,6 +41,7 @@ def run_search(engine: Engine, args: dict[str, Any], progress: Progress | None) 
     if limit < 1:
         raise EngineError("--limit must be at least 1", code="bad_request")
     filters = SearchFilter.from_args(args)
+    filters.paths = _check_scope(engine, filters.paths, args)
     _ensure_index(engine, args, progress)
     expr, possible, post_filter = filters.expression(engine.files().keys())
     admits = filters.admits_path if post_filter else None
@@ -53,6 +56,26 @@ def run_search(engine: Engine, args: dict[str, Any], progress: Progress | None) 
         return {"query": groups[0]["query"], "root": root, "took_ms": took_ms, "hits": groups[0]["hits"]}
     locations = {(h["path"], h["start_line"], h["end_line"]) for g in groups for h in g["hits"]}
     return {"root": root, "took_ms": took_ms, "groups": groups, "distinct_locations": len(locations)}
+
+
+def _check_scope(engine: Engine, paths: list[str], args: dict[str, Any]) -> list[str]:
+    """Workspace-relative --path values; refuses ones outside the workspace or naming nothing
+    there, and scores outside 0-1."""
+    root = engine.ws.root
+    scoped = []
+    for rel in paths:
+        target = Path(os.path.normpath(root / rel))
+        if not target.is_relative_to(root):
+            raise EngineError(f"--path {rel} is outside the workspace {root}", code="bad_request")
+        if not target.exists():
+            raise EngineError(f"--path {rel}: no such file or directory in {root}", code="bad_request")
+        if target != root:
+            scoped.append(target.relative_to(root).as_posix())
+    for name in ("min_score", "min_score_diff"):
+        value = args.get(name)
+        if value is not None and not 0.0 <= float(value) <= 1.0:
+            raise EngineError(f"--{name.replace('_', '-')} must lie between 0 and 1 (got {value})", code="bad_request")
+    return scoped
 
 
 def _ensure_index(engine: Engine, args: dict[str, Any], progress: Progress | None) -> None:

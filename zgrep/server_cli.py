@@ -18,6 +18,7 @@ from zgrep.config import Config, ConfigError
 from zgrep.locking import lock_holder
 
 STOP_WAIT_S = 15.0
+ASK_WAIT_S = 1.5  # for the daemon to acknowledge a shutdown request
 TERM_WAIT_S = 5.0
 
 
@@ -40,6 +41,13 @@ def _wait_gone(pid: int, timeout_s: float) -> bool:
             return False
         time.sleep(0.05)
     return True
+
+
+def _signal(pid: int, signum: int) -> None:
+    try:
+        os.kill(pid, signum)
+    except ProcessLookupError:
+        pass
 
 
 def _alive_lock_free() -> bool:
@@ -117,7 +125,8 @@ def _start(endpoint: str | None, idle_timeout: float | None, timeout: float) -> 
 
 @server.command()
 @click.option("--timeout", type=float, default=STOP_WAIT_S, show_default=True,
-              help="Seconds to wait for a clean stop before SIGTERM, then SIGKILL.")
+              help="Seconds to wait for a clean stop before SIGTERM, then SIGKILL (a daemon that does not "
+                   "answer the stop request gets SIGTERM at once).")
 def off(timeout: float) -> None:
     """Stop the daemon: ask, wait, then SIGTERM and SIGKILL; remove its files."""
     info = runtime.read_info()
@@ -126,17 +135,22 @@ def off(timeout: float) -> None:
         runtime.remove_files(info["endpoint"] if info else None)
         click.echo("zg daemon not running")
         return
-    if info is not None:
+    acked = False
+    if info is not None and not client.pid_stopped(pid):  # a stopped process reads no request
         try:
-            client.exchange(info["endpoint"], protocol.make_request("shutdown", None, token=runtime.read_token()), 2.0, pid)
+            request = protocol.make_request("shutdown", None, token=runtime.read_token())
+            acked = bool(client.exchange(info["endpoint"], request, ASK_WAIT_S, pid).get("ok"))
         except client.DaemonLost:
             pass
     how = "stopped"
-    if not _wait_gone(pid, timeout):
-        os.kill(pid, signal.SIGTERM)
+    # A daemon that took the request gets `timeout` to finish cleanly; one that did not answer
+    # (stopped, hung, wrong token) goes straight to SIGTERM.
+    if not _wait_gone(pid, timeout if acked else 0.2):
+        _signal(pid, signal.SIGTERM)
+        _signal(pid, signal.SIGCONT)  # a stopped process handles SIGTERM only once continued
         how = "stopped (SIGTERM)"
         if not _wait_gone(pid, TERM_WAIT_S):
-            os.kill(pid, signal.SIGKILL)
+            _signal(pid, signal.SIGKILL)
             how = "killed (SIGKILL)"
             _wait_gone(pid, TERM_WAIT_S)
     runtime.remove_files(info["endpoint"] if info else None)
@@ -154,8 +168,13 @@ def status(as_json: bool, check_ready: bool, timeout_ms: int) -> None:
     info = client.probe(timeout_ms)
     if info is None:
         state = client.daemon_state(timeout_ms)
-        click.echo(json.dumps(state) if as_json else
-                   f"zg daemon: {'running (pid %s) but not answering' % state['pid'] if state['running'] else 'not running'}")
+        if as_json:
+            click.echo(json.dumps(state))
+        elif not state["running"]:
+            click.echo("zg daemon: not running")
+        else:
+            why = " (its process is stopped)" if state["stopped"] else ""
+            click.echo(f"zg daemon: running (pid {state['pid']}) but not answering{why}; {client.RESTART}")
         sys.exit(1)
     try:
         reply = client.exchange(info["endpoint"], protocol.make_request("server_status", None, token=runtime.read_token()),

@@ -52,8 +52,9 @@ def validate_records(adrs: AdrSet) -> list[Problem]:
                                    f"duplicate id {adr_id} (also used by {others})", adr_id,
                                    hint="give each ADR its own id (zg adr new numbers them for you)"))
     ids = set(by_id)
-    for adr in adrs.adrs:
-        out += _link_problems(adr, by_id, ids)
+    for adr in [*adrs.adrs, *adrs.unnamed]:
+        if adr.id:
+            out += _link_problems(adr, by_id, ids)
         for anchor in adr.anchors:
             if outside_repo(anchor.path):
                 out.append(Problem("anchor_outside", adr.path, adr.line_of_anchor(anchor),
@@ -133,7 +134,7 @@ HINT = ("fix: update the anchor (zg adr update {id} --remove-anchor '{spec}' --a
 def check_anchors(adrs: AdrSet, tree: Any, scope: set[str] | None) -> list[Problem]:
     """Resolve anchors of live ADRs; `scope` limits it to anchors on those paths and ADRs in those files."""
     out = []
-    for adr in adrs.adrs:
+    for adr in [*adrs.adrs, *adrs.unnamed]:
         if not adr.live:
             continue
         whole = scope is None or adr.path in scope

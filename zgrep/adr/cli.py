@@ -66,6 +66,19 @@ def _anchors(specs: tuple[str, ...]) -> list[Anchor]:
     return out
 
 
+def _warn_unresolved(root: Path, anchors: list[Anchor]) -> None:
+    """One stderr line per anchor that `zg adr check` would flag right now (same resolution)."""
+    from zgrep.adr.anchors import resolve
+    from zgrep.adr.trees import WorkTree
+
+    tree = WorkTree(root)
+    for anchor in anchors:
+        res = resolve(anchor, tree)
+        if res.code != "ok":
+            click.echo(f"zg adr: warning: anchor {anchor.spec()}: {res.message} "
+                       "(written anyway; zg adr check flags it until it resolves)", err=True)
+
+
 def _load_work() -> tuple[AdrSettings, AdrSet]:
     from zgrep.adr.store import load
     from zgrep.adr.trees import WorkTree
@@ -102,11 +115,16 @@ def new_cmd(title: str, anchors: tuple[str, ...], constraints: tuple[str, ...], 
     from zgrep.adr.records import render_new, slugify
     from zgrep.workspace import atomic_write
 
+    if not title.strip():
+        _fail("the title is empty: give the decision a short title, e.g. zg adr new \"Use ZeroMQ for IPC\"")
+    title = title.strip()
+    parsed = _anchors(anchors)
     settings, adrs = _load_work()
     number = adrs.next_number()
-    _, text = render_new(number, title, status, change_type, _anchors(anchors), list(constraints))
+    _, text = render_new(number, title, status, change_type, parsed, list(constraints))
     rel = f"{settings.dir}/{number:04d}-{slugify(title)}.md"
     atomic_write(settings.root / rel, text)
+    _warn_unresolved(settings.root, parsed)
     click.echo(rel)
 
 
@@ -140,15 +158,17 @@ def update_cmd(adr_id: str, status: str | None, add_anchor: tuple[str, ...], rem
         successor = _get(adrs, superseded_by)
         if successor.id == record.id:
             _fail(f"{record.id} cannot supersede itself")
-        fm.set_scalar("superseded_by", successor.id)
+        if successor.id not in record.superseded_by:
+            fm.add_items("superseded_by", [successor.id], style="flow")
         status = status or "superseded"
     if status:
         fm.set_scalar("status", status)
     write(path, fm)
+    _warn_unresolved(settings.root, new_anchors)
     if successor is not None and record.id not in successor.supersedes:
         succ_path = settings.root / successor.path
         sfm = FrontMatter(succ_path.read_text(encoding="utf-8"))
-        sfm.add_items("supersedes", [record.id])
+        sfm.add_items("supersedes", [record.id], style="flow")
         write(succ_path, sfm)
         click.echo(successor.path)
     click.echo(record.path)
@@ -308,12 +328,28 @@ def check_cmd(paths: tuple[str, ...], staged: bool, check_all: bool, fix: bool, 
     if staged and not is_git(settings.root):
         _fail("--staged needs a git repository")
     rels = [_rel(settings.root, p) for p in paths]
+    for given, rel in zip(paths, rels):
+        if not _known_path(settings.root, rel):
+            _fail(f"no such file or ADR in the repository: {given}")
     report = run_check(settings, staged, rels or None, fix)
     if as_json:
         _dump(report.to_json())
         sys.exit(report.exit_code)
     _render_check(report)
     sys.exit(report.exit_code)
+
+
+def _known_path(root: Path, rel: str) -> bool:
+    """A path `check` can scope to: on disk, or known to git (staged or in HEAD, e.g. just deleted)."""
+    from zgrep.adr.trees import git, is_git
+
+    if rel in ("", ".") or (root / rel).exists():
+        return True
+    if not is_git(root):
+        return False
+    if git(root, "ls-files", "--", rel, check=False).strip():
+        return True
+    return bool(git(root, "ls-tree", "--name-only", "HEAD", "--", rel, check=False).strip())
 
 
 def _render_check(report: CheckReport) -> None:

@@ -84,17 +84,35 @@ class FrontMatter:
         parsed = yaml.safe_load(text)
         return parsed[0] if isinstance(parsed, list) and parsed else None
 
-    def add_items(self, key: str, values: list[Any]) -> None:
-        """Append items to a list key, in block style after its last item when it has one."""
+    def add_items(self, key: str, values: list[Any], style: str = "block") -> None:
+        """Append items to a list key, keeping the style it is written in.
+
+        A block list gets new `- item` lines after its last item; a non-empty flow list
+        (`[a, b]`) stays a flow list on its key line. An absent key, an empty `[]`/null value
+        or a lone scalar becomes a list in `style` ("block" or "flow").
+        """
         block = self.items(key)
         if block is not None:
             indent, spans = block
             end = spans[-1][1]
             self.lines[end:end] = [f"{indent}- {dump_inline(v)}\n" for v in values]
             return
-        current = self.value(key) or []
+        current = self.value(key)
+        flow_now = isinstance(current, list) and bool(current)
+        current = [] if current is None or current == "" else current
         current = current if isinstance(current, list) else [current]
-        self.replace_block(key, [f"{key}:\n"] + [f"  - {dump_inline(v)}\n" for v in [*current, *values]])
+        if flow_now or style == "flow":
+            self.replace_block(key, [f"{key}: {dump_inline([*current, *values])}{self._comment(key)}\n"])
+        else:
+            self.replace_block(key, [f"{key}:\n"] + [f"  - {dump_inline(v)}\n" for v in [*current, *values]])
+
+    def _comment(self, key: str) -> str:
+        """The trailing `# comment` of a one-line key (kept when the line is rewritten)."""
+        sp = self.span(key)
+        if sp is None or sp[1] - sp[0] != 1:
+            return ""
+        m = re.search(r"\s+#[^'\"\]]*$", self.lines[sp[0]].rstrip("\n"))
+        return m.group(0) if m else ""
 
     def remove_items(self, key: str, match: Callable[[Any], bool]) -> int:
         """Remove list items for which `match` is true; return how many went."""

@@ -213,46 +213,92 @@ def anchor_from_yaml(item: Any, line: int = 0) -> Anchor:
     return Anchor(item["path"], str(item.get("symbol") or ""), rng)
 
 
-def parse_adr(text: str, path: str) -> Adr:
-    """Parse one ADR file; raise AdrError naming the offending file line."""
-    fm_lines, body = split_front_matter(text)
+def _field(errors: list[AdrError], fn: Any, *args: Any, default: Any = None) -> Any:
+    """Run one field parser; record its AdrError and fall back to `default` instead of stopping."""
     try:
+        return fn(*args)
+    except AdrError as exc:
+        errors.append(exc)
+        return default
+
+
+def read_adr(text: str, path: str) -> tuple[Adr | None, list[AdrError]]:
+    """Parse one ADR file, collecting every field error instead of stopping at the first.
+
+    Fatal problems (no front matter, malformed YAML, not a mapping) give (None, [error]).
+    Otherwise each field is validated on its own: an Adr is returned with whatever parsed
+    (bad anchors left out, the others kept) plus the list of errors. A missing or malformed
+    id still yields an Adr (its `id` is "") so its anchors can be checked; callers keep such
+    records out of id-based lookups.
+    """
+    try:
+        fm_lines, body = split_front_matter(text)
         meta = yaml.load("".join(fm_lines), Loader=_Loader)
+    except AdrError as exc:
+        return None, [exc]
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 2 if mark else 1
-        raise AdrError(f"malformed YAML: {exc.problem or exc.context}", line, "yaml") from None
+        return None, [AdrError(f"malformed YAML: {exc.problem or exc.context}", line, "yaml")]
     except yaml.YAMLError as exc:
-        raise AdrError(f"malformed YAML: {exc}", 1, "yaml") from None
+        return None, [AdrError(f"malformed YAML: {exc}", 1, "yaml")]
     meta = meta or {}
     if not isinstance(meta, dict):
-        raise AdrError("front matter must be a YAML mapping", 2)
+        return None, [AdrError("front matter must be a YAML mapping", 2)]
     kl = key_lines(fm_lines)
     line = kl.get
-    if not meta.get("id"):
-        raise AdrError("missing required field `id` (e.g. id: ADR-0001)", 1, "missing_id")
-    if not ID_RE.match(str(meta["id"])):
-        raise AdrError(f"bad id {meta['id']!r} (expected ADR-NNNN)", line("id", 1), "bad_id")
+    errors: list[AdrError] = []
+    adr_id = str(meta.get("id") or "")
+    if not adr_id:
+        errors.append(AdrError("missing required field `id` (e.g. id: ADR-0001)", 1, "missing_id"))
+    elif not ID_RE.match(adr_id):
+        errors.append(AdrError(f"bad id {meta['id']!r} (expected ADR-NNNN)", line("id", 1), "bad_id"))
+        adr_id = ""
+    title = meta.get("title")
+    title = "" if title is None else str(title)
+    if not title.strip():
+        what = "empty title" if "title" in meta else "missing required field `title`"
+        errors.append(AdrError(f"{what} (give the decision a short title)", line("title", 1), "empty_title"))
     status = str(meta.get("status") or "")
     if status not in STATUSES:
-        raise AdrError(f"unknown status {status!r} (expected one of {', '.join(STATUSES)})",
-                       line("status", 1), "bad_status")
+        errors.append(AdrError(f"unknown status {status!r} (expected one of {', '.join(STATUSES)})",
+                               line("status", 1), "bad_status"))
     change_type = str(meta.get("change_type") or "")
     if change_type and change_type not in CHANGE_TYPES:
-        raise AdrError(f"unknown change_type {change_type!r} (expected one of {', '.join(CHANGE_TYPES)})",
-                       line("change_type", 1), "bad_change_type")
+        errors.append(AdrError(f"unknown change_type {change_type!r} (expected one of {', '.join(CHANGE_TYPES)})",
+                               line("change_type", 1), "bad_change_type"))
     raw_anchors = meta.get("code_anchors") or []
     if not isinstance(raw_anchors, list):
-        raise AdrError("`code_anchors` must be a list", line("code_anchors", 1))
+        errors.append(AdrError("`code_anchors` must be a list", line("code_anchors", 1)))
+        raw_anchors = []
+    all_item_lines = item_lines(fm_lines, "code_anchors")
+    if len(all_item_lines) != len(raw_anchors):
+        all_item_lines = [line("code_anchors", 1)] * len(raw_anchors)
+    anchors, anchor_lines = [], []
+    for item, item_line in zip(raw_anchors, all_item_lines):
+        anchor = _field(errors, anchor_from_yaml, item, item_line)
+        if anchor is not None:
+            anchors.append(anchor)
+            anchor_lines.append(item_line)
     date = meta.get("date") or ""
-    return Adr(
-        path=path, id=str(meta["id"]), title=str(meta.get("title") or ""), status=status,
-        change_type=change_type,
+    adr = Adr(
+        path=path, id=adr_id, title=title, status=status, change_type=change_type,
         date=date.isoformat() if isinstance(date, (dt.date, dt.datetime)) else str(date),
-        supersedes=_ids(meta, "supersedes", line("supersedes", 1)),
-        superseded_by=_ids(meta, "superseded_by", line("superseded_by", 1)),
-        anchors=[anchor_from_yaml(a, line("code_anchors", 1)) for a in raw_anchors],
-        constraints=_str_list(meta, "constraints", line("constraints", 1)),
-        tags=_str_list(meta, "tags", line("tags", 1)),
-        body=body, meta=meta, key_lines=kl, anchor_lines=item_lines(fm_lines, "code_anchors"),
+        supersedes=_field(errors, _ids, meta, "supersedes", line("supersedes", 1), default=[]),
+        superseded_by=_field(errors, _ids, meta, "superseded_by", line("superseded_by", 1), default=[]),
+        anchors=anchors,
+        constraints=_field(errors, _str_list, meta, "constraints", line("constraints", 1), default=[]),
+        tags=_field(errors, _str_list, meta, "tags", line("tags", 1), default=[]),
+        body=body, meta=meta, key_lines=kl, anchor_lines=anchor_lines,
     )
+    errors.sort(key=lambda e: e.line)
+    return adr, errors
+
+
+def parse_adr(text: str, path: str) -> Adr:
+    """Parse one ADR file; raise the first AdrError (by file line) when anything is wrong."""
+    adr, errors = read_adr(text, path)
+    if errors:
+        raise errors[0]
+    assert adr is not None
+    return adr

@@ -45,7 +45,7 @@ class CheckReport:
 
 def _once(settings: AdrSettings, tree: WorkTree | IndexTree, scope: set[str] | None, report: CheckReport) -> AdrSet:
     adrs = load(tree, settings.dir)
-    report.adr_count = len(adrs.adrs) + len(adrs.errors)
+    report.adr_count = len(adrs.files)
     report.problems = validate_records(adrs) + check_anchors(adrs, tree, scope)
     return adrs
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from zgrep.adr.model import Adr, AdrError, normalize_id, parse_adr
+from zgrep.adr.model import Adr, AdrError, normalize_id, read_adr
 from zgrep.adr.trees import IndexTree, WorkTree
 
 FILE_RE = re.compile(r"^(\d{4,})-[^/]*\.md$")
@@ -13,11 +13,17 @@ FILE_RE = re.compile(r"^(\d{4,})-[^/]*\.md$")
 
 @dataclass
 class AdrSet:
-    """The ADRs of one tree plus the files that failed to parse."""
+    """The ADRs of one tree plus every front-matter error found in its files.
+
+    `adrs` holds the records with a valid id (even when another field is invalid: its errors are
+    in `errors`); `unnamed` the records whose id is missing or malformed, kept only so their
+    anchors are still checked.
+    """
 
     adrs: list[Adr] = field(default_factory=list)
     errors: list[tuple[str, AdrError]] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
+    unnamed: list[Adr] = field(default_factory=list)
 
     def get(self, adr_id: str) -> Adr:
         """The ADR with this id (any spelling normalize_id accepts); KeyError if absent."""
@@ -54,9 +60,12 @@ def load(tree: WorkTree | IndexTree, adr_dir: str) -> AdrSet:
         out.files.append(rel)
         data = tree.read(rel) or b""
         try:
-            out.adrs.append(parse_adr(data.decode("utf-8"), rel))
+            text = data.decode("utf-8")
         except UnicodeDecodeError:
             out.errors.append((rel, AdrError("not UTF-8 text", 1)))
-        except AdrError as exc:
-            out.errors.append((rel, exc))
+            continue
+        adr, errors = read_adr(text, rel)
+        out.errors += [(rel, err) for err in errors]
+        if adr is not None:
+            (out.adrs if adr.id else out.unnamed).append(adr)
     return out

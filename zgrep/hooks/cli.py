@@ -54,7 +54,11 @@ def install_cmd(path: str | None, force: bool) -> None:
 def uninstall_cmd(path: str | None) -> None:
     """Remove zgrep's hooks and restore the hooks they chained."""
     try:
-        _report(uninstall(_root(path)))
+        outcome = uninstall(_root(path))
+        if not outcome.done and not outcome.conflicts:
+            click.echo(f"no zgrep hooks installed in {outcome.hooks_dir}; nothing to do")
+            return
+        _report(outcome)
     except (HookError, OSError) as exc:
         click.echo(f"zg: {exc}", err=True)
         sys.exit(2)

@@ -94,19 +94,21 @@ def uninstall(root: Path) -> Outcome:
     for hook in HOOKS:
         target, chained = out.hooks_dir / hook, out.hooks_dir / (hook + CHAINED)
         present = target.exists() or target.is_symlink()
+        has_chained = chained.exists() or chained.is_symlink()
         if present and not is_ours(target):
-            out.conflicts[hook] = f"{target} is not zgrep's; left alone" + (
-                f" ({chained.name} kept)" if chained.exists() else "")
-            continue
+            if has_chained:  # someone replaced our hook while we still hold the one it chained
+                out.conflicts[hook] = f"{target} is not zgrep's; left alone ({chained.name} kept)"
+            continue  # a foreign hook with nothing of ours behind it (e.g. the one we restored): not ours to touch
         if present:
             target.unlink()
             out.done[hook] = "removed"
-        if chained.exists() or chained.is_symlink():
+        if has_chained:
             os.replace(chained, target)
             out.done[hook] = "removed, earlier hook restored"
     runner = out.hooks_dir / RUNNER
     if is_ours(runner) and not any(is_ours(out.hooks_dir / h) for h in HOOKS):
         runner.unlink()
+        out.done.setdefault(RUNNER, "removed")
     return out
 
 

@@ -37,7 +37,7 @@ class SearchFilter:
             iglobs=list(args.get("iglobs") or []),
             types=list(args.get("types") or []),
             types_not=list(args.get("types_not") or []),
-            paths=[p.strip("/") for p in args.get("paths") or [] if p.strip("/") not in ("", ".")],
+            paths=[p.rstrip("/") for p in args.get("paths") or [] if p.rstrip("/") not in ("", ".")],
             symbol_types=list(args.get("symbol_types") or []),
             modified_after=args.get("modified_after"),
             modified_before=args.get("modified_before"),
