@@ -17,6 +17,7 @@ import pytest
 from conftest import git
 from corpus import (FILES, assert_one_line_error, json_out, make_repo, run_zg, state_files, store_rows,
                     user_env, write_files)
+from zgrep.workspace import FORMAT_VERSION, SCHEMA_VERSION
 
 HIT_FIELDS = {"path", "start_line", "end_line", "score", "symbol", "symbol_kind", "scope", "language", "matched_by",
               "preview"}
@@ -95,6 +96,17 @@ def test_paraphrase_finds_the_right_definition_first(paraphrase_result, query):
     group = next(g for g in paraphrase_result["groups"] if g["query"] == query)
     top = group["hits"][0]
     assert (top["path"], top["symbol"]) == PARAPHRASES[query], group["hits"][:3]
+
+
+def test_small_definitions_merged_into_one_chunk_stay_findable_by_name(tmp_path):
+    """Tiny sibling functions share a chunk, but each name still finds it and labels the hit."""
+    users = "".join(f"function {n}(u) {{ return u.{n}; }}\n" for n in ("parseUrl", "getUserName", "getUserEmail"))
+    root = make_repo(tmp_path / "repo", {"users.js": users, "other.py": "def name_of(user):\n    return user.name\n"})
+    env = user_env(tmp_path / "user")
+    assert run_zg("index", cwd=root, env=env).returncode == 0
+    top = json_out(run_zg("search", "getUserEmail", "--json", cwd=root, env=env))["hits"][0]
+    assert (top["path"], top["symbol"], top["start_line"], top["end_line"]) == ("users.js", "getUserEmail", 1, 3)
+    assert "symbol" in top["matched_by"]
 
 
 def test_identifier_parts_match_by_keyword(ws):
@@ -445,7 +457,7 @@ def test_search_builds_a_missing_index_unless_no_index(tmp_path):
     assert (root / ".zgrep" / ".gitignore").read_text() == "*\n"
     assert git(root, "status", "--porcelain") == ""
     manifest = json.loads((root / ".zgrep" / "manifest.json").read_text())
-    assert manifest["format_version"] == 1 and manifest["schema_version"] == 1
+    assert (manifest["format_version"], manifest["schema_version"]) == (FORMAT_VERSION, SCHEMA_VERSION)
     assert manifest["root"] == str(root)
     assert manifest["model_id"] == "zgrep/minilm-l6-static-int8-256" and manifest["dim"] == 256
     assert manifest["milvus_uri"] == str(root / ".zgrep" / "milvus.db")

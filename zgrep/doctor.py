@@ -57,7 +57,8 @@ def _milvus(cfg: Config, root: Path) -> str:
     with tempfile.TemporaryDirectory() as tmp:
         store = MilvusStore(str(Path(tmp) / "probe.db"), "zg_doctor_probe", 4)
         store.create()
-        store.insert([{"id": "a", "path": "p", "language": "text", "symbol": "", "symbol_kind": "module", "scope": "",
+        store.insert([{"id": "a", "path": "p", "language": "text", "symbol": "", "names": [], "symbol_kind": "module",
+                       "scope": "",
                        "start_line": 1, "end_line": 1, "mtime": 0, "content": "probe", "lexical": "probe",
                        "dense": [1.0, 0.0, 0.0, 0.0]}])
         found = store.search_lexical("probe", 1)

@@ -239,11 +239,12 @@ def lexical_text(chunk: Chunk) -> str:
 
 
 def _row(chunk: Chunk, vector: Any, mtime: float) -> dict[str, Any]:
-    from zgrep.store.milvus import clip_utf8
+    from zgrep.store.milvus import MAX_NAMES, clip_utf8
 
     return {
         "id": chunk_id(chunk.path, chunk.start_line, chunk.end_line, chunk.content_hash),
         "path": chunk.path, "language": chunk.language, "symbol": chunk.symbol[:500],
+        "names": [n[:500] for n in chunk.names[:MAX_NAMES]],
         "symbol_kind": chunk.symbol_kind, "scope": chunk.scope[:1000], "start_line": chunk.start_line,
         "end_line": chunk.end_line, "mtime": int(mtime), "content": clip_utf8(chunk.content),
         "lexical": clip_utf8(lexical_text(chunk)), "dense": [float(x) for x in vector],

@@ -106,13 +106,14 @@ def _search_one(engine: Engine, query: str, search_mode: str, expr: str, limit: 
     min_score = args.get("min_score")
     min_diff = args.get("min_score_diff")
     best = ranked[0].score if ranked else 0.0
+    wanted = set(_IDENT.findall(query)) | {part for token in _IDENT.findall(query) for part in token.split(".")}
     hits = []
     for cand in ranked:
         if min_score is not None and cand.score < float(min_score):
             continue
         if min_diff is not None and best - cand.score > float(min_diff):
             continue
-        hits.append(_hit(cand, preview))
+        hits.append(_hit(cand, preview, wanted))
         if len(hits) >= limit:
             break
     return hits
@@ -152,8 +153,11 @@ def symbol_candidates(query: str) -> list[str]:
     return names[:MAX_SYMBOL_NAMES]
 
 
-def _hit(cand: Any, preview: str) -> dict[str, Any]:
+def _hit(cand: Any, preview: str, wanted: set[str]) -> dict[str, Any]:
     f = cand.fields
+    symbol = f.get("symbol") or None
+    if symbol not in wanted:
+        symbol = next((n for n in f.get("names") or [] if n in wanted), symbol)
     content = f.get("content", "")
     if preview == "none":
         text = ""
@@ -163,7 +167,7 @@ def _hit(cand: Any, preview: str) -> dict[str, Any]:
         text = content
     return {
         "path": f["path"], "start_line": int(f["start_line"]), "end_line": int(f["end_line"]),
-        "score": round(cand.score, 4), "symbol": f.get("symbol") or None, "symbol_kind": f.get("symbol_kind"),
+        "score": round(cand.score, 4), "symbol": symbol, "symbol_kind": f.get("symbol_kind"),
         "scope": f.get("scope") or None, "language": f.get("language"), "matched_by": sorted(set(cand.routes)),
         "preview": text,
     }

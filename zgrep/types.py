@@ -33,6 +33,7 @@ class Chunk:
     scope: str = ""
     context: str = ""
     references: tuple[str, ...] = field(default_factory=tuple)
+    names: tuple[str, ...] = field(default_factory=tuple)  # every definition in the chunk, `symbol` first
 
     @property
     def content_hash(self) -> str:

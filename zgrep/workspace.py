@@ -16,7 +16,7 @@ from typing import Any
 STATE_DIR = ".zgrep"
 MANIFEST = "manifest.json"
 FORMAT_VERSION = 1
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 class WorkspaceError(RuntimeError):

@@ -81,7 +81,10 @@ def _merge(lines: Lines, pieces: list[Piece]) -> list[Piece]:
         last = merged[-1] if merged else None
         if (last is not None and last.mergeable and piece.mergeable
                 and lines.fits(last.start, piece.end)):
+            last.merged_names.extend(n for n in (piece.symbol, *piece.merged_names) if n)
             if piece.weight > last.weight:
+                if last.symbol:
+                    last.merged_names.append(last.symbol)
                 last.symbol, last.kind, last.scope = piece.symbol, piece.kind, piece.scope
                 last.weight = piece.weight
             last.end = piece.end

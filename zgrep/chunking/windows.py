@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 MAX_CHUNK_LINES = 40
 MAX_CHUNK_CHARS = 1600
@@ -100,6 +100,7 @@ class Piece:
     weight: int = 0
     mergeable: bool = False
     outline: tuple[int, ...] = ()
+    merged_names: list[str] = field(default_factory=list)
 
 
 def window_pieces(lines: Lines) -> list[Piece]:

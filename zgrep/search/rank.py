@@ -147,7 +147,7 @@ def rerank(query: str, candidates: list[Candidate], settings: RerankSettings | N
         f = cand.fields
         score = cand.fused
         symbol = f.get("symbol") or ""
-        if symbol and symbol.lower() in raw_words:
+        if any(name.lower() in raw_words for name in f.get("names") or [symbol] if name):
             score += top * cfg.symbol_exact
         elif symbol and terms:
             score += top * cfg.symbol_partial * len(_name_terms(symbol) & terms) / max(1, len(_name_terms(symbol)))

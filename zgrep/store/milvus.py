@@ -14,7 +14,9 @@ from pymilvus.exceptions import MilvusException
 
 from zgrep.locking import lock_holder
 
-SCALAR_FIELDS = ("path", "language", "symbol", "symbol_kind", "scope", "start_line", "end_line", "mtime", "content")
+SCALAR_FIELDS = ("path", "language", "symbol", "names", "symbol_kind", "scope", "start_line", "end_line", "mtime",
+                 "content")
+MAX_NAMES = 64
 MAX_CONTENT_BYTES = 60_000
 _DELETE_BATCH = 500
 
@@ -113,6 +115,7 @@ class MilvusStore:
         schema.add_field("path", DataType.VARCHAR, max_length=4096)
         schema.add_field("language", DataType.VARCHAR, max_length=32)
         schema.add_field("symbol", DataType.VARCHAR, max_length=512)
+        schema.add_field("names", DataType.ARRAY, element_type=DataType.VARCHAR, max_capacity=MAX_NAMES, max_length=512)
         schema.add_field("symbol_kind", DataType.VARCHAR, max_length=16)
         schema.add_field("scope", DataType.VARCHAR, max_length=1024)
         schema.add_field("start_line", DataType.INT64)
@@ -181,16 +184,21 @@ class MilvusStore:
         return _route_hits(res)
 
     def search_symbols(self, names: list[str], limit: int, expr: str = "") -> list[RouteHit]:
-        """Chunks whose symbol is exactly one of `names`, definitions first."""
+        """Chunks defining one of `names` exactly (as their symbol or merged in), definitions first."""
         if not names:
             return []
         self.ensure_loaded()
-        clause = f"symbol in [{', '.join(quote(n) for n in names)}]"
+        clause = f"array_contains_any(names, [{', '.join(quote(n) for n in names)}])"
         rows = self.client.query(self.collection, filter=f"({clause}) and ({expr})" if expr else clause,
                                  output_fields=["id", *SCALAR_FIELDS], limit=limit)
         order = {n: i for i, n in enumerate(names)}
-        rows = sorted(rows, key=lambda r: (order.get(r["symbol"], len(order)), r["symbol_kind"] not in ("class", "interface", "function"),
-                                           r["scope"] != "", len(r["path"]), r["start_line"]))
+
+        def preference(row: dict[str, Any]) -> tuple[Any, ...]:
+            named = min((order[n] for n in row["names"] if n in order), default=len(order))
+            return (named, row["symbol"] not in order, row["symbol_kind"] not in ("class", "interface", "function"),
+                    row["scope"] != "", len(row["path"]), row["start_line"])
+
+        rows = sorted(rows, key=preference)
         return [RouteHit(r["id"], rank, 0.0, {k: r[k] for k in SCALAR_FIELDS}) for rank, r in enumerate(rows)]
 
     def close(self) -> None:
