@@ -109,6 +109,25 @@ def test_small_definitions_merged_into_one_chunk_stay_findable_by_name(tmp_path)
     assert "symbol" in top["matched_by"]
 
 
+def test_a_partial_index_does_not_claim_a_head_it_did_not_cover(tmp_path):
+    """A run over some paths (a hook) moves the indexed commit to HEAD only when it covered every change."""
+    root = make_repo(tmp_path / "repo", {"a.py": "def a():\n    return 1\n"})
+    env = user_env(tmp_path / "user")
+    assert run_zg("index", cwd=root, env=env).returncode == 0
+    start = git(root, "rev-parse", "HEAD").strip()
+    for name in ("x.py", "y.py"):
+        (root / name).write_text(f"def {name[0]}_func():\n    return 2\n")
+        git(root, "add", name)
+        git(root, "commit", "-q", "-m", name)
+    head = git(root, "rev-parse", "HEAD").strip()
+    assert run_zg("index", "--paths-from", "-", cwd=root, env=env, input="y.py\n").returncode == 0
+    status = json_out(run_zg("status", "--json", cwd=root, env=env))
+    assert (status["indexed_commit"], status["changed_files"], status["fresh"]) == (start, 1, False)
+    assert run_zg("index", "--changed", f"{start}..HEAD", cwd=root, env=env).returncode == 0
+    status = json_out(run_zg("status", "--json", cwd=root, env=env))
+    assert (status["indexed_commit"], status["changed_files"], status["fresh"]) == (head, 0, True)
+
+
 def test_identifier_parts_match_by_keyword(ws):
     """`getUserName` is found by "user name" through BM25 alone (identifiers are split)."""
     result = json_out(zg_ws(ws, "search", "user name", "--mode-search", "lexical", "--json"))

@@ -136,7 +136,7 @@ def run_index(engine: Engine, args: dict[str, Any], progress: Progress | None) -
         report.update(changed_paths=work.changed, deleted_paths=work.deleted)
         return report
     if not full and manifest is not None and manifest.get("complete") and not work.changed and not work.deleted:
-        return _nothing_changed(engine, manifest, work, report, started)
+        return _nothing_changed(engine, manifest, work, report, started, paths)
     store = engine.open_store(create=True)
     if not full and manifest is not None and not manifest.get("complete", True) and not _consistent(engine, store):
         full = True
@@ -186,17 +186,35 @@ def run_index(engine: Engine, args: dict[str, Any], progress: Progress | None) -
     if work.changed or work.deleted:
         store.flush()
     engine.ws.write_manifest({**new_manifest, "complete": True, "last_indexed": time.time(),
-                              "root_hash": root_hash(files), "commit": head_commit(root)})
+                              "root_hash": root_hash(files), "commit": covered_commit(root, manifest, paths)})
     report.update(chunks=chunks_done, embedded=embedded, files=len(files), took_s=round(time.monotonic() - started, 3))
     return report
 
 
+def covered_commit(root: Path, manifest: dict[str, Any] | None, paths: list[str] | None) -> str | None:
+    """The commit the index now reflects: HEAD after a whole-tree run; after a run over some
+    paths, HEAD only when those paths include everything changed since the recorded commit."""
+    head = head_commit(root)
+    previous = (manifest or {}).get("commit")
+    if paths is None or previous == head:
+        return head
+    if previous is None or head is None:
+        return previous
+    from zgrep.gitdiff import GitDiffError, changed_paths
+
+    try:
+        needed = set(changed_paths(root, previous, head))
+    except GitDiffError:
+        return previous
+    return head if needed <= set(paths) else previous
+
+
 def _nothing_changed(engine: Engine, manifest: dict[str, Any], work: Plan, report: dict[str, Any],
-                     started: float) -> dict[str, Any]:
+                     started: float, paths: list[str] | None) -> dict[str, Any]:
     """Record refreshed stat data and the current commit without touching Milvus."""
     if work.touched:
         engine.save_files()
-    commit = head_commit(engine.ws.root)
+    commit = covered_commit(engine.ws.root, manifest, paths)
     if manifest.get("commit") != commit:
         engine.ws.write_manifest({**manifest, "commit": commit})
     files = engine.files()
