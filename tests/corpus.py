@@ -172,6 +172,17 @@ def write_files(root: Path, files: dict[str, str | bytes]) -> None:
             path.write_text(content, encoding="utf-8")
 
 
+def engine_index(root: Path, **args: Any) -> dict[str, Any]:
+    """One index run through the Engine in this process (what `zg index` sends)."""
+    from zgrep.engine import Engine
+
+    engine = Engine(root)
+    try:
+        return engine.handle("index", args)
+    finally:
+        engine.close()
+
+
 def make_repo(root: Path, files: dict[str, str | bytes] | None = None, commit: bool = True) -> Path:
     """A git repository at `root` holding `files` (default: FILES), committed."""
     root.mkdir(parents=True, exist_ok=True)

@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from corpus import FILES, assert_one_line_error, json_out, make_repo, run_zg, state_files, store_rows, user_env
+from corpus import (FILES, assert_one_line_error, engine_index, json_out, make_repo, run_zg, state_files, store_rows,
+                    user_env)
 from embedding_server import EmbeddingServer
 
 MiB = 1024 * 1024
@@ -25,16 +26,6 @@ def index_json(root: Path, env: dict[str, str], *args: str) -> dict[str, Any]:
     proc = run_zg("index", "--json", *args, cwd=root, env=env)
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
-
-
-def engine_index(root: Path, **args: Any) -> dict[str, Any]:
-    from zgrep.engine import Engine
-
-    engine = Engine(root)
-    try:
-        return engine.handle("index", args)
-    finally:
-        engine.close()
 
 
 def assert_consistent(root: Path) -> list[dict[str, Any]]:

@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 from conftest import git
-from corpus import (FILES, assert_one_line_error, json_out, make_repo, run_zg, state_files, store_rows,
+from corpus import (FILES, assert_one_line_error, engine_index, json_out, make_repo, run_zg, state_files,
+                    store_rows,
                     user_env, write_files)
 from zgrep.workspace import FORMAT_VERSION, SCHEMA_VERSION
 
@@ -342,16 +343,6 @@ def small(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     env = user_env(tmp_path / "user")
     engine_index(root)  # in this process: faster than a `zg index`, and the same Engine call
     return root, env
-
-
-def engine_index(root: Path, **args: Any) -> dict[str, Any]:
-    from zgrep.engine import Engine
-
-    engine = Engine(root)
-    try:
-        return engine.handle("index", args)
-    finally:
-        engine.close()
 
 
 def index_json(root: Path, env: dict[str, str], *args: str, input: str | None = None) -> dict[str, Any]:

@@ -306,7 +306,7 @@ def status(path: str | None, root_dir: str | None, as_json: bool, mode: str | No
     result["mode"] = used
     from zgrep.client import daemon_state
     from zgrep.hooks.install import hooks_status
-    from zgrep.workspace import git_toplevel
+    from zgrep.git import git_toplevel
 
     result["daemon"] = daemon_state()
     hooks = hooks_status(root) if git_toplevel(root) else None

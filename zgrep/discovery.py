@@ -14,16 +14,15 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-import subprocess
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from zgrep.git import git_toplevel, is_git_repo, run_git  # noqa: F401  (git_toplevel: public API)
 from zgrep.ignore import IgnoreRules
 
 SKIP_REASONS = ("too_large", "binary", "not_utf8", "unreadable", "vanished", "not_regular")
 BINARY_SNIFF_BYTES = 8192
-_GIT_REDIRECT_VARS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR")
 
 
 @dataclass(frozen=True)
@@ -52,31 +51,9 @@ class Skip:
 
 # --- git -------------------------------------------------------------------------------
 
-def _git(cwd: Path, *args: str) -> bytes | None:
-    """Run git in `cwd` (ignoring hook-set GIT_DIR & co.); stdout, or None on any failure."""
-    env = {k: v for k, v in os.environ.items() if k not in _GIT_REDIRECT_VARS}
-    try:
-        proc = subprocess.run(["git", "-C", str(cwd), *args], capture_output=True, env=env,
-                              check=False)
-    except OSError:
-        return None
-    return proc.stdout if proc.returncode == 0 else None
-
-
-def git_toplevel(path: Path) -> Path | None:
-    """The work tree top level containing `path`, or None outside git (or without git)."""
-    out = _git(Path(path), "rev-parse", "--show-toplevel")
-    return Path(os.fsdecode(out.rstrip(b"\n"))) if out else None
-
-
-def is_git_repo(root: Path) -> bool:
-    """True when `root` is inside a git work tree."""
-    return _git(Path(root), "rev-parse", "--is-inside-work-tree") == b"true\n"
-
-
 def _ls_files(root: Path, *args: str) -> list[str]:
     """NUL-separated `git ls-files` output as `/`-separated names (undecodable names dropped)."""
-    out = _git(root, "ls-files", "-z", *args) or b""
+    out = run_git(root, "ls-files", "-z", *args) or b""
     names = []
     for raw in out.split(b"\0"):
         try:

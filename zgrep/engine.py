@@ -6,13 +6,13 @@ import copy
 import hashlib
 import json
 import os
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from zgrep import protocol
 from zgrep.config import Config, ConfigError, user_config_path
+from zgrep.git import head_commit
 from zgrep.workspace import FORMAT_VERSION, SCHEMA_VERSION, Workspace, WorkspaceError, atomic_write, read_json
 from zgrep.locking import ENGINE_LOCK, LockBusy, WorkspaceLock
 from zgrep.progress import Progress
@@ -76,16 +76,6 @@ def root_hash(files: dict[str, FileRecord]) -> str:
 def chunk_id(path: str, start: int, end: int, content_hash: str) -> str:
     """A stable primary key for a chunk."""
     return hashlib.sha256(f"{path}\0{start}\0{end}\0{content_hash}".encode("utf-8", "surrogateescape")).hexdigest()[:40]
-
-
-def head_commit(root: Path) -> str | None:
-    """The commit HEAD points at, or None outside git / before the first commit."""
-    try:
-        out = subprocess.run(["git", "-C", str(root), "rev-parse", "-q", "--verify", "HEAD"],
-                             capture_output=True, text=True, timeout=10, check=False)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return out.stdout.strip() or None
 
 
 class Engine:

@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from zgrep.engine import Engine, EngineError, FileRecord, Progress, chunk_id, head_commit, root_hash
+from zgrep.engine import Engine, EngineError, FileRecord, Progress, chunk_id, root_hash
+from zgrep.git import head_commit
 from zgrep.types import Chunk
 
 FILES_PER_BATCH = 64

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from zgrep.git import git_toplevel
 
 STATE_DIR = ".zgrep"
 MANIFEST = "manifest.json"
@@ -21,18 +22,6 @@ SCHEMA_VERSION = 2
 
 class WorkspaceError(RuntimeError):
     """The workspace or its state cannot be used as is; the message names the fix."""
-
-
-def git_toplevel(path: Path) -> Path | None:
-    """The git work-tree top level containing `path`, or None outside git."""
-    try:
-        out = subprocess.run(
-            ["git", "-C", str(path), "rev-parse", "--show-toplevel"],
-            capture_output=True, text=True, check=False, timeout=10,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return Path(out.stdout.strip()) if out.returncode == 0 and out.stdout.strip() else None
 
 
 def find_root(start: Path | None = None, explicit: bool = False) -> Path:

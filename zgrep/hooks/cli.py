@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from zgrep.hooks.install import HOOKS, HookError, Outcome, hooks_status, install, uninstall
-from zgrep.workspace import git_toplevel
+from zgrep.git import git_toplevel
 
 
 def _root(path: str | None) -> Path:

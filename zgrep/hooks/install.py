@@ -9,7 +9,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from zgrep.git import head_commit
 from zgrep.hooks import pending
+from zgrep.workspace import Workspace, WorkspaceError
 
 HOOKS = ("post-commit", "post-merge", "post-checkout", "post-rewrite", "pre-commit")
 RUNNER = "zgrep-hook"
@@ -112,20 +114,12 @@ def uninstall(root: Path) -> Outcome:
     return out
 
 
-def _head(root: Path) -> str | None:
-    proc = subprocess.run(["git", "-C", str(root), "rev-parse", "-q", "--verify", "HEAD"],
-                          capture_output=True, text=True, check=False, timeout=10)
-    return proc.stdout.strip() or None
-
-
 def _read_manifest_commit(root: Path) -> tuple[bool, str | None]:
-    import json
-
     try:
-        manifest = json.loads(pending.state_path(root, "manifest.json").read_text("utf-8"))
-    except (OSError, ValueError):
+        manifest = Workspace(root).read_manifest()
+    except WorkspaceError:
         return False, None
-    return True, manifest.get("commit")
+    return manifest is not None, (manifest or {}).get("commit")
 
 
 def _last_log_line(root: Path) -> str | None:
@@ -152,7 +146,7 @@ def hooks_status(root: Path) -> dict[str, Any]:
         hooks[hook] = {"state": state, "chained": chained}
     runner_ok = bool(directory and is_ours(directory / RUNNER))
     indexed, indexed_commit = _read_manifest_commit(root)
-    head = _head(root) if directory else None
+    head = head_commit(root) if directory else None
     config = root / ".pre-commit-config.yaml"
     return {
         "root": str(root), "hooks_dir": str(directory) if directory else None, "hooks": hooks,

@@ -10,7 +10,8 @@ import os
 import time
 from pathlib import Path
 
-STATE_DIR = ".zgrep"
+from zgrep.workspace import STATE_DIR
+
 QUEUE = "hooks-pending"
 WORK = "hooks-pending.work"
 QUEUE_LOCK = "hooks-pending.lock"

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from zgrep import gitdiff
 from zgrep.hooks import pending
+from zgrep.workspace import MANIFEST, STATE_DIR
 
 REFRESH_HOOKS = ("post-commit", "post-merge", "post-checkout", "post-rewrite")
 # Variables git sets for hooks that would point a background git at the wrong index.
@@ -92,7 +93,7 @@ def run_hook(hook: str, args: list[str], stdin: str) -> int:
     if hook not in REFRESH_HOOKS:
         raise ValueError(f"unknown hook {hook!r}")
     root = Path.cwd()
-    if not (root / pending.STATE_DIR / "manifest.json").is_file():
+    if not (root / STATE_DIR / MANIFEST).is_file():
         return 0  # not indexed: nothing to keep fresh (`zg hooks status` says so)
     paths = changed_for(root, hook, args, stdin)
     if paths:

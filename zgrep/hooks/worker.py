@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 from zgrep.hooks import pending
+from zgrep.workspace import MANIFEST, STATE_DIR
 
 BUSY_RETRIES = 5
 QUIET_S = 0.75  # a pass starts once no hook has queued anything for this long ...
@@ -64,7 +65,7 @@ def drain(root: Path) -> bool:
         paths = pending.take(root)
         if not paths:
             return True
-        if not (root / pending.STATE_DIR / "manifest.json").is_file():
+        if not (root / STATE_DIR / MANIFEST).is_file():
             pending.log(root, "not indexed: queued paths wait for `zg index`")
             return False
         if not index_pass(root, paths):
