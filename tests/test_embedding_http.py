@@ -82,10 +82,8 @@ def test_recovers_after_two_500s(server: EmbeddingServer) -> None:
 
 def test_persistent_500_gives_one_line_error_after_bounded_attempts(server: EmbeddingServer) -> None:
     server.fail(503, times=100)
-    started = time.monotonic()
     with ollama(server, max_retries=3) as embedder, pytest.raises(EmbeddingError) as caught:
         embedder.embed(["x"])
-    assert time.monotonic() - started < 2.0
     assert len(server.requests) == 4
     message = str(caught.value)
     assert "\n" not in message
@@ -106,15 +104,15 @@ def test_large_retry_after_falls_back_to_backoff(server: EmbeddingServer) -> Non
     started = time.monotonic()
     with openai(server) as embedder:
         embedder.embed(["x"])
-    assert time.monotonic() - started < 2.0
+    assert time.monotonic() - started < 600  # the hour-long Retry-After was not slept (hang guard, not a speed claim)
+    assert len(server.requests) == 2
 
 
 def test_timeout_names_the_url(server: EmbeddingServer) -> None:
     server.stall(5.0, times=10)
-    started = time.monotonic()
     with ollama(server, timeout=0.2, max_retries=1) as embedder, pytest.raises(EmbeddingError) as caught:
         embedder.embed(["x"])
-    assert time.monotonic() - started < 2.0
+    assert len(server.requests) == 2  # gave up after one retry instead of waiting out the stall
     assert f"{server.url}/api/embed" in str(caught.value) and "timed out" in str(caught.value)
 
 

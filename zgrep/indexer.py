@@ -187,14 +187,16 @@ def run_index(engine: Engine, args: dict[str, Any], progress: Progress | None) -
     if work.changed or work.deleted:
         store.flush()
     engine.ws.write_manifest({**new_manifest, "complete": True, "last_indexed": time.time(),
-                              "root_hash": root_hash(files), "commit": covered_commit(root, manifest, paths)})
+                              "root_hash": root_hash(files), "commit": covered_commit(engine, manifest, paths)})
     report.update(chunks=chunks_done, embedded=embedded, files=len(files), took_s=round(time.monotonic() - started, 3))
     return report
 
 
-def covered_commit(root: Path, manifest: dict[str, Any] | None, paths: list[str] | None) -> str | None:
+def covered_commit(engine: Engine, manifest: dict[str, Any] | None, paths: list[str] | None) -> str | None:
     """The commit the index now reflects: HEAD after a whole-tree run; after a run over some
-    paths, HEAD only when those paths include everything changed since the recorded commit."""
+    paths, HEAD once every path changed since the recorded commit is indexed at its current content
+    (whichever run indexed it), else the recorded commit."""
+    root = engine.ws.root
     head = head_commit(root)
     previous = (manifest or {}).get("commit")
     if paths is None or previous == head:
@@ -204,10 +206,16 @@ def covered_commit(root: Path, manifest: dict[str, Any] | None, paths: list[str]
     from zgrep.gitdiff import GitDiffError, changed_paths
 
     try:
-        needed = set(changed_paths(root, previous, head))
+        rest = sorted(set(changed_paths(root, previous, head)) - set(paths))
     except GitDiffError:
         return previous
-    return head if needed <= set(paths) else previous
+    if not rest:
+        return head
+    try:
+        check = plan(engine, normalise_paths(root, rest), full=False)
+    except EngineError:
+        return previous
+    return head if not check.changed and not check.deleted else previous
 
 
 def _nothing_changed(engine: Engine, manifest: dict[str, Any], work: Plan, report: dict[str, Any],
@@ -215,7 +223,7 @@ def _nothing_changed(engine: Engine, manifest: dict[str, Any], work: Plan, repor
     """Record refreshed stat data and the current commit without touching Milvus."""
     if work.touched:
         engine.save_files()
-    commit = covered_commit(engine.ws.root, manifest, paths)
+    commit = covered_commit(engine, manifest, paths)
     if manifest.get("commit") != commit:
         engine.ws.write_manifest({**manifest, "commit": commit})
     files = engine.files()
