@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import Any, Callable, NoReturn
@@ -45,6 +46,14 @@ class LazyGroup(click.Group):
             accept_mode_everywhere(command)
         return command
 
+    def invoke(self, ctx: click.Context) -> Any:
+        """Run the command; Ctrl-C exits 130 (128 + SIGINT) as shells expect, not click's 'Aborted!' 1,
+        which scripts would read as 'no hits'."""
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            interrupted()
+
 
 def _export_mode(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
     if value is not None:
@@ -66,6 +75,14 @@ def fail(message: str, code: int = 2) -> NoReturn:
     """One line on stderr, then exit with `code`."""
     click.echo(f"zg: {message}", err=True)
     sys.exit(code)
+
+
+def interrupted() -> NoReturn:
+    """Exit 130 after Ctrl-C; a second Ctrl-C cannot cut this short (an index run resumes next time)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if sys.stderr.isatty():
+        click.echo(err=True)  # end the terminal's ^C echo
+    fail("interrupted", 130)
 
 
 def common_options(fn: Callable[..., Any]) -> Callable[..., Any]:
