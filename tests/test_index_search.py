@@ -129,6 +129,25 @@ def test_a_partial_index_does_not_claim_a_head_it_did_not_cover(tmp_path):
     assert (status["indexed_commit"], status["changed_files"], status["fresh"]) == (head, 0, True)
 
 
+def test_partial_runs_that_together_cover_head_record_it(tmp_path):
+    """Commits arriving during a hook pass: once a later pass leaves every changed path indexed at its
+    current content, the recorded commit advances to HEAD (it used to stay behind for good)."""
+    root = make_repo(tmp_path / "repo", {"a.py": "def a():\n    return 1\n"})
+    env = user_env(tmp_path / "user")
+    assert run_zg("index", cwd=root, env=env).returncode == 0
+    start = git(root, "rev-parse", "HEAD").strip()
+    for name in ("x.py", "y.py", "z.py"):
+        (root / name).write_text(f"def {name[0]}_func():\n    return 2\n")
+        git(root, "add", name)
+        git(root, "commit", "-q", "-m", name)
+    head = git(root, "rev-parse", "HEAD").strip()
+    assert run_zg("index", "--paths-from", "-", cwd=root, env=env, input="x.py\ny.py\n").returncode == 0
+    assert json_out(run_zg("status", "--json", cwd=root, env=env))["indexed_commit"] == start
+    assert run_zg("index", "--paths-from", "-", cwd=root, env=env, input="z.py\n").returncode == 0
+    status = json_out(run_zg("status", "--json", cwd=root, env=env))
+    assert (status["indexed_commit"], status["stale_vs_head"], status["fresh"]) == (head, False, True)
+
+
 def test_identifier_parts_match_by_keyword(ws):
     """`getUserName` is found by "user name" through BM25 alone (identifiers are split)."""
     result = json_out(zg_ws(ws, "search", "user name", "--mode-search", "lexical", "--json"))
