@@ -270,6 +270,22 @@ def test_symlink_loops_do_not_hang_and_dir_links_are_not_followed(workspace, tmp
     assert listed(workspace) == ["a/real.py", "inner_link.py"]
 
 
+def test_given_paths_get_the_listings_confinement(workspace, tmp_path):
+    """Paths from a hook, `--paths-from` or the watcher: a link out, or a symlinked directory on
+    the way, is refused by filter_paths, stat_files and read_file alike."""
+    write(workspace, "a/real.py")
+    write(tmp_path, "etc/passwd", "root:x:0:0\n")
+    os.symlink(tmp_path / "etc", workspace / "etc_link")      # a directory outside
+    os.symlink(tmp_path / "etc" / "passwd", workspace / "creds.py")  # a file outside
+    os.symlink("a", workspace / "alias")                      # a directory inside: never entered either
+    given = ["etc_link/passwd", "creds.py", "alias/real.py", "a/../etc_link/passwd", "a/real.py"]
+    assert filter_paths(workspace, IgnoreRules.for_root(workspace), given) == ["a/real.py"]
+    assert stat_files(workspace, given).keys() == {"a/real.py"}
+    for rel in given[:-1]:
+        assert read_file(workspace, rel, max_bytes=MiB) == Skip(rel, "outside_workspace")
+    assert isinstance(read_file(workspace, "a/real.py", max_bytes=MiB), LoadedFile)
+
+
 # --- reading -----------------------------------------------------------------------------
 
 def test_read_text_file(tmp_path):

@@ -21,7 +21,7 @@ from pathlib import Path
 from zgrep.git import git_toplevel, is_git_repo, run_git  # noqa: F401  (git_toplevel: public API)
 from zgrep.ignore import IgnoreRules
 
-SKIP_REASONS = ("too_large", "binary", "not_utf8", "unreadable", "vanished", "not_regular")
+SKIP_REASONS = ("too_large", "binary", "not_utf8", "unreadable", "vanished", "not_regular", "outside_workspace")
 BINARY_SNIFF_BYTES = 8192
 
 
@@ -70,7 +70,7 @@ def list_files(root: Path, rules: IgnoreRules) -> list[str]:
     root = Path(root)
     listed = _list_git(root, rules) if is_git_repo(root) else _walk(root, rules, "")
     real_root = os.path.realpath(root)
-    return sorted({rel for rel in listed if _is_listable_file(root, real_root, rel)})
+    return sorted({rel for rel in listed if _is_listable_file(real_root, rel)})
 
 
 def _list_git(root: Path, rules: IgnoreRules) -> Iterator[str]:
@@ -87,9 +87,8 @@ def _list_git(root: Path, rules: IgnoreRules) -> Iterator[str]:
 
 def filter_paths(root: Path, rules: IgnoreRules, rels: Iterable[str]) -> list[str]:
     """The subset of given paths (e.g. from a git hook) that `list_files` would list."""
-    root = Path(root)
     real_root = os.path.realpath(root)
-    return sorted({r for r in rels if rules.admits(r) and _is_listable_file(root, real_root, r)})
+    return sorted({r for r in rels if rules.admits(r) and _is_listable_file(real_root, r)})
 
 
 def _walk(root: Path, rules: IgnoreRules, start: str) -> Iterator[str]:
@@ -105,30 +104,38 @@ def _walk(root: Path, rules: IgnoreRules, start: str) -> Iterator[str]:
         yield from (prefix + f for f in filenames if rules.admits(prefix + f))
 
 
-def _is_listable_file(root: Path, real_root: str, rel: str) -> bool:
-    """A regular file, or a symlink to a regular file inside the root (not dirs/submodules)."""
-    path = os.path.join(root, rel)
-    try:
-        mode = os.lstat(path).st_mode
-    except OSError:
-        return False  # deleted but still tracked
-    if stat.S_ISREG(mode):
-        return True
-    if not stat.S_ISLNK(mode):
-        return False
-    target = os.path.realpath(path)
-    inside = os.path.commonpath([real_root, target]) == real_root
-    return inside and os.path.isfile(target)
+def confined_path(real_root: str, rel: str) -> str | None:
+    """The real path of `rel` when it stays inside the workspace the way the listing does (no
+    symlinked directory on the way, a file symlink resolving inside `real_root`), else None."""
+    parts = rel.split("/")
+    if not rel or "" in parts or "." in parts or ".." in parts:
+        return None
+    parent = os.path.join(real_root, *parts[:-1])
+    if os.path.realpath(parent) != parent:
+        return None  # a directory on the way is a symlink (or missing): the listing never enters one
+    target = os.path.realpath(os.path.join(parent, parts[-1]))
+    return target if os.path.commonpath([real_root, target]) == real_root else None
+
+
+def _is_listable_file(real_root: str, rel: str) -> bool:
+    """A regular file, or a symlink to a regular file, confined to the workspace (not dirs/submodules)."""
+    target = confined_path(real_root, rel)
+    return target is not None and os.path.isfile(target)
 
 
 # --- reading ---------------------------------------------------------------------------
 
 def stat_files(root: Path, rels: Iterable[str]) -> dict[str, tuple[int, int]]:
-    """`{rel: (size, mtime_ns)}` for files that still exist: the cheap "did it change?" test."""
+    """`{rel: (size, mtime_ns)}` for files that still exist inside the workspace: the cheap
+    "did it change?" test (a path whose real path leaves the workspace is left out)."""
+    real_root = os.path.realpath(root)
     result = {}
     for rel in rels:
+        target = confined_path(real_root, rel)
+        if target is None:
+            continue
         try:
-            st = os.stat(Path(root) / rel)
+            st = os.stat(target)
         except OSError:
             continue
         result[rel] = (st.st_size, st.st_mtime_ns)
@@ -137,14 +144,17 @@ def stat_files(root: Path, rels: Iterable[str]) -> dict[str, tuple[int, int]]:
 
 def read_file(root: Path, rel: str, *, max_bytes: int) -> LoadedFile | Skip:
     """Read and decode one file, or say why not; never raises for the SKIP_REASONS cases."""
+    target = confined_path(os.path.realpath(root), rel)
+    if target is None:
+        return Skip(rel, "outside_workspace")
     try:
-        fd = os.open(Path(root) / rel, os.O_RDONLY | os.O_NONBLOCK)
+        fd = os.open(target, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
     except FileNotFoundError:
         return Skip(rel, "vanished")
     except PermissionError:
         return Skip(rel, "unreadable")
     except OSError:
-        return Skip(rel, "not_regular")  # e.g. a symlink loop or a socket
+        return Skip(rel, "not_regular")  # e.g. a symlink loop, a link swapped in since, or a socket
     try:
         return _read_open(fd, rel, max_bytes)
     except OSError:

@@ -59,7 +59,7 @@ def normalise_paths(root: Path, paths: list[str]) -> list[str]:
 
 def plan(engine: Engine, paths: list[str] | None, full: bool) -> Plan:
     """Compare the working tree (or just `paths`) with the recorded state."""
-    from zgrep.discovery import LoadedFile, list_files, read_file, stat_files
+    from zgrep.discovery import LoadedFile, filter_paths, list_files, read_file, stat_files
     from zgrep.ignore import IgnoreRules
 
     root = engine.ws.root
@@ -72,7 +72,7 @@ def plan(engine: Engine, paths: list[str] | None, full: bool) -> Plan:
         candidates = listed
         gone = set(known) - set(listed)
     else:
-        candidates = [p for p in paths if rules.admits(p) and (root / p).is_file()]
+        candidates = filter_paths(root, rules, paths)
         gone = {p for p in paths if p in known} - set(candidates)
         dirs = [p + "/" for p in paths if p not in known and not (root / p).is_file()]
         if dirs:
