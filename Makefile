@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml
 venv: $(STAMP)
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -x --durations=15 tests
+	$(BIN)/python -m pytest -q -x -n 2 --dist loadscope --durations=15 tests
 
 demo: $(STAMP)
 	$(BIN)/zg index .
