@@ -295,45 +295,47 @@ class Daemon:
         self.close()
 
     def on_message(self, frames: list[bytes]) -> None:
-        """Validate one request and answer it here (cheap ops) or on a worker thread."""
-        envelope, payload = frames[:-1], frames[-1]
+        """Answer one message here (cheap ops, every rejection) or hand it to a worker thread."""
+        envelope = frames[:-1]
         if not envelope:
             return
         try:
-            if sum(len(f) for f in frames) > protocol.MAX_MESSAGE_BYTES:
-                raise protocol.ProtocolError("too_large", f"message exceeds the {protocol.MAX_MESSAGE_BYTES}-byte limit")
-            request = protocol.decode_request(payload)
+            reply = self.handle(frames)
         except protocol.ProtocolError as exc:
             log.warning("rejected a request: %s", exc.code)
-            self.router.send_multipart([*envelope, protocol.encode(protocol.error(exc.code, str(exc)))])
-            return
-        if not hmac.compare_digest(str(request.get("token", "")).encode(), self.token.encode()):
+            reply = protocol.error(exc.code, str(exc))
+        except Exception as exc:  # a bug must cost one request, not the daemon
+            log.exception("a request failed before reaching a worker")
+            reply = protocol.error("internal", f"{type(exc).__name__} while reading the request")
+        if reply is not None:
+            self.router.send_multipart([*envelope, protocol.encode(reply)])
+
+    def handle(self, frames: list[bytes]) -> dict[str, Any] | None:
+        """Validate a message (shape, size, fields, token) and run it; its reply, or None once a worker has it."""
+        if sum(len(f) for f in frames) > protocol.MAX_MESSAGE_BYTES:
+            raise protocol.ProtocolError("too_large", f"message exceeds the {protocol.MAX_MESSAGE_BYTES}-byte limit")
+        if len(frames) > 3 or (len(frames) == 3 and frames[1]):
+            raise protocol.ProtocolError("malformed", "a request is one frame (after an optional empty delimiter)")
+        request = protocol.decode_request(frames[-1])
+        if not hmac.compare_digest(request.get("token", "").encode(), self.token.encode()):
             log.warning("rejected a request with a wrong token")
-            self.router.send_multipart([*envelope, protocol.encode(protocol.error(
-                "unauthorized", "wrong or missing token (the daemon was restarted? run the command again)"))])
-            return
+            return protocol.error("unauthorized", "wrong or missing token (the daemon was restarted? run the command again)")
         op = request["op"]
         if op in WORKSPACE_OPS:
-            self.dispatch(envelope, request)
-            return
+            return self.dispatch(frames[:-1], request)
         if op == "ping":
-            reply = protocol.ok({"pong": True, "pid": os.getpid(), "version": __version__})
-        elif op == "server_status":
-            reply = protocol.ok(self.status())
-        else:  # shutdown
-            log.info("shutdown requested")
-            self.stopping.set()
-            reply = protocol.ok({"stopping": True, "pid": os.getpid()})
-        self.router.send_multipart([*envelope, protocol.encode(reply)])
+            return protocol.ok({"pong": True, "pid": os.getpid(), "version": __version__})
+        if op == "server_status":
+            return protocol.ok(self.status())
+        log.info("shutdown requested")
+        self.stopping.set()
+        return protocol.ok({"stopping": True, "pid": os.getpid()})
 
-    def dispatch(self, envelope: list[bytes], request: dict[str, Any]) -> None:
-        """Find or create the workspace's Held and run the request on a worker."""
-        raw_root = request.get("root")
-        root = Path(raw_root) if raw_root else None
-        if root is None or not root.is_absolute() or not root.is_dir():
-            self.router.send_multipart([*envelope, protocol.encode(
-                protocol.error("bad_request", f"workspace root must be an existing absolute directory: {raw_root!r}"))])
-            return
+    def dispatch(self, envelope: list[bytes], request: dict[str, Any]) -> dict[str, Any] | None:
+        """Find or create the workspace's Held and run the request on a worker (None), or refuse (an error)."""
+        root = workspace_root(request.get("root"))
+        if root is None:
+            return protocol.error("bad_request", "workspace root must be an existing absolute directory")
         args = request.get("args") or {}
         flags = args.get("config") or {}
         key = json.dumps(flags, sort_keys=True)
@@ -341,9 +343,7 @@ class Daemon:
             held = self.held.get(root)
             if held is not None and held.key != key:
                 if held.active or held.busy():
-                    self.router.send_multipart([*envelope, protocol.encode(protocol.error(
-                        "workspace_busy", f"the daemon is serving {root} with other settings right now; retry shortly"))])
-                    return
+                    return protocol.error("workspace_busy", f"the daemon is serving {root} with other settings right now; retry shortly")
                 self.release(held)
                 held = None
             if held is None:
@@ -352,6 +352,7 @@ class Daemon:
             held.active += 1
             held.last_used = time.monotonic()
         self.pool.submit(self.serve, held, envelope, request)
+        return None
 
     def serve(self, held: Held, envelope: list[bytes], request: dict[str, Any]) -> None:
         """Worker: answer one workspace request and queue the reply."""
@@ -443,6 +444,17 @@ class Daemon:
         self.router.close(0)
         self.replies.close(0)
         log.info("daemon stopped")
+
+
+def workspace_root(raw: Any) -> Path | None:
+    """`raw` as an existing absolute directory, else None (too long, unreadable, relative, missing)."""
+    if not isinstance(raw, str) or not raw:
+        return None
+    root = Path(raw)
+    try:
+        return root if root.is_absolute() and root.is_dir() else None
+    except (OSError, ValueError):
+        return None
 
 
 def max_rss_mb() -> float:

@@ -6,7 +6,7 @@ Imported on the thin client path: standard library only.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Callable
 
 PROTOCOL_VERSION = 1
 MAX_MESSAGE_BYTES = 8 * 1024 * 1024
@@ -40,35 +40,104 @@ def error(code: str, message: str) -> dict[str, Any]:
 
 
 def encode(msg: dict[str, Any]) -> bytes:
-    """Serialise a message to UTF-8 JSON bytes."""
-    return json.dumps(msg, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    """Serialise a message to UTF-8 JSON bytes (lone surrogates, say from a hostile query, as \\u escapes)."""
+    text = json.dumps(msg, separators=(",", ":"), ensure_ascii=False)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(msg, separators=(",", ":")).encode("ascii")
+
+
+def _brief(value: Any) -> str:
+    """A short repr of a scalar, or the type of a container, for error messages (hostile values are big or deep)."""
+    text = repr(value) if value is None or isinstance(value, (str, int, float)) else f"a JSON {type(value).__name__}"
+    return text if len(text) <= 60 else f"{text[:57]}..."
+
+
+def _parse(data: bytes, what: str) -> Any:
+    """JSON from UTF-8 bytes; any decoding failure (too deep, too many digits, ...) is `malformed`."""
+    try:
+        return json.loads(data.decode("utf-8"))
+    except Exception as exc:  # RecursionError, ValueError and whatever else the decoder raises
+        raise ProtocolError("malformed", f"{what} is not UTF-8 JSON: {_brief(str(exc))}") from None
+
+
+def _is_text(value: Any) -> bool:
+    """A string that encodes to UTF-8 (no lone surrogates) and holds no NUL."""
+    if not isinstance(value, str) or "\0" in value:
+        return False
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _is_optional_text(value: Any) -> bool:
+    return value is None or _is_text(value)
+
+
+def _is_flag(value: Any) -> bool:
+    return value is None or isinstance(value, bool)
+
+
+def _is_paths(value: Any) -> bool:
+    return value is None or (isinstance(value, list) and all(_is_text(p) for p in value))
+
+
+def _is_setting(value: Any) -> bool:
+    if isinstance(value, list):
+        return all(isinstance(v, str) for v in value)
+    return value is None or isinstance(value, (str, int, float))
+
+
+def _is_settings(value: Any) -> bool:
+    return isinstance(value, dict) and all(_is_setting(v) for v in value.values())
+
+
+# The args the daemon itself reads before an engine sees them (the engine checks the rest).
+ARG_CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "paths": (_is_paths, "a list of path strings or null"),
+    "full": (_is_flag, "true or false"), "dry_run": (_is_flag, "true or false"),
+    "no_index": (_is_flag, "true or false"), "progress": (_is_flag, "true or false"),
+    "refresh": (_is_optional_text, "a string or null"),
+    "config": (_is_settings, "an object of settings (strings, numbers, booleans or lists of strings)"),
+}
+
+
+def _check_args(args: Any) -> None:
+    if not isinstance(args, dict):
+        raise ProtocolError("malformed", "args must be a JSON object")
+    for key, (valid, expected) in ARG_CHECKS.items():
+        if key in args and not valid(args[key]):
+            raise ProtocolError("malformed", f"args.{key} must be {expected}")
 
 
 def decode_request(data: bytes) -> dict[str, Any]:
-    """Parse and validate a request; raise ProtocolError with a precise reason."""
+    """Parse and validate a request (size, JSON, the type of every field); raise ProtocolError with a precise reason."""
     if len(data) > MAX_MESSAGE_BYTES:
         raise ProtocolError("too_large", f"message of {len(data)} bytes exceeds the {MAX_MESSAGE_BYTES}-byte limit")
-    try:
-        msg = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ProtocolError("malformed", f"request is not UTF-8 JSON: {exc}") from None
+    msg = _parse(data, "request")
     if not isinstance(msg, dict):
         raise ProtocolError("malformed", "request must be a JSON object")
     version = msg.get("v")
+    if version is not None and type(version) is not int:
+        raise ProtocolError("malformed", "v must be an integer protocol version")
     if version != PROTOCOL_VERSION:
         raise ProtocolError(
             "version_mismatch",
-            f"client speaks protocol {version!r}, daemon speaks {PROTOCOL_VERSION}; restart the daemon (zg server off; zg server on)",
+            f"client speaks protocol {_brief(version)}, daemon speaks {PROTOCOL_VERSION}; restart the daemon (zg server off; zg server on)",
         )
-    if msg.get("op") not in OPS:
-        raise ProtocolError("unknown_op", f"unknown op {msg.get('op')!r}")
-    if not isinstance(msg.get("args", {}), dict):
-        raise ProtocolError("malformed", "args must be a JSON object")
-    root = msg.get("root")
-    if root is not None and not isinstance(root, str):
-        raise ProtocolError("malformed", "root must be a string path")
-    if not isinstance(msg.get("token", ""), str):
-        raise ProtocolError("malformed", "token must be a string")
+    op = msg.get("op")
+    if not isinstance(op, str):
+        raise ProtocolError("malformed", "op must be a string")
+    if op not in OPS:
+        raise ProtocolError("unknown_op", f"unknown op {_brief(op)}")
+    if msg.get("root") is not None and not _is_text(msg["root"]):
+        raise ProtocolError("malformed", "root must be a UTF-8 string path without NUL")
+    if not _is_text(msg.get("token", "")):
+        raise ProtocolError("malformed", "token must be a UTF-8 string")
+    _check_args(msg.get("args", {}))
     return msg
 
 
@@ -79,10 +148,7 @@ def progress(event: dict[str, Any]) -> dict[str, Any]:
 
 def decode_response(data: bytes) -> dict[str, Any]:
     """Parse a response (or a progress message) from the daemon; ProtocolError when it is neither."""
-    try:
-        msg = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ProtocolError("malformed", f"daemon reply is not UTF-8 JSON: {exc}") from None
+    msg = _parse(data, "daemon reply")
     if not isinstance(msg, dict) or ("ok" not in msg and not isinstance(msg.get("progress"), dict)):
         raise ProtocolError("malformed", "daemon reply lacks 'ok'")
     if msg.get("v") != PROTOCOL_VERSION:

@@ -1,0 +1,172 @@
+"""Daemon hardening (issue 8): hostile frames, exposed endpoints, remote consent, eval through the daemon.
+
+Real daemon processes and real ZeroMQ sockets throughout.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+import zmq
+
+from daemon_helpers import User, make_repo, raw_socket
+from zgrep import protocol, runtime
+
+FUZZ_FRAMES = 2400
+FUZZ_WINDOW = 50  # frames in flight at once: below every socket's high-water mark
+ARG_NAMES = ["paths", "config", "full", "progress", "refresh", "queries", "limit", "globs", "dry_run", "symbol",
+             "preview", "search_mode", "min_score", "depth"]
+
+
+@pytest.fixture(scope="module")
+def tcp_daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[User, Path]]:
+    """One daemon on a loopback TCP port (where a client without the token can reach it) and an indexed repo."""
+    base = tmp_path_factory.mktemp("hardening")
+    user = User(base)
+    repo = make_repo(base / "repo")
+    user.start("--endpoint", "tcp://127.0.0.1:*")
+    out = user.zg("index", "--mode", "server", cwd=repo)
+    assert out.returncode == 0, out.stderr
+    yield user, repo
+    user.zg("server", "off")
+
+
+def ask(sock: zmq.Socket, *frames: bytes) -> dict[str, Any]:
+    """Send one multi-frame message; the daemon's reply (its last frame), decoded."""
+    sock.send_multipart(list(frames))
+    return protocol.decode_response(sock.recv_multipart()[-1])
+
+
+def assert_serving(user: User, repo: Path) -> None:
+    """The daemon still answers a ping and a normal search."""
+    assert user.request("ping")["ok"]
+    out = user.zg("search", "--json", "--mode", "server", "retry with backoff", cwd=repo)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["hits"][0]["path"] == "retry.py"
+
+
+# --- item 1: one frame must not kill the daemon ---------------------------------------------------------------
+
+def test_the_issue_frames_answer_malformed_before_any_token_check(tcp_daemon: tuple[User, Path]) -> None:
+    user, repo = tcp_daemon
+    sock = raw_socket(user.info()["endpoint"])
+    for payload in (b"[" * 200000, b'{"v":' + b"1" * 5000 + b"}", b'{"v":1,"op":"ping","token":"\\ud800"}',
+                    b'{"v":1,"op":["ping"]}', b'{"v":true,"op":"ping"}'):
+        reply = ask(sock, b"", payload)
+        assert reply["ok"] is False and reply["error"]["code"] == "malformed", (payload[:30], reply)
+        assert user.request("ping")["ok"], payload[:30]
+    sock.close()
+    assert_serving(user, repo)
+
+
+def test_type_checked_fields_answer_malformed_with_the_token(tcp_daemon: tuple[User, Path]) -> None:
+    user, repo = tcp_daemon
+    token = (user.rundir / runtime.TOKEN_FILE).read_text()
+    sock = raw_socket(user.info()["endpoint"])
+    base = {"v": 1, "op": "refresh", "root": str(repo), "token": token}
+    bad = [{"root": "/" + "r" * 5000}, {"root": "/tmp/a\0b"}, {"root": "\ud800"}, {"root": ["/"]},
+           {"args": {"paths": ["a.py", 3]}}, {"args": {"paths": "a.py"}}, {"args": {"config": ["x"]}},
+           {"args": {"config": {"search.limit": [[[]]]}}}, {"args": {"full": "yes"}}, {"args": {"progress": {}}},
+           {"args": {"refresh": 7}}, {"token": 12}, {"v": 1.0}]
+    for fields in bad:
+        payload = json.dumps({**base, **fields}).encode()
+        reply = ask(sock, b"", payload)
+        assert reply["ok"] is False and reply["error"]["code"] in ("malformed", "bad_request", "version_mismatch"), (fields, reply)
+        assert len(reply["error"]["message"]) < 300, reply
+    sock.close()
+    assert_serving(user, repo)
+
+
+def test_extra_frames_get_one_malformed_answer(tcp_daemon: tuple[User, Path]) -> None:
+    user, repo = tcp_daemon
+    token = (user.rundir / runtime.TOKEN_FILE).read_text()
+    sock = raw_socket(user.info()["endpoint"])
+    ping = protocol.encode(protocol.make_request("ping", None, token=token))
+    assert ask(sock, b"", ping)["ok"] and ask(sock, ping)["ok"]  # with or without the empty delimiter
+    for frames in ([b"", b"extra", ping], [b"", b"", b"", ping], [b"x", ping]):
+        reply = ask(sock, *frames)
+        assert reply["ok"] is False and reply["error"]["code"] == "malformed", (frames, reply)
+    sock.close()
+    assert_serving(user, repo)
+
+
+def dump(msg: dict[str, Any]) -> bytes:
+    """JSON bytes of any message, lone surrogates included (as \\u escapes)."""
+    return json.dumps(msg).encode()
+
+
+def fuzz_frames(rng: random.Random, token: str, root: str) -> list[bytes]:
+    """One hostile message: random, truncated, nested, oversized, multi-frame or wrong-typed."""
+    def value() -> Any:
+        return rng.choice([None, True, 0, -1, 1.5, 10 ** 30, "", "x" * rng.randint(1, 3000), "\ud800", [], [1, "a"],
+                           {}, {"k": [[{}]]}, "ping", "/", root, "../..", "/dev/null", "a\0b"])
+
+    def request() -> dict[str, Any]:
+        msg: dict[str, Any] = {"v": rng.choice([1, 1, 1, 2, "1", True, 1.0, None]),
+                               "op": rng.choice([*sorted(protocol.OPS - {"shutdown"}), "shutdown", "rm", value()]),
+                               "root": rng.choice([root, root, "relative", "/nonexistent", value()]),
+                               "args": rng.choice([{}, {"queries": ["retry"], "limit": 1, "refresh": "off"},
+                                                   {rng.choice(ARG_NAMES): value()},
+                                                   value()])}
+        if rng.random() < 0.5:
+            msg["token"] = rng.choice([token, token, "wrong", value()])
+        if msg.get("token") == token and msg["op"] == "shutdown":
+            msg["op"] = "ping"  # the one request the fuzzer must not send: a valid stop
+        for key in rng.sample(sorted(msg), rng.randint(0, 1)):
+            del msg[key]
+        return msg
+
+    kind = rng.randrange(8)
+    if kind == 0:
+        return [b"", rng.randbytes(rng.randint(0, 400))]
+    if kind == 1:
+        data = dump(request())
+        return [b"", data[: rng.randint(0, len(data))]]
+    if kind == 2:
+        depth = rng.choice([50, 990, 5000, 200000])
+        opener, closer = rng.choice([(b"[", b"]"), (b'{"a":', b"}"), (b'{"v":1,"op":"ping","args":{"a":', b"}}")])
+        return [b"", opener * depth + (closer * depth if rng.random() < 0.5 else b"")]
+    if kind == 3:
+        return [b"", rng.choice([b'{"v":' + b"9" * rng.randint(4000, 20000) + b"}", b'{"v":1e999999}',
+                                 b'{"v":NaN,"op":"ping"}', b'"' + b"\\ud800" * 100 + b'"', b"null", b"[]", b"7"])]
+    if kind == 4:
+        return [b"", dump(request()), *[rng.randbytes(rng.randint(0, 50)) for _ in range(rng.randint(1, 4))]]
+    if kind == 5:
+        return [rng.randbytes(rng.randint(0, 20)) for _ in range(rng.randint(1, 5))] + [dump(request())]
+    if kind == 6:  # past the token check, into the workspace ops, one argument of a random type
+        op = rng.choice(sorted(protocol.OPS - {"shutdown"}))
+        return [b"", dump({"v": 1, "op": op, "root": root, "token": token, "args": {rng.choice(ARG_NAMES): value()}})]
+    return [b"", dump(request())]
+
+
+def test_fuzzed_frames_all_get_answers_and_the_daemon_keeps_serving(tcp_daemon: tuple[User, Path]) -> None:
+    user, repo = tcp_daemon
+    token = (user.rundir / runtime.TOKEN_FILE).read_text()
+    rng = random.Random(8)
+    sock = raw_socket(user.info()["endpoint"])
+    sock.setsockopt(zmq.RCVTIMEO, 60_000)
+    sent = answered = 0
+    big = b"x" * (protocol.MAX_MESSAGE_BYTES // 2 + 1)
+    messages = [[b"", big, big]] + [fuzz_frames(rng, token, str(repo)) for _ in range(FUZZ_FRAMES)]
+    codes: dict[str, int] = {}
+    for start in range(0, len(messages), FUZZ_WINDOW):
+        window = messages[start:start + FUZZ_WINDOW]
+        for frames in window:
+            sock.send_multipart(frames)
+            sent += 1
+        for _ in window:
+            try:
+                reply = protocol.decode_response(sock.recv_multipart()[-1])
+            except zmq.Again:
+                raise AssertionError(f"the daemon stopped answering after {answered} of {sent} fuzzed messages") from None
+            answered += 1
+            code = "ok" if reply["ok"] else reply["error"]["code"]
+            codes[code] = codes.get(code, 0) + 1
+    sock.close()
+    assert sent == answered == FUZZ_FRAMES + 1
+    assert codes.get("too_large") and codes.get("malformed", 0) > FUZZ_FRAMES // 4, codes
+    assert_serving(user, repo)
