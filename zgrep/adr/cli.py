@@ -128,6 +128,21 @@ def new_cmd(title: str, anchors: tuple[str, ...], constraints: tuple[str, ...], 
     click.echo(rel)
 
 
+def _refuse_cycle(adrs: AdrSet, record: Adr, successor: Adr) -> None:
+    """Fail when `record` superseded by `successor` closes a supersession cycle (`zg adr check` would then
+    block every commit); the same cycle test the check runs, on the records as they would be."""
+    from dataclasses import replace
+
+    from zgrep.adr.check import validate_records
+
+    linked = replace(record, superseded_by=[*record.superseded_by, successor.id])
+    after = replace(adrs, adrs=[linked if a is record else a for a in adrs.adrs])
+    before = {p.message for p in validate_records(adrs) if p.code == "supersession_cycle"}
+    for problem in validate_records(after):
+        if problem.code == "supersession_cycle" and problem.message not in before:
+            _fail(f"{successor.id} cannot supersede {record.id}: that would make a {problem.message}")
+
+
 @adr.command("update")
 @click.argument("adr_id", metavar="ID")
 @click.option("--status", type=click.Choice(STATUSES))
@@ -158,6 +173,7 @@ def update_cmd(adr_id: str, status: str | None, add_anchor: tuple[str, ...], rem
         successor = _get(adrs, superseded_by)
         if successor.id == record.id:
             _fail(f"{record.id} cannot supersede itself")
+        _refuse_cycle(adrs, record, successor)
         if successor.id not in record.superseded_by:
             fm.add_items("superseded_by", [successor.id], style="flow")
         status = status or "superseded"
@@ -353,24 +369,9 @@ def _known_path(root: Path, rel: str) -> bool:
 
 
 def _render_check(report: CheckReport) -> None:
-    if report.governing:
-        click.echo("Decision records governing the staged files:" if report.mode == "staged"
-                   else "Decision records governing these files:")
-        for g in report.governing:
-            syms = f" [{', '.join(g.symbols)}]" if g.symbols else ""
-            click.echo(f"  {g.adr.id} ({g.adr.status}) {g.adr.title} - {', '.join(g.paths)}{syms}")
-            click.echo("".join(f"      constraint: {c}\n" for c in g.adr.constraints), nl=False)
-    for p in report.problems:
-        click.echo(p.render())
-    for line in report.fixed:
-        click.echo(f"fixed: {line}")
-    for line in report.unfixed:
-        click.echo(f"not fixed: {line}")
-    if report.fixed and report.mode == "staged":
-        click.echo("zg adr check: anchors were fixed in the working copy; review, `git add` the ADRs and commit again")
-    n_err, n_warn = len(report.errors), len(report.problems) - len(report.errors)
-    verdict = "FAILED" if n_err else "ok"
-    click.echo(f"zg adr check: {verdict}: {n_err} error(s), {n_warn} warning(s) in {report.adr_count} ADR(s) ({report.mode})")
+    from zgrep.adr.report import render
+
+    click.echo(render(report), nl=False)
 
 
 if __name__ == "__main__":
