@@ -170,3 +170,44 @@ def test_fuzzed_frames_all_get_answers_and_the_daemon_keeps_serving(tcp_daemon: 
     assert sent == answered == FUZZ_FRAMES + 1
     assert codes.get("too_large") and codes.get("malformed", 0) > FUZZ_FRAMES // 4, codes
     assert_serving(user, repo)
+
+
+# --- item 2: listen only on loopback unless the user names the risk -----------------------------------------
+
+def assert_usage_error(out: Any, *needles: str) -> None:
+    lines = out.stderr.strip().splitlines()
+    assert out.returncode == 2 and len(lines) == 1 and "Traceback" not in out.stderr, out.stderr
+    assert all(n in lines[0] for n in needles), lines[0]
+
+
+def test_non_loopback_and_foreign_endpoints_are_refused(tmp_path: Path) -> None:
+    user = User(tmp_path / "u")
+    try:
+        for endpoint in ("tcp://0.0.0.0:*", "tcp://*:*", "tcp://eth0:*", "tcp://10.1.2.3:*", "tcp://[::]:*"):
+            for command in ("on", "run"):
+                out = user.zg("server", command, "--endpoint", endpoint, timeout=60)
+                assert_usage_error(out, endpoint, "--allow-non-loopback")
+                assert not (user.rundir / runtime.INFO_FILE).exists(), (endpoint, command)
+        for endpoint in ("http://x", "tcp://127.0.0.1", "inproc://zgrep", "ipc://"):
+            assert_usage_error(user.zg("server", "on", "--endpoint", endpoint), "unsupported endpoint", "ipc://PATH")
+        config = Path(user.env["XDG_CONFIG_HOME"]) / "zgrep" / "config.toml"
+        config.parent.mkdir(parents=True)
+        config.write_text('[server]\nendpoint = "tcp://0.0.0.0:*"\n')
+        assert_usage_error(user.zg("server", "on"), "tcp://0.0.0.0:*", "--allow-non-loopback")
+        assert not (user.rundir / runtime.INFO_FILE).exists()
+    finally:
+        user.zg("server", "off")
+
+
+def test_the_explicit_flag_listens_on_all_interfaces_with_the_token(tmp_path: Path) -> None:
+    user = User(tmp_path / "u")
+    try:
+        user.start("--endpoint", "tcp://0.0.0.0:*", "--allow-non-loopback")
+        assert user.info()["endpoint"].startswith("tcp://0.0.0.0:")
+        for token in ("", "not-the-token"):
+            wrong = user.request("ping", token=token)
+            assert wrong["ok"] is False and wrong["error"]["code"] == "unauthorized"
+        assert user.request("ping")["ok"]
+        assert user.zg("server", "on", "--endpoint", "tcp://127.0.0.1:*").returncode == 0  # already running
+    finally:
+        assert user.zg("server", "off").returncode == 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fcntl
+import ipaddress
 import json
 import os
 import signal
@@ -32,6 +33,37 @@ def _config() -> Config:
 def _fail(message: str, code: int = 1) -> None:
     click.echo(f"zg: {message}", err=True)
     sys.exit(code)
+
+
+def _is_loopback(host: str) -> bool:
+    """Whether `host` (a literal address or localhost) reaches only this machine."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False  # an interface name or `*`: may be any interface
+
+
+def endpoint_problem(endpoint: str, allow_non_loopback: bool) -> str | None:
+    """Why the daemon must not listen on `endpoint` (a usage error), or None ("" is the default ipc socket)."""
+    if not endpoint:
+        return None
+    scheme, sep, rest = endpoint.partition("://")
+    host, colon, port = rest.rpartition(":")
+    if not sep or scheme not in ("ipc", "tcp") or not rest or (scheme == "tcp" and not (colon and host and port)):
+        return f"unsupported endpoint {endpoint!r}: use ipc://PATH or tcp://127.0.0.1:PORT"
+    if scheme == "tcp" and not allow_non_loopback and not _is_loopback(host):
+        return (f"{endpoint} is not a loopback address: other machines could reach the daemon and try its token; "
+                "use tcp://127.0.0.1:PORT, or pass --allow-non-loopback to accept that risk")
+    return None
+
+
+def _check_endpoint(endpoint: str, allow_non_loopback: bool) -> None:
+    """Exit 2 with one line when `endpoint` is refused."""
+    problem = endpoint_problem(endpoint, allow_non_loopback)
+    if problem is not None:
+        _fail(problem, 2)
 
 
 def _wait_gone(pid: int, timeout_s: float) -> bool:
@@ -70,12 +102,22 @@ def server() -> None:
     """The resident daemon: on, off, status, run."""
 
 
+ENDPOINT_HELP = "ipc://PATH or tcp://127.0.0.1:PORT (config server.endpoint)."
+ALLOW_NON_LOOPBACK_HELP = ("Listen on a non-loopback tcp address. RISK: other machines can reach the daemon; only "
+                           "its token keeps them from searching (and reading) your code.")
+
+
 @server.command()
-@click.option("--endpoint", default=None, help="ipc://PATH or tcp://127.0.0.1:PORT (config server.endpoint).")
+@click.option("--endpoint", default=None, help=ENDPOINT_HELP)
+@click.option("--allow-non-loopback", is_flag=True, help=ALLOW_NON_LOOPBACK_HELP)
 @click.option("--idle-timeout", type=float, default=None, help="Release workspaces idle this long (seconds).")
 @click.option("--timeout", type=float, default=30.0, show_default=True, help="Seconds to wait for readiness.")
-def on(endpoint: str | None, idle_timeout: float | None, timeout: float) -> None:
+def on(endpoint: str | None, allow_non_loopback: bool, idle_timeout: float | None, timeout: float) -> None:
     """Start the daemon in the background; exit 0 once it answers (idempotent)."""
+    cfg = _config()
+    endpoint = endpoint if endpoint is not None else cfg["server.endpoint"]
+    _check_endpoint(endpoint, allow_non_loopback)
+    idle_timeout = idle_timeout if idle_timeout is not None else cfg["server.idle_timeout"]
     info = client.probe(500)
     if info is not None:
         click.echo(f"zg daemon already running (pid {info['pid']}, {info['endpoint']})")
@@ -94,16 +136,14 @@ def on(endpoint: str | None, idle_timeout: float | None, timeout: float) -> None
         else:
             pid = _daemon_pid()
             _fail(f"a zg daemon (pid {pid}) is running but not answering; stop it with: zg server off")
-        _start(endpoint, idle_timeout, timeout)
+        _start(endpoint, allow_non_loopback, idle_timeout, timeout)
     finally:
         os.close(start_fd)
 
 
-def _start(endpoint: str | None, idle_timeout: float | None, timeout: float) -> None:
-    cfg = _config()
-    argv = [sys.executable, "-m", "zgrep.cli", "server", "run", "--quiet",
-            "--endpoint", endpoint if endpoint is not None else cfg["server.endpoint"],
-            "--idle-timeout", str(idle_timeout if idle_timeout is not None else cfg["server.idle_timeout"])]
+def _start(endpoint: str, allow_non_loopback: bool, idle_timeout: float, timeout: float) -> None:
+    argv = [sys.executable, "-m", "zgrep.cli", "server", "run", "--quiet", "--endpoint", endpoint,
+            "--idle-timeout", str(idle_timeout), *(["--allow-non-loopback"] if allow_non_loopback else [])]
     errfile = runtime.state_dir(create=True) / runtime.STDERR_FILE
     with open(errfile, "wb") as err:
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
@@ -200,10 +240,11 @@ def status(as_json: bool, check_ready: bool, timeout_ms: int) -> None:
 
 
 @server.command()
-@click.option("--endpoint", default=None, help="ipc://PATH or tcp://127.0.0.1:PORT (config server.endpoint).")
+@click.option("--endpoint", default=None, help=ENDPOINT_HELP)
+@click.option("--allow-non-loopback", is_flag=True, help=ALLOW_NON_LOOPBACK_HELP)
 @click.option("--idle-timeout", type=float, default=None, help="Release workspaces idle this long (seconds).")
 @click.option("--quiet", is_flag=True, help="Log to the log file only.")
-def run(endpoint: str | None, idle_timeout: float | None, quiet: bool) -> None:
+def run(endpoint: str | None, allow_non_loopback: bool, idle_timeout: float | None, quiet: bool) -> None:
     """Run the daemon in the foreground (systemd, docker, debugging)."""
     import zmq
 
@@ -211,8 +252,7 @@ def run(endpoint: str | None, idle_timeout: float | None, quiet: bool) -> None:
 
     cfg = _config()
     endpoint = endpoint if endpoint is not None else cfg["server.endpoint"]
-    if endpoint and not endpoint.startswith(("ipc://", "tcp://")):
-        _fail(f"unsupported endpoint {endpoint!r}: use ipc://PATH or tcp://127.0.0.1:PORT", 2)
+    _check_endpoint(endpoint, allow_non_loopback)
     try:
         run_daemon(endpoint, idle_timeout if idle_timeout is not None else cfg["server.idle_timeout"], not quiet)
     except AlreadyRunning as exc:
