@@ -306,10 +306,14 @@ def test_kill_9_during_index_then_index_completes_without_duplicates(tmp_path):
 
 # --- embedding servers that fail -------------------------------------------------------------------------
 
-def _remote_config(root: Path, url: str, allow_remote: bool = True) -> None:
+def _remote_config(root: Path, url: str, env: dict[str, str], allow_remote: bool = True) -> None:
+    """A remote-embedding `.zgrep.toml`, trusted (`zg trust`) as its settings require: by the user of `env`
+    and by this process's user (assert_consistent opens the store here)."""
     (root / ".zgrep.toml").write_text(
         "[embedding]\nprovider = \"ollama\"\nmodel = \"test-embed\"\n"
         f"url = \"{url}\"\nallow_remote = {str(allow_remote).lower()}\nmax_retries = 1\ntimeout = 1\n")
+    for user in (env, None):
+        assert run_zg("trust", cwd=root, env=user).returncode == 0
 
 
 @pytest.fixture
@@ -321,7 +325,7 @@ def server():
 def test_embedding_server_500s_give_one_line_and_leave_the_index_consistent(tmp_path, server):
     root = make_repo(tmp_path / "repo", {rel: FILES[rel] for rel in ("src/net/retry.py", "web/render.js")})
     env = user_env(tmp_path / "user")
-    _remote_config(root, server.url)
+    _remote_config(root, server.url, env)
     server.fail(500, times=2)
     proc = run_zg("index", cwd=root, env=env)
     assert_one_line_error(proc, "HTTP 500", "after 2 attempts")
@@ -339,7 +343,7 @@ def test_embedding_server_500s_give_one_line_and_leave_the_index_consistent(tmp_
 def test_embedding_server_timeouts_mid_incremental_keep_the_old_index(tmp_path, server):
     root = make_repo(tmp_path / "repo", {rel: FILES[rel] for rel in ("src/net/retry.py", "web/render.js")})
     env = user_env(tmp_path / "user")
-    _remote_config(root, server.url)
+    _remote_config(root, server.url, env)
     assert index_json(root, env)["files"] == 2
     before = state_files(root)
     (root / "web/render.js").write_text(FILES["web/render.js"] + "\n// pangolin\n")
@@ -361,7 +365,7 @@ def test_embedding_server_timeouts_mid_incremental_keep_the_old_index(tmp_path, 
 def test_remote_provider_without_opt_in_is_refused_and_sends_nothing(tmp_path, server):
     root = make_repo(tmp_path / "repo", {"a.py": GOOD})
     env = user_env(tmp_path / "user")
-    _remote_config(root, server.url, allow_remote=False)
+    _remote_config(root, server.url, env, allow_remote=False)
     for args in (("index",), ("search", "retry")):
         assert_one_line_error(run_zg(*args, cwd=root, env=env), "allow_remote = true", str(root / ".zgrep.toml"))
     (root / ".zgrep.toml").unlink()

@@ -24,6 +24,7 @@ LAZY_GROUPS = {
     "adr": ("zgrep.adr.cli", "adr", "Architecture decision records: new, list, show, check, search, ..."),
     "hooks": ("zgrep.hooks.cli", "hooks", "Install, remove or inspect the git hooks that keep the index fresh."),
     "server": ("zgrep.server_cli", "server", "The resident daemon: on, off, status, run."),
+    "trust": ("zgrep.trust_cli", "trust", "Let this workspace's .zgrep.toml pick remote endpoints and secrets."),
 }
 
 
@@ -113,9 +114,12 @@ def resolve(path: str | None) -> tuple[Path, Config]:
     """Workspace root and its config, or exit 2 with the reason."""
     try:
         root = find_root(Path(path) if path else None, explicit=path is not None)
-        return root, Config.load(root)
+        cfg = Config.load(root)
     except (WorkspaceError, ConfigError) as exc:
         fail(str(exc))
+    if cfg.notice:
+        click.echo(f"zg: {cfg.notice}", err=True)
+    return root, cfg
 
 
 def run(op: str, root: Path, cfg: Config, args: dict[str, Any], mode: str | None) -> tuple[dict[str, Any], str]:

@@ -1,11 +1,15 @@
 """Layered configuration: flags > ZG_* environment > .zgrep.toml > user file > defaults.
 
 Every value remembers where it came from (`zg config show`). Standard library only: the
-thin client reads `mode` from here.
+thin client reads `mode` from here. A workspace file arrives with `git clone`: its GATED
+settings apply only while the user trusts its current content (`zg trust`, a hash per root
+kept in the user's config dir, like direnv's `allow`).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import tomllib
 from dataclasses import dataclass, field
@@ -13,6 +17,11 @@ from pathlib import Path
 from typing import Any
 
 WORKSPACE_FILE = ".zgrep.toml"
+TRUST_FILE = "trusted.json"
+# Settings that send code off the machine, pick which secret to read, or point at a server
+# (embedding.model goes with the provider: it names a model of the provider the file chose).
+GATED = ("embedding.provider", "embedding.model", "embedding.url", "embedding.api_key_env",
+         "embedding.allow_remote", "milvus.uri", "server.endpoint")
 
 DEFAULTS: dict[str, Any] = {
     "mode": "auto",
@@ -42,8 +51,6 @@ DEFAULTS: dict[str, Any] = {
     "adr.dir": "docs/adr",
     "adr.doc_dirs": ["docs/specs", "docs/plans"],
 }
-
-
 
 MINIMUMS: dict[str, float] = {
     "index.max_file_bytes": 1, "index.chunk_context_lines": 0, "search.limit": 1, "search.rrf_k": 1,
@@ -114,14 +121,53 @@ def _check(key: str, value: Any, source: str) -> Any:
     return value
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
+def read_toml(path: Path) -> tuple[dict[str, Any], str | None]:
+    """The file's settings, flattened, and the SHA-256 of the very bytes parsed (None: no file)."""
     try:
-        with path.open("rb") as fh:
-            return _flatten(tomllib.load(fh))
+        raw = path.read_bytes()
     except FileNotFoundError:
-        return {}
-    except (tomllib.TOMLDecodeError, OSError) as exc:
+        return {}, None
+    except OSError as exc:
+        raise ConfigError(f"{path}: {exc.strerror}") from None
+    try:
+        return _flatten(tomllib.loads(raw.decode("utf-8"))), hashlib.sha256(raw).hexdigest()
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: {exc}") from None
+
+
+# --- trust -------------------------------------------------------------------------------
+
+def trust_path() -> Path:
+    """The user's record of trusted workspace files: `{real root: sha256 of .zgrep.toml}`."""
+    return user_config_path().with_name(TRUST_FILE)
+
+
+def trust_key(root: Path) -> str:
+    """Trust is per workspace root, by its real path."""
+    return os.path.realpath(root)
+
+
+def trusted_digests() -> dict[str, str]:
+    """The trust record; unreadable or malformed means nothing is trusted."""
+    try:
+        data = json.loads(trust_path().read_text("utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {k: v for k, v in data.items() if isinstance(v, str)} if isinstance(data, dict) else {}
+
+
+def trust_state(root: Path, digest: str | None) -> str:
+    """"trusted", "changed" (trusted once, edited since) or "untrusted" for a file with `digest`."""
+    recorded = trusted_digests().get(trust_key(root))
+    if recorded is not None and recorded == digest:
+        return "trusted"
+    return "changed" if recorded is not None else "untrusted"
+
+
+def _untrusted_notice(root: Path, ignored: list[str], state: str) -> str:
+    why = "it changed since you trusted it" if state == "changed" else "it is not trusted"
+    return (f"ignored {', '.join(ignored)} from {root / WORKSPACE_FILE} ({why}; these settings send code off "
+            f"this machine, pick a secret or a server); review the file, then run: zg trust {root}")
 
 
 @dataclass
@@ -130,6 +176,7 @@ class Config:
 
     values: dict[str, Any] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict)
+    notice: str = ""  # one line naming the workspace settings ignored until `zg trust`
 
     def __getitem__(self, key: str) -> Any:
         return self.values[key]
@@ -142,10 +189,9 @@ class Config:
     def load(cls, root: Path | None, flags: dict[str, Any] | None = None) -> "Config":
         """Merge all layers for workspace `root` (None: no workspace layer)."""
         cfg = cls(dict(DEFAULTS), {k: "default" for k in DEFAULTS})
-        layers: list[tuple[str, dict[str, Any]]] = [(str(user_config_path()), _read_toml(user_config_path()))]
+        layers = [(str(user_config_path()), read_toml(user_config_path())[0])]
         if root is not None:
-            ws = root / WORKSPACE_FILE
-            layers.append((str(ws), _read_toml(ws)))
+            layers.append((str(root / WORKSPACE_FILE), cfg._workspace_layer(root)))
         for source, data in layers:
             for key, value in data.items():
                 if key not in DEFAULTS:
@@ -159,6 +205,16 @@ class Config:
             if value is not None:
                 cfg._set(key, _coerce(key, value, "flag"), "flag")
         return cfg
+
+    def _workspace_layer(self, root: Path) -> dict[str, Any]:
+        """The workspace file's settings, without the GATED ones unless its content is trusted."""
+        data, digest = read_toml(root / WORKSPACE_FILE)
+        gated = [key for key in GATED if key in data]
+        state = trust_state(root, digest) if gated else "trusted"
+        if state != "trusted":
+            self.notice = _untrusted_notice(root, gated, state)
+            data = {k: v for k, v in data.items() if k not in gated}
+        return data
 
     def _set(self, key: str, value: Any, source: str) -> None:
         self.values[key] = _check(key, value, source)
