@@ -47,13 +47,36 @@ class LazyGroup(click.Group):
             accept_mode_everywhere(command)
         return command
 
-    def invoke(self, ctx: click.Context) -> Any:
-        """Run the command; Ctrl-C exits 130 (128 + SIGINT) as shells expect, not click's 'Aborted!' 1,
-        which scripts would read as 'no hits'."""
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        """click's main, but a usage error is one `zg: ...` line naming the help to read, exit 2."""
+        if kwargs.get("standalone_mode") is False:
+            return super().main(*args, **kwargs)
         try:
-            return super().invoke(ctx)
+            result = super().main(*args, **{**kwargs, "standalone_mode": False})
+        except click.exceptions.NoArgsIsHelpError as exc:
+            exc.show()
+            sys.exit(exc.exit_code)
+        except click.UsageError as exc:
+            where = f"; see {exc.ctx.command_path} -h" if exc.ctx else ""
+            fail(exc.format_message().rstrip(".") + where)
+        except click.ClickException as exc:
+            fail(exc.format_message())
+        except click.Abort:
+            interrupted()
+        sys.exit(result if isinstance(result, int) else 0)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        """Run the command; Ctrl-C exits 130 (128 + SIGINT) as shells expect and a closed stdout 141, not
+        click's 1, which scripts would read as 'no hits'."""
+        try:
+            try:
+                return super().invoke(ctx)
+            finally:
+                sys.stdout.flush()  # a closed pipe shows here, not as noise at exit
         except KeyboardInterrupt:
             interrupted()
+        except BrokenPipeError:
+            reader_gone()
 
 
 def _export_mode(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
@@ -84,6 +107,12 @@ def interrupted() -> NoReturn:
     if sys.stderr.isatty():
         click.echo(err=True)  # end the terminal's ^C echo
     fail("interrupted", 130)
+
+
+def reader_gone() -> NoReturn:
+    """stdout's reader went away (`zg ... | head`): exit 141 as grep does when SIGPIPE ends it, silently."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    sys.exit(141)
 
 
 def common_options(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -160,6 +189,8 @@ def index(path: str | None, full: bool, dry_run: bool, paths_from: Any, changed:
     elif changed:
         from zgrep.gitdiff import GitDiffError, range_paths
 
+        check_range(changed)
+
         try:
             args["paths"] = range_paths(root, changed)
         except GitDiffError as exc:
@@ -179,6 +210,14 @@ def index(path: str | None, full: bool, dry_run: bool, paths_from: Any, changed:
                f"{report['unchanged']} unchanged; skipped: {skipped}" +
                ("" if dry_run else f"; {report.get('chunks', 0)} chunks ({report.get('embedded', 0)} embedded) "
                                    f"in {report.get('took_s', 0)}s; {report.get('files', 0)} files in the index"))
+
+
+def check_range(spec: str) -> None:
+    """--changed takes A..B, A.., A...B or A...; a bare revision (A..A, nothing) or a missing A (everything)
+    is refused."""
+    left = spec.partition("...")[0] if "..." in spec else spec.partition("..")[0]
+    if ".." not in spec or not left.strip():
+        fail(f"--changed {spec}: give a revision range A..B, e.g. --changed HEAD~1..HEAD")
 
 
 @main.command()
@@ -276,7 +315,7 @@ def callers(symbol: str, source_file: str | None, limit: int | None, root_dir: s
 @click.argument("entry")
 @click.option("--direction", type=click.Choice(["backward", "forward"]), default="backward", show_default=True,
               help="backward: who calls ENTRY; forward: what ENTRY calls.")
-@click.option("--depth", type=click.IntRange(0, 10), default=3, show_default=True, help="Levels to follow.")
+@click.option("--depth", type=click.IntRange(1, 10), default=3, show_default=True, help="Levels to follow.")
 @click.option("--source-file", default=None, help="Only the definition in this workspace-relative file.")
 @click.option("--root", "root_dir", default=None, help="Workspace root (default: the git top level of the cwd).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON document.")

@@ -230,7 +230,7 @@ def callers(root: Path, symbol: str, source_file: str | None = None, limit: int 
     result: dict[str, Any] = {"root": str(root), "symbol": symbol, "source_file": source_file,
                               "definitions": [d.to_json() for d in definitions], "callers": found,
                               "total": len(found)}
-    if limit is not None and limit >= 0:
+    if limit is not None:
         result["callers"] = found[:limit]
     return result
 
@@ -240,7 +240,6 @@ def trace(root: Path, entry: str, direction: str = "backward", depth: int = DEFA
     """The `trace` result: a call tree from ENTRY, breadth-first to `depth`, cycles cut."""
     if direction not in ("backward", "forward"):
         raise ValueError(f"direction must be backward or forward, not {direction!r}")
-    depth = max(0, min(depth, MAX_DEPTH))
     graph, db = open_graph(root)
     try:
         roots = find_definitions(graph, entry, source_file)
@@ -290,6 +289,24 @@ def _neighbours(graph: Graph, definition: Definition, direction: str) -> list[tu
              c["line"], c["resolved"], c["via"]) for c in graph.callers([definition])]
 
 
+def _symbol(args: dict[str, Any], key: str) -> str:
+    """The SYMBOL / ENTRY argument; ValueError when it is empty."""
+    value = args.get(key)
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError("empty symbol: give a name, e.g. zg callers retry_with_backoff")
+    return value
+
+
+def _count(args: dict[str, Any], key: str, low: int, high: int | None = None) -> int | None:
+    """An integer argument in [low, high], None when absent; ValueError naming the flag otherwise."""
+    value = args.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < low or (high is not None and value > high):
+        raise ValueError(f"--{key} must be at least {low}" if high is None else f"--{key} must be {low} to {high}")
+    return value
+
+
 def run_relations(engine: Any, op: str, args: dict[str, Any]) -> dict[str, Any]:
     """Serve the `callers` / `trace` ops for an Engine; needs only the relations database."""
     from zgrep.engine import EngineError
@@ -299,10 +316,10 @@ def run_relations(engine: Any, op: str, args: dict[str, Any]) -> dict[str, Any]:
     root = engine.ws.root
     try:
         if op == "callers":
-            return callers(root, str(args["symbol"]), args.get("source_file"), args.get("limit"))
-        return trace(root, str(args["entry"]), args.get("direction") or "backward",
-                     int(args.get("depth") or DEFAULT_DEPTH), args.get("source_file"))
+            return callers(root, _symbol(args, "symbol"), args.get("source_file"), _count(args, "limit", 1))
+        return trace(root, _symbol(args, "entry"), args.get("direction") or "backward",
+                     _count(args, "depth", 1, MAX_DEPTH) or DEFAULT_DEPTH, args.get("source_file"))
     except RelationsError as exc:
         raise EngineError(str(exc), code="not_indexed") from None
-    except KeyError as exc:
-        raise EngineError(f"{op} needs the argument {exc}", code="bad_request") from None
+    except ValueError as exc:
+        raise EngineError(str(exc), code="bad_request") from None
