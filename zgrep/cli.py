@@ -451,10 +451,15 @@ def read(location: str, root_dir: str | None) -> None:
         start, end = parse_span(span)
     except ValueError:
         fail(f"bad line range {span!r}; use PATH:START-END")
+    from zgrep.discovery import looks_binary
+
     try:
-        lines = real.read_text("utf-8", errors="replace").splitlines()
+        data = real.read_bytes()
     except OSError as exc:
         fail(f"cannot read {rel}: {exc.strerror}")
+    if looks_binary(data):
+        fail(f"refusing to print {rel}: it is a binary file (the index skips it too)")
+    lines = data.decode("utf-8-sig", errors="replace").splitlines()
     end = len(lines) if end is None else min(end, len(lines))
     if start < 1 or start > max(end, 1):
         fail(f"line range {span} is outside {rel} ({len(lines)} lines)")

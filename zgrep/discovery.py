@@ -173,13 +173,18 @@ def _read_open(fd: int, rel: str, max_bytes: int) -> LoadedFile | Skip:
     data = _read_at_most(fd, max_bytes + 1)
     if len(data) > max_bytes:
         return Skip(rel, "too_large")  # grew since fstat
-    if b"\0" in data[:BINARY_SNIFF_BYTES]:
+    if looks_binary(data):
         return Skip(rel, "binary")
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
         return Skip(rel, "not_utf8")
     return LoadedFile(rel, text, hashlib.sha256(data).hexdigest(), len(data), st.st_mtime_ns)
+
+
+def looks_binary(data: bytes) -> bool:
+    """The indexer's binary test (`zg read` uses it too): a NUL byte among the first bytes."""
+    return b"\0" in data[:BINARY_SNIFF_BYTES]
 
 
 def _read_at_most(fd: int, limit: int) -> bytes:
