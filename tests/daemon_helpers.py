@@ -27,8 +27,11 @@ class User:
             self.env[name] = str(path)
         self.env["HF_HUB_OFFLINE"] = "1"
 
-    def zg(self, *args: str, cwd: Path | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([ZG, *args], cwd=cwd, env=self.env, capture_output=True, text=True, timeout=timeout)
+    def zg(self, *args: str, cwd: Path | None = None, timeout: float = 120,
+           env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        """Run `zg` as this user (`env`: extra variables for this one command)."""
+        return subprocess.run([ZG, *args], cwd=cwd, env={**self.env, **(env or {})}, capture_output=True, text=True,
+                              timeout=timeout)
 
     def popen(self, *args: str, cwd: Path | None = None) -> subprocess.Popen[str]:
         return subprocess.Popen([ZG, *args], cwd=cwd, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,

@@ -14,6 +14,7 @@ import pytest
 import zmq
 
 from daemon_helpers import User, make_repo, raw_socket
+from embedding_server import EmbeddingServer
 from zgrep import protocol, runtime
 
 FUZZ_FRAMES = 2400
@@ -211,3 +212,36 @@ def test_the_explicit_flag_listens_on_all_interfaces_with_the_token(tmp_path: Pa
         assert user.zg("server", "on", "--endpoint", "tcp://127.0.0.1:*").returncode == 0  # already running
     finally:
         assert user.zg("server", "off").returncode == 0
+
+
+# --- item 3: the daemon's own environment grants no remote consent -------------------------------------------
+
+def test_remote_consent_is_per_command_not_the_daemons_environment(tmp_path: Path) -> None:
+    user = User(tmp_path / "u")
+    repo = make_repo(tmp_path / "repo")
+    config = Path(user.env["XDG_CONFIG_HOME"]) / "zgrep" / "config.toml"
+    config.parent.mkdir(parents=True)
+    with EmbeddingServer(dim=8) as server:
+        config.write_text(f'[embedding]\nprovider = "ollama"\nmodel = "test-embed"\nurl = "{server.url}"\n'
+                          "max_retries = 0\ntimeout = 5\n")
+        opt_in = {"ZG_EMBEDDING_ALLOW_REMOTE": "1"}
+        try:
+            started = user.zg("server", "on", env=opt_in)
+            assert started.returncode == 0, started.stderr
+            for mode in ("auto", "server"):
+                plain = user.zg("search", "--mode", mode, "retry with backoff", cwd=repo)
+                assert_usage_error(plain, "sends code off this machine", "allow_remote = true")
+            assert server.requests == []
+            once = user.zg("index", "--mode", "server", "--json", cwd=repo, env=opt_in)
+            assert once.returncode == 0 and json.loads(once.stdout)["mode"] == "server", once.stderr
+            sent = len(server.requests)
+            assert sent > 0  # that one command's opt-in reached the remote embedder
+            held = [w for w in user.server_status()["workspaces"] if w["root"] == str(repo)]
+            assert held and not held[0]["watching"]  # no watcher indexes later edits under that opt-in
+            (repo / "later.py").write_text("def pangolin_scales():\n    return 3\n")
+            for mode in ("auto", "server"):
+                plain = user.zg("search", "--mode", mode, "pangolin scales", cwd=repo)
+                assert_usage_error(plain, "sends code off this machine", "allow_remote = true")
+            assert len(server.requests) == sent
+        finally:
+            user.zg("server", "off")

@@ -31,7 +31,7 @@ from typing import Any, Callable
 import zmq
 
 from zgrep import __version__, protocol, runtime
-from zgrep.config import Config
+from zgrep.config import Config, env_name
 from zgrep.watcher import Watcher
 
 log = logging.getLogger("zgrep.daemon")
@@ -65,8 +65,12 @@ class EmbedderPool:
 
     @staticmethod
     def key(config: Config) -> tuple[str, ...]:
-        return (config["embedding.provider"], config["embedding.model"], config["embedding.url"],
-                config["embedding.api_key_env"])
+        """Models are shared per settings; a remote one also per consent (value and source), so a
+        model loaded under one request's opt-in is never handed to a request without it."""
+        provider = config["embedding.provider"]
+        consent = ("", "") if provider == "local" else (str(config["embedding.allow_remote"]),
+                                                        config.source("embedding.allow_remote"))
+        return (provider, config["embedding.model"], config["embedding.url"], config["embedding.api_key_env"], *consent)
 
     def get(self, config: Config, root: Path) -> Any:
         """The shared model for `config`, loaded on first use (EngineError without a remote opt-in)."""
@@ -129,8 +133,14 @@ class Held:
         """A read-only snapshot of the engine for one search/status request."""
         return self.engine.snapshot()
 
+    def consent_is_per_request(self) -> bool:
+        """Whether code goes to a remote embedder only on the sending command's opt-in (a forwarded flag)."""
+        config = self.engine.config
+        return config["embedding.provider"] != "local" and config.source("embedding.allow_remote") == "flag"
+
     def start_watcher(self) -> None:
-        if self.watcher is None and not self.closed:
+        """Watch for edits, unless indexing them would outlive a one-command remote opt-in."""
+        if self.watcher is None and not self.closed and not self.consent_is_per_request():
             self.watcher = Watcher(self.root, bool(self.engine.config["index.include_hidden"]), self.on_change)
             self.watcher.start()
 
@@ -507,6 +517,9 @@ def take_alive_lock() -> int:
 def run_daemon(endpoint: str, idle_timeout: float, foreground: bool = False) -> None:
     """Run the daemon in this process until it is stopped; cleans its files on the way out."""
     os.umask(0o077)
+    # Remote consent comes from the workspace's record or from one command's environment (which
+    # the client forwards with each request), never from the environment this daemon started in.
+    os.environ.pop(env_name("embedding.allow_remote"), None)
     setup_logging(foreground)
     alive = take_alive_lock()
     runtime.remove_files(None)  # whatever is there belongs to a dead daemon
