@@ -369,24 +369,9 @@ def _known_path(root: Path, rel: str) -> bool:
 
 
 def _render_check(report: CheckReport) -> None:
-    if report.governing:
-        click.echo("Decision records governing the staged files:" if report.mode == "staged"
-                   else "Decision records governing these files:")
-        for g in report.governing:
-            syms = f" [{', '.join(g.symbols)}]" if g.symbols else ""
-            click.echo(f"  {g.adr.id} ({g.adr.status}) {g.adr.title} - {', '.join(g.paths)}{syms}")
-            click.echo("".join(f"      constraint: {c}\n" for c in g.adr.constraints), nl=False)
-    for p in report.problems:
-        click.echo(p.render())
-    for line in report.fixed:
-        click.echo(f"fixed: {line}")
-    for line in report.unfixed:
-        click.echo(f"not fixed: {line}")
-    if report.fixed and report.mode == "staged":
-        click.echo("zg adr check: anchors were fixed in the working copy; review, `git add` the ADRs and commit again")
-    n_err, n_warn = len(report.errors), len(report.problems) - len(report.errors)
-    verdict = "FAILED" if n_err else "ok"
-    click.echo(f"zg adr check: {verdict}: {n_err} error(s), {n_warn} warning(s) in {report.adr_count} ADR(s) ({report.mode})")
+    from zgrep.adr.report import render
+
+    click.echo(render(report), nl=False)
 
 
 if __name__ == "__main__":

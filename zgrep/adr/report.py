@@ -82,3 +82,24 @@ def run_check(settings: AdrSettings, staged: bool, paths: list[str] | None, fix:
         return report
     finally:
         tree.close()
+
+
+def render(report: CheckReport) -> str:
+    """The human report of `zg adr check` (and of the pre-commit hook when it blocks)."""
+    lines: list[str] = []
+    if report.governing:
+        lines.append("Decision records governing the staged files:" if report.mode == "staged"
+                     else "Decision records governing these files:")
+        for g in report.governing:
+            syms = f" [{', '.join(g.symbols)}]" if g.symbols else ""
+            lines.append(f"  {g.adr.id} ({g.adr.status}) {g.adr.title} - {', '.join(g.paths)}{syms}")
+            lines.extend(f"      constraint: {c}" for c in g.adr.constraints)
+    lines.extend(p.render() for p in report.problems)
+    lines.extend(f"fixed: {line}" for line in report.fixed)
+    lines.extend(f"not fixed: {line}" for line in report.unfixed)
+    if report.fixed and report.mode == "staged":
+        lines.append("zg adr check: anchors were fixed in the working copy; review, `git add` the ADRs and commit again")
+    n_err, n_warn = len(report.errors), len(report.problems) - len(report.errors)
+    verdict = "FAILED" if n_err else "ok"
+    lines.append(f"zg adr check: {verdict}: {n_err} error(s), {n_warn} warning(s) in {report.adr_count} ADR(s) ({report.mode})")
+    return "".join(f"{line}\n" for line in lines)

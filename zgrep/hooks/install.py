@@ -9,9 +9,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from zgrep.config import DEFAULTS, WORKSPACE_FILE
 from zgrep.git import head_commit
 from zgrep.hooks import pending
-from zgrep.workspace import Workspace, WorkspaceError
+from zgrep.workspace import MANIFEST, STATE_DIR, Workspace, WorkspaceError
 
 HOOKS = ("post-commit", "post-merge", "post-checkout", "post-rewrite", "pre-commit")
 RUNNER = "zgrep-hook"
@@ -53,9 +54,16 @@ def is_ours(path: Path) -> bool:
 
 
 def runner_text() -> str:
-    """The shared runner with this interpreter and this zgrep baked in."""
+    """The shared runner with this interpreter, this zgrep and its state-file names baked in."""
+    state = {name: f"{STATE_DIR}/{file}" for name, file in (
+        ("ZG_MANIFEST", MANIFEST), ("ZG_QUEUE", pending.QUEUE), ("ZG_QUEUE_LOCK", pending.QUEUE_LOCK),
+        ("ZG_WORKER_LOCK", pending.WORKER_LOCK), ("ZG_LOG", pending.LOG))}
+    values = {"ZG_PYTHON": sys.executable, "ZG_RUN": str(RUN_PY), "ZG_ADR_DIR": str(DEFAULTS["adr.dir"]),
+              "ZG_WORKSPACE_FILE": WORKSPACE_FILE, **state}
     text = (SCRIPTS / RUNNER).read_text("utf-8")
-    return text.replace("@ZG_PYTHON@", sys.executable).replace("@ZG_RUN@", str(RUN_PY))
+    for name, value in values.items():
+        text = text.replace(f"@{name}@", value)
+    return text
 
 
 def _write_script(path: Path, text: str) -> None:

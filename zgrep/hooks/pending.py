@@ -59,7 +59,7 @@ class FileLock:
 
 def _read_lines(path: Path) -> list[str]:
     try:
-        return [line for line in path.read_text("utf-8", "surrogateescape").splitlines() if line]
+        return [line for line in path.read_text("utf-8", "surrogateescape").split("\n") if line]
     except FileNotFoundError:
         return []
 

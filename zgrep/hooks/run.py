@@ -1,7 +1,8 @@
 """What an installed hook does: compute the changed paths, queue them, hand them to a worker.
 
 Run as `python -m zgrep.hooks.run HOOK [ARGS...]` (or `zg hooks run`). Light on purpose:
-standard library plus zgrep.gitdiff and the pending queue; never raises to git.
+standard library plus zgrep.gitdiff and the pending queue (pre-commit: the ADR check, no CLI);
+never raises to git, and only a real ADR violation blocks (exit BLOCKED).
 """
 
 from __future__ import annotations
@@ -12,9 +13,11 @@ import sys
 from pathlib import Path
 
 from zgrep import gitdiff
+from zgrep.config import ConfigError
 from zgrep.hooks import pending
 from zgrep.workspace import MANIFEST, STATE_DIR
 
+BLOCKED = 3  # exit code when the ADR check blocks the commit (the zgrep-hook runner turns it into 1)
 REFRESH_HOOKS = ("post-commit", "post-merge", "post-checkout", "post-rewrite")
 # Variables git sets for hooks that would point a background git at the wrong index.
 GIT_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_PREFIX", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY")
@@ -68,22 +71,27 @@ def refresh(root: Path, paths: list[str]) -> None:
 
 
 def adr_check() -> int:
-    """The pre-commit hook: `zg adr check --staged`; its report is shown only when it blocks."""
-    import contextlib
-    import io
+    """The pre-commit hook: the staged ADR check, without the CLI; its report shows only when it blocks."""
+    from zgrep.adr.report import render, run_check
+    from zgrep.adr.settings import load_settings
 
-    from zgrep.cli import main
+    report = run_check(load_settings(), staged=True, paths=None, fix=False)
+    if report.exit_code == 0:
+        return 0
+    sys.stdout.write(render(report))
+    return BLOCKED
 
-    out = io.StringIO()
-    code: int = 0
-    with contextlib.redirect_stdout(out):
-        try:
-            main(["adr", "check", "--staged"], prog_name="zg")
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else (1 if exc.code else 0)
-    if code:
-        sys.stdout.write(out.getvalue())
-    return code
+
+def failure_line(hook: str, exc: Exception) -> str:
+    """The one line a failing hook prints; it says that git goes on and what to fix."""
+    why = " ".join(str(exc).split()) or type(exc).__name__
+    if isinstance(exc, ImportError):
+        why += f" (install zgrep with its dependencies into {sys.executable})"
+    elif isinstance(exc, ConfigError):
+        why += " (fix that setting; `zg config show` lists them)"
+    if hook == "pre-commit":
+        return f"zgrep: pre-commit hook: ADRs not checked, commit not blocked: {why}"
+    return f"zgrep: {hook} hook skipped: {why}"
 
 
 def run_hook(hook: str, args: list[str], stdin: str) -> int:
@@ -102,7 +110,7 @@ def run_hook(hook: str, args: list[str], stdin: str) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point; one short line on stderr on failure and exit 0 (the ADR check may block)."""
+    """Entry point; one short line on stderr on failure and exit 0 (only the ADR check blocks: BLOCKED)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     framework = argv[:1] == ["--from-pre-commit"]
     hook, args = from_pre_commit() if framework else (argv[0] if argv else "?", argv[1:])
@@ -110,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return run_hook(hook, args, stdin)
     except Exception as exc:  # a hook must never break git
-        print(f"zgrep: {hook} hook: {exc}", file=sys.stderr)
+        print(failure_line(hook, exc), file=sys.stderr)
         return 0
 
 
