@@ -116,7 +116,7 @@ def test_existing_hooks_are_chained_and_restored_exactly(repo: Path) -> None:
     (hooks_dir / "post-merge").write_text("#!/bin/sh\n")
     (hooks_dir / "post-merge.zgrep-chained").write_text("#!/bin/sh\n")
     proc = zg("hooks", "install", cwd=repo)
-    assert proc.returncode == 1 and "--force" in proc.stderr
+    assert proc.returncode == 2 and "--force" in proc.stderr  # a conflict is an error, not "none found"
     assert zg("hooks", "install", "--force", cwd=repo).returncode == 0
     (hooks_dir / "post-merge.zgrep-chained").unlink()
 
@@ -266,5 +266,5 @@ def test_uninstall_still_refuses_a_foreign_hook_over_our_chained_one(repo: Path)
     (hooks_dir / "post-merge").write_text("#!/bin/sh\n")
     (hooks_dir / "post-merge.zgrep-chained").write_text("#!/bin/sh\necho old\n")
     proc = zg("hooks", "uninstall", cwd=repo)
-    assert proc.returncode == 1 and "post-merge" in proc.stderr
+    assert proc.returncode == 2 and "post-merge" in proc.stderr
     assert (hooks_dir / "post-merge.zgrep-chained").exists() and (hooks_dir / "post-merge").read_text() == "#!/bin/sh\n"

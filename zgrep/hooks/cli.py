@@ -23,13 +23,14 @@ def _root(path: str | None) -> Path:
 
 
 def _report(outcome: Outcome) -> None:
+    """What was done on stdout, each refused hook on stderr; a refusal is an error (exit 2)."""
     click.echo(f"hooks directory: {outcome.hooks_dir}")
     for hook, what in outcome.done.items():
         click.echo(f"  {hook}: {what}")
     for hook, why in outcome.conflicts.items():
         click.echo(f"zg: {hook}: {why}", err=True)
     if outcome.conflicts:
-        sys.exit(1)
+        sys.exit(2)
 
 
 @click.group()
