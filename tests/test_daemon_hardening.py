@@ -245,3 +245,28 @@ def test_remote_consent_is_per_command_not_the_daemons_environment(tmp_path: Pat
             assert len(server.requests) == sent
         finally:
             user.zg("server", "off")
+
+
+# --- item 4 (issue 8 §6): zg eval goes through the daemon that holds the workspace ----------------------------
+
+def test_eval_runs_through_the_daemon_holding_the_workspace(tcp_daemon: tuple[User, Path], tmp_path: Path) -> None:
+    user, repo = tcp_daemon
+    annotations = tmp_path / "queries.json"
+    annotations.write_text(json.dumps([  # semble format
+        {"query": "retry with exponential backoff", "relevant": ["retry.py"], "category": "semantic"},
+        {"query": "least recently used cache", "relevant": [{"path": "cache.py", "start_line": 1, "end_line": 3}],
+         "category": "semantic"},
+        {"query": "parse_config", "relevant": ["parse.py"], "category": "symbol"}]))
+    alone = User(tmp_path / "alone")  # no daemon: eval runs in-process
+    out = alone.zg("eval", "--json", str(annotations), cwd=make_repo(tmp_path / "repo"))
+    assert out.returncode == 0 and json.loads(out.stdout)["mode"] == "direct", out.stderr
+    assert user.zg("search", "--mode", "server", "retry", cwd=repo).returncode == 0  # the daemon holds the index
+    for mode in ("server", "auto"):
+        out = user.zg("eval", "--json", "--mode", mode, str(annotations), cwd=repo)
+        assert out.returncode == 0, (mode, out.stderr)
+        report = json.loads(out.stdout)
+        assert report["mode"] == "server" and report["overall"]["queries"] == 3
+        assert report["overall"]["hit@1"] == 1.0, report["per_query"]
+    direct = user.zg("eval", "--mode", "direct", str(annotations), cwd=repo)
+    assert_usage_error(direct, "held by the zg daemon", "zg server off")
+    assert user.request("ping")["ok"]

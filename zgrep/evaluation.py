@@ -12,9 +12,10 @@ import math
 import statistics
 import sys
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Iterator
 
 K = 10
 
@@ -102,30 +103,55 @@ def mean_metrics(rows: list[dict[str, float]]) -> dict[str, float]:
     return {k: round(statistics.fmean(r[k] for r in rows), 4) if rows else 0.0 for k in keys} | {"queries": len(rows)}
 
 
-def evaluate_workspace(root: Path, queries: list[Query], args: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Index `root` (timed), run every query in-process, and score."""
+Ask = Callable[[str, dict[str, Any]], dict[str, Any]]
+
+
+@contextmanager
+def _session(root: Path, mode: str) -> Iterator[tuple[Ask, list[str]]]:
+    """How to run ops on `root`: in this process (direct, or auto with no daemon alive), else through
+    the client (the daemon holding the workspace); with the modes used, filled in as ops run."""
+    from zgrep import client
+
+    used: list[str] = []
+    if mode == "server" or (mode == "auto" and client.live_daemon() is not None):
+        def ask(op: str, args: dict[str, Any]) -> dict[str, Any]:
+            result, how = client.call(op, str(root), args, mode)
+            used.append(how)
+            return result
+
+        yield ask, used
+        return
     from zgrep.config import Config
     from zgrep.engine import Engine
 
+    client.refuse_if_daemon_holds(str(root))
     engine = Engine(root, Config.load(root))
+    used.append("direct")
     try:
+        yield engine.handle, used
+    finally:
+        engine.close()
+
+
+def evaluate_workspace(root: Path, queries: list[Query], args: dict[str, Any] | None = None,
+                       mode: str = "direct") -> dict[str, Any]:
+    """Index `root` (timed), run every query (in-process, or through the daemon unless `mode` is direct), score."""
+    with _session(root, mode) as (ask, used):
         started = time.monotonic()
-        engine.handle("index", {})
+        ask("index", {})
         index_s = time.monotonic() - started
         rows, latencies, per_query = [], [], []
         for q in queries:
             t0 = time.monotonic()
-            res = engine.handle("search", {"queries": [q.text], "limit": K, "preview": "none", "refresh": "off",
-                                           **(args or {})})
+            res = ask("search", {"queries": [q.text], "limit": K, "preview": "none", "refresh": "off", **(args or {})})
             latencies.append(time.monotonic() - t0)
             metrics = score(res["hits"], q.targets)
             rows.append({**metrics, "category": q.category})
             per_query.append({"query": q.text, "category": q.category, **metrics,
                               "top": [f"{h['path']}:{h['start_line']}-{h['end_line']}" for h in res["hits"][:3]]})
-    finally:
-        engine.close()
     categories = sorted({r["category"] for r in rows})
     return {
+        "mode": used[-1],
         "overall": mean_metrics(rows),
         "by_category": {c: mean_metrics([r for r in rows if r["category"] == c]) for c in categories},
         "p50_latency_ms": round(statistics.median(latencies) * 1000, 1) if latencies else 0.0,
@@ -134,7 +160,9 @@ def evaluate_workspace(root: Path, queries: list[Query], args: dict[str, Any] | 
 
 
 def main(paths: list[str], as_json: bool, root: Path | None = None) -> int:
-    """`zg eval ANNOTATIONS...`: score the current workspace against annotation files."""
+    """`zg eval ANNOTATIONS...`: score the current workspace against annotation files (--mode as for search)."""
+    from zgrep.client import ClientError
+    from zgrep.config import Config
     from zgrep.workspace import find_root
 
     if not paths:
@@ -149,7 +177,10 @@ def main(paths: list[str], as_json: bool, root: Path | None = None) -> int:
     from zgrep.engine import error_response
 
     try:
-        result = evaluate_workspace(ws, queries)
+        result = evaluate_workspace(ws, queries, mode=Config.load(ws)["mode"])
+    except ClientError as exc:
+        print(f"zg: {exc}", file=sys.stderr)
+        return exc.exit_code
     except Exception as exc:  # the engine's failures become its one-line messages
         print(f"zg: {error_response(exc)['error']['message']}", file=sys.stderr)
         return 2
