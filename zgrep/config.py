@@ -8,8 +8,10 @@ kept in the user's config dir, like direnv's `allow`).
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
+import math
 import os
 import tomllib
 from dataclasses import dataclass, field
@@ -90,26 +92,62 @@ def _flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     return out
 
 
-def _coerce(key: str, value: Any, source: str) -> Any:
+def _kind(key: str) -> str:
+    """The type name a setting needs, for messages."""
     default = DEFAULTS[key]
+    return "list of strings" if isinstance(default, list) else type(default).__name__
+
+
+def _has_type(key: str, value: Any) -> bool:
+    """Whether `value` already is of `key`'s type (an int may stand for a float; a bool is no number)."""
+    default = DEFAULTS[key]
+    if isinstance(default, bool) or isinstance(value, bool):
+        return isinstance(default, bool) and isinstance(value, bool)
+    if isinstance(default, float):
+        return isinstance(value, (int, float)) and math.isfinite(value)
+    if isinstance(default, list):
+        return isinstance(value, list) and all(isinstance(v, str) for v in value)
+    return type(value) is type(default)
+
+
+def _parse_text(key: str, text: str) -> Any:
+    """An environment variable's or a flag's text as `key`'s type (ValueError when it is not one)."""
+    default = DEFAULTS[key]
+    if isinstance(default, bool):
+        if text.lower() in ("1", "true", "yes", "on"):
+            return True
+        if text.lower() in ("0", "false", "no", "off", ""):
+            return False
+        raise ValueError(text)
+    if isinstance(default, (int, float)):
+        return type(default)(text)
+    if isinstance(default, list):
+        return [v.strip() for v in text.split(",") if v.strip()]
+    return text
+
+
+def _coerce(key: str, value: Any, source: str, text: bool = False) -> Any:
+    """`value` checked against `key`'s type; `text` values (environment, flags) are parsed first."""
     try:
-        if isinstance(default, bool):
-            if isinstance(value, str):
-                if value.lower() in ("1", "true", "yes", "on"):
-                    return True
-                if value.lower() in ("0", "false", "no", "off", ""):
-                    return False
-                raise ValueError(value)
-            return bool(value)
-        if isinstance(default, int):
-            return int(value)
-        if isinstance(default, float):
-            return float(value)
-        if isinstance(default, list):
-            return [v.strip() for v in value.split(",") if v.strip()] if isinstance(value, str) else list(value)
-        return str(value)
-    except (TypeError, ValueError):
-        raise ConfigError(f"{source}: {key} = {value!r} is not a valid {type(default).__name__}") from None
+        parsed = _parse_text(key, value) if text and isinstance(value, str) else value
+    except ValueError:
+        parsed = None
+    if parsed is None or not _has_type(key, parsed):
+        raise ConfigError(f"{source}: {key} = {value!r} is not a valid {_kind(key)}")
+    return float(parsed) if isinstance(DEFAULTS[key], float) else parsed
+
+
+def _unknown(key: str, source: str) -> ConfigError:
+    """A typo'd section or setting, with the nearest known name."""
+    section, dot, _ = key.partition(".")
+    sections = sorted({k.split(".")[0] for k in DEFAULTS if "." in k})
+    if dot and section not in sections and section not in DEFAULTS:
+        near = difflib.get_close_matches(section, sections, n=1)
+        hint = f"; did you mean [{near[0]}]?" if near else f"; known sections: {', '.join(f'[{s}]' for s in sections)}"
+        return ConfigError(f"{source}: unknown section [{section}]{hint}")
+    tail = key.rsplit(".", 1)[-1]
+    near = [k for k in DEFAULTS if k.rsplit(".", 1)[-1] == tail] or difflib.get_close_matches(key, DEFAULTS, n=1)
+    return ConfigError(f"{source}: unknown setting {key!r}" + (f"; did you mean {near[0]}?" if near else ""))
 
 
 def _check(key: str, value: Any, source: str) -> Any:
@@ -195,15 +233,17 @@ class Config:
         for source, data in layers:
             for key, value in data.items():
                 if key not in DEFAULTS:
-                    raise ConfigError(f"{source}: unknown setting {key!r}")
+                    raise _unknown(key, source)
                 cfg._set(key, _coerce(key, value, source), source)
         for key in DEFAULTS:
             name = env_name(key)
             if name in os.environ:
-                cfg._set(key, _coerce(key, os.environ[name], name), f"env {name}")
+                cfg._set(key, _coerce(key, os.environ[name], name, text=True), f"env {name}")
         for key, value in (flags or {}).items():
+            if key not in DEFAULTS:
+                raise _unknown(key, "flag")
             if value is not None:
-                cfg._set(key, _coerce(key, value, "flag"), "flag")
+                cfg._set(key, _coerce(key, value, "flag", text=True), "flag")
         return cfg
 
     def _workspace_layer(self, root: Path) -> dict[str, Any]:

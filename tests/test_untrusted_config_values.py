@@ -1,0 +1,71 @@
+"""Config values are checked, not coerced: a wrong type names the key, a typo'd section or key is
+one clear line with a suggestion, and environment/flag strings still parse."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from zgrep.config import Config, ConfigError
+
+
+def load(root: Path, toml: str) -> Config:
+    (root / ".zgrep.toml").write_text(toml)
+    return Config.load(root)
+
+
+@pytest.mark.parametrize("toml,message", [
+    ("[search]\nlimit = 3.7\n", "search.limit = 3.7 is not a valid int"),
+    ("[search]\nlimit = true\n", "search.limit = True is not a valid int"),
+    ("[search]\nlimit = \"5\"\n", "search.limit = '5' is not a valid int"),
+    ("[search]\ndense_weight = true\n", "search.dense_weight = True is not a valid float"),
+    ("[index]\ninclude_hidden = 1\n", "index.include_hidden = 1 is not a valid bool"),
+    ("[index]\ninclude_hidden = \"yes\"\n", "index.include_hidden = 'yes' is not a valid bool"),
+    ("mode = 3\n", "mode = 3 is not a valid str"),
+    ("[adr]\ndoc_dirs = \"docs/specs\"\n", "adr.doc_dirs = 'docs/specs' is not a valid list of strings"),
+    ("[adr]\ndoc_dirs = [\"docs\", 3]\n", "adr.doc_dirs = ['docs', 3] is not a valid list of strings"),
+    ("[serch]\nlimit = 5\n", "unknown section [serch]; did you mean [search]?"),
+    ("[search]\nlimt = 5\n", "unknown setting 'search.limt'; did you mean search.limit?"),
+    ("limit = 5\n", "unknown setting 'limit'; did you mean search.limit?"),
+    ("[frobnicate]\nx = 1\n", "unknown section [frobnicate]"),
+])
+def test_wrong_values_are_refused_naming_the_key(tmp_path: Path, toml: str, message: str) -> None:
+    with pytest.raises(ConfigError) as err:
+        load(tmp_path, toml)
+    assert message in str(err.value) and str(tmp_path / ".zgrep.toml") in str(err.value)
+    assert "\n" not in str(err.value)
+
+
+def test_right_types_load(tmp_path: Path) -> None:
+    cfg = load(tmp_path, "[search]\nlimit = 5\ndense_weight = 1\n[index]\ninclude_hidden = true\n"
+                         "[adr]\ndoc_dirs = [\"a\", \"b\"]\n")
+    assert (cfg["search.limit"], cfg["search.dense_weight"], cfg["index.include_hidden"]) == (5, 1.0, True)
+    assert isinstance(cfg["search.dense_weight"], float) and cfg["adr.doc_dirs"] == ["a", "b"]
+
+
+def test_environment_strings_parse_and_bad_ones_name_the_variable(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("ZG_SEARCH_LIMIT", "7")
+    monkeypatch.setenv("ZG_INDEX_INCLUDE_HIDDEN", "yes")
+    monkeypatch.setenv("ZG_ADR_DOC_DIRS", "a, b")
+    cfg = Config.load(tmp_path)
+    assert (cfg["search.limit"], cfg["index.include_hidden"], cfg["adr.doc_dirs"]) == (7, True, ["a", "b"])
+    monkeypatch.setenv("ZG_SEARCH_LIMIT", "3.7")
+    with pytest.raises(ConfigError, match="ZG_SEARCH_LIMIT: search.limit = '3.7' is not a valid int"):
+        Config.load(tmp_path)
+
+
+def test_user_file_may_set_the_daemons_settings(tmp_path: Path, monkeypatch) -> None:
+    user = tmp_path / "xdg" / "zgrep" / "config.toml"
+    user.parent.mkdir(parents=True)
+    user.write_text("[server]\nidle_timeout = 60\n")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    assert Config.load(None)["server.idle_timeout"] == 60.0
+
+
+@pytest.mark.parametrize("args", [("config", "show"), ("search", "x"), ("index",)])
+def test_commands_say_it_in_one_line(tmp_path: Path, zg, args: tuple[str, ...]) -> None:
+    (tmp_path / ".zgrep.toml").write_text("[serch]\nlimit = 3.7\n")
+    proc = zg(*args, cwd=tmp_path)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.count("\n") == 1 and "unknown section [serch]; did you mean [search]?" in proc.stderr
