@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
 import random
+import re
 import time
 from typing import Any, Self
+from urllib.parse import quote
 
 import httpx
 import numpy as np
@@ -22,6 +25,8 @@ class _HTTPEmbedder:
     kind = ""
     endpoint = ""
     example_url = ""
+    default_key_env = ""  # the key variable read when none is named (optional unless the host is in keyed_hosts)
+    keyed_hosts: frozenset[str] = frozenset()
 
     def __init__(
         self,
@@ -53,15 +58,18 @@ class _HTTPEmbedder:
         self.max_backoff = max_backoff
         self.max_retry_after = max_retry_after
         self._dim = dim
-        self._key_env = api_key_env
-        self._key = os.environ.get(api_key_env, "") if api_key_env else ""
+        # Shown in errors: no credentials, no query string.
+        self._shown_url = str(url.copy_with(username=None, password=None, query=None))
+        self._key_env = api_key_env or self.default_key_env
+        self._key = os.environ.get(self._key_env, "") if self._key_env else ""
+        if not self._key and (api_key_env or url.host in self.keyed_hosts):
+            raise self._error(f"${self._key_env} is not set",
+                              f"export {self._key_env} with your API key (nothing was sent)")
         headers = {"Authorization": f"Bearer {self._key}"} if self._key else {}
         self._client = httpx.Client(
             headers=headers,
             timeout=httpx.Timeout(timeout, connect=min(connect_timeout, timeout)),
         )
-        # Shown in errors: no credentials, no query string.
-        self._shown_url = str(url.copy_with(username=None, password=None, query=None))
 
     @property
     def dim(self) -> int:
@@ -181,14 +189,19 @@ class _HTTPEmbedder:
             message = None
         if not isinstance(message, str):
             message = response.text
-        message = " ".join(message.split())[:200]
+        message = " ".join(self._mask(message).split())[:200]  # masked first: a cut key would not match
         return f" ({message})" if message else ""
 
+    def _mask(self, text: str) -> str:
+        """`text` with the API key replaced by ***, however a server echoes it (any case, URL- or JSON-escaped)."""
+        if not self._key:
+            return text
+        spellings = {self._key, quote(self._key, safe=""), json.dumps(self._key)[1:-1]}
+        pattern = "|".join(re.escape(s) for s in sorted(spellings, key=len, reverse=True))
+        return re.sub(pattern, "***", text, flags=re.IGNORECASE)
+
     def _error(self, what: str, fix: str) -> EmbeddingError:
-        line = f"{self.provider} embeddings at {self._shown_url}: {what}; {fix}"
-        if self._key:
-            line = line.replace(self._key, "***")
-        return EmbeddingError(line)
+        return EmbeddingError(self._mask(f"{self.provider} embeddings at {self._shown_url}: {what}; {fix}"))
 
 
 class OllamaEmbedder(_HTTPEmbedder):
@@ -217,15 +230,11 @@ class OpenAIEmbedder(_HTTPEmbedder):
     kind = "OpenAI-compatible"
     endpoint = "/embeddings"
     example_url = "https://api.openai.com/v1"
+    default_key_env = "OPENAI_API_KEY"
+    keyed_hosts = frozenset({"api.openai.com"})
 
-    def __init__(
-        self,
-        model: str,
-        base_url: str = "https://api.openai.com/v1",
-        api_key_env: str | None = "OPENAI_API_KEY",
-        **options: Any,
-    ) -> None:
-        super().__init__(model, base_url, api_key_env=api_key_env, **options)
+    def __init__(self, model: str, base_url: str = "https://api.openai.com/v1", **options: Any) -> None:
+        super().__init__(model, base_url, **options)
         port = f":{self.url.port}" if self.url.port else ""
         self.model_id = f"openai:{model}@{self.url.host}{port}"
 
