@@ -17,6 +17,7 @@ import click
 from zgrep import client, protocol, runtime
 from zgrep.config import Config, ConfigError
 from zgrep.locking import lock_holder
+from zgrep.workspace import WorkspaceError, find_root
 
 STOP_WAIT_S = 15.0
 ASK_WAIT_S = 1.5  # for the daemon to acknowledge a shutdown request
@@ -24,10 +25,14 @@ TERM_WAIT_S = 5.0
 
 
 def _config() -> Config:
+    """The user's settings under the cwd workspace's (its server.endpoint only once trusted)."""
     try:
-        return Config.load(None)
-    except ConfigError as exc:
+        cfg = Config.load(find_root())
+    except (ConfigError, WorkspaceError) as exc:
         raise click.ClickException(str(exc)) from None
+    if cfg.notice:
+        click.echo(f"zg: {cfg.notice}", err=True)
+    return cfg
 
 
 def _fail(message: str, code: int = 1) -> None:
