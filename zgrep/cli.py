@@ -266,6 +266,8 @@ def search(query: tuple[str, ...], extra: tuple[str, ...], limit: int | None, gl
         fail('empty query: give search text, e.g. zg search "retry with backoff"')
     if as_json and as_jsonl:
         fail("--json and --jsonl cannot be combined")
+    if modified_after is not None and modified_before is not None and modified_after >= modified_before:
+        fail("--modified-after must be earlier than --modified-before (no file can match both)")
     root, cfg = resolve(root_dir)
     args = {
         "queries": queries, "limit": limit, "globs": list(globs), "iglobs": list(iglobs), "types": list(types),
