@@ -13,7 +13,7 @@ from typing import Any, Iterator
 import pytest
 import zmq
 
-from daemon_helpers import User, make_repo, raw_socket
+from daemon_helpers import User, make_repo, raw_socket, wait_for
 from embedding_server import EmbeddingServer
 from zgrep import protocol, runtime
 
@@ -246,6 +246,39 @@ def test_remote_consent_is_per_command_not_the_daemons_environment(tmp_path: Pat
         finally:
             user.zg("server", "off")
 
+
+
+def test_a_held_workspace_stops_sending_code_once_its_consent_is_withdrawn(tmp_path: Path) -> None:
+    user = User(tmp_path / "u")
+    repo = make_repo(tmp_path / "repo")
+    (repo / ".zgrep.toml").write_text("[embedding]\nallow_remote = true\n")
+    config = Path(user.env["XDG_CONFIG_HOME"]) / "zgrep" / "config.toml"
+    config.parent.mkdir(parents=True)
+
+    def held() -> dict[str, Any]:
+        return next(w for w in user.server_status()["workspaces"] if w["root"] == str(repo))
+
+    with EmbeddingServer(dim=8) as server:
+        config.write_text(f'[embedding]\nprovider = "ollama"\nmodel = "test-embed"\nurl = "{server.url}"\n'
+                          "max_retries = 0\ntimeout = 5\n")
+        assert user.zg("trust", cwd=repo).returncode == 0
+        try:
+            user.start()
+            assert user.zg("index", "--mode", "server", cwd=repo).returncode == 0
+            sent = len(server.requests)
+            assert sent > 0 and held()["watching"]  # the workspace's own record consents: edits get indexed
+            revoked = user.zg("trust", "--revoke", cwd=repo)
+            assert revoked.returncode == 0, revoked.stderr
+            jobs = held()["jobs_done"]
+            (repo / "later.py").write_text("def pangolin_scales():\n    return 3\n")
+            wait_for(lambda: held()["jobs_done"] > jobs, 30, "the watcher's index job")
+            assert len(server.requests) == sent
+            plain = user.zg("search", "--mode", "server", "pangolin scales", cwd=repo)
+            assert plain.returncode == 2 and "sends code off this machine" in plain.stderr, plain.stderr
+            assert "zg trust" in plain.stderr and "Traceback" not in plain.stderr
+            assert len(server.requests) == sent
+        finally:
+            user.zg("server", "off")
 
 # --- item 4 (issue 8 §6): zg eval goes through the daemon that holds the workspace ----------------------------
 

@@ -31,7 +31,7 @@ from typing import Any, Callable
 import zmq
 
 from zgrep import __version__, protocol, runtime
-from zgrep.config import Config, env_name
+from zgrep.config import Config, ConfigError, env_name
 from zgrep.watcher import Watcher
 
 log = logging.getLogger("zgrep.daemon")
@@ -186,8 +186,6 @@ class Held:
             self.send(envelope, protocol.progress(event))
 
     def _job_loop(self) -> None:
-        from zgrep.engine import serve
-
         while True:
             with self.cond:
                 work, self.pending = self.pending, None
@@ -196,18 +194,8 @@ class Held:
                     self.running = False
                     self.cond.notify_all()
                     return
-            args = {"full": work.full, "paths": None if work.paths is None else sorted(work.paths)}
             started = time.monotonic()
-            try:
-                engine = self.prepare(open_store=False)
-                with self.lock:
-                    engine.open_store(create=True)
-                self.start_watcher()
-                response = serve(engine, protocol.make_request("index", str(self.root), args), self._progress)
-            except Exception as exc:  # engine construction failures become the job's error reply
-                from zgrep.engine import error_response
-
-                response = error_response(exc)
+            response = self._run_job(work)
             log.info("index job %s: %s in %.2fs", self.root, "ok" if response["ok"] else response["error"]["code"],
                      time.monotonic() - started)
             with self.cond:
@@ -215,6 +203,29 @@ class Held:
                 self.jobs_done += 1
                 self.last_response = response
                 self.cond.notify_all()
+
+    def _run_job(self, work: Work) -> dict[str, Any]:
+        """Run one index pass with the engine, unless the workspace's settings changed since it was built."""
+        from zgrep.engine import error_response, serve
+
+        if self.stale():  # e.g. remote consent withdrawn: this engine must not embed another file
+            return protocol.error("config_changed", f"the settings of {self.root} changed; run the command again")
+        args = {"full": work.full, "paths": None if work.paths is None else sorted(work.paths)}
+        try:
+            engine = self.prepare(open_store=False)
+            with self.lock:
+                engine.open_store(create=True)
+            self.start_watcher()
+            return serve(engine, protocol.make_request("index", str(self.root), args), self._progress)
+        except Exception as exc:  # engine construction failures become the job's error reply
+            return error_response(exc)
+
+    def stale(self) -> bool:
+        """Whether the settings this Held was built from (workspace file, its trust, user file) changed."""
+        try:
+            return settings_key(self.root, self.flags) != self.key
+        except ConfigError:
+            return True
 
     # ----- lifecycle ---------------------------------------------------------------------
     def idle_for(self) -> float:
@@ -346,9 +357,11 @@ class Daemon:
         root = workspace_root(request.get("root"))
         if root is None:
             return protocol.error("bad_request", "workspace root must be an existing absolute directory")
-        args = request.get("args") or {}
-        flags = args.get("config") or {}
-        key = json.dumps(flags, sort_keys=True)
+        flags = (request.get("args") or {}).get("config") or {}
+        try:
+            key = settings_key(root, flags)
+        except ConfigError as exc:
+            return protocol.error("config", str(exc))
         with self.lock:
             held = self.held.get(root)
             if held is not None and held.key != key:
@@ -454,6 +467,12 @@ class Daemon:
         self.router.close(0)
         self.replies.close(0)
         log.info("daemon stopped")
+
+
+def settings_key(root: Path, flags: dict[str, Any]) -> str:
+    """What a Held is built from: the workspace's settings under the request's flags, with their sources."""
+    config = Config.load(root, flags)
+    return json.dumps([config.values, config.sources], sort_keys=True)
 
 
 def workspace_root(raw: Any) -> Path | None:
