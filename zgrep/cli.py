@@ -63,14 +63,14 @@ class LazyGroup(click.Group):
             fail(exc.format_message())
         except click.Abort:
             interrupted()
-        sys.exit(result if isinstance(result, int) else 0)
+        sys.exit(result or 0)  # an int only when a command called ctx.exit(code)
 
-    def invoke(self, ctx: click.Context) -> Any:
-        """Run the command; Ctrl-C exits 130 (128 + SIGINT) as shells expect and a closed stdout 141, not
-        click's 1, which scripts would read as 'no hits'."""
+    def invoke(self, ctx: click.Context) -> None:
+        """Run the command (its return value is no exit code); Ctrl-C exits 130 (128 + SIGINT) as shells
+        expect and a closed stdout 141, not click's 1, which scripts would read as 'no hits'."""
         try:
             try:
-                return super().invoke(ctx)
+                super().invoke(ctx)
             finally:
                 sys.stdout.flush()  # a closed pipe shows here, not as noise at exit
         except KeyboardInterrupt:
