@@ -286,6 +286,18 @@ def test_given_paths_get_the_listings_confinement(workspace, tmp_path):
     assert isinstance(read_file(workspace, "a/real.py", max_bytes=MiB), LoadedFile)
 
 
+def test_tracked_directory_swapped_for_a_link_out_is_not_listed(tmp_path):
+    """git's index still lists `conf/app.py` after `conf` becomes a symlink out of the workspace."""
+    root = make_repo(tmp_path / "ws")
+    write(root, "conf/app.py")
+    write(root, "keep.py")
+    commit_all(root)
+    write(tmp_path, "elsewhere/app.py", "secret = 1\n")
+    shutil.rmtree(root / "conf")
+    os.symlink(tmp_path / "elsewhere", root / "conf")
+    assert listed(root) == ["keep.py"]
+
+
 # --- reading -----------------------------------------------------------------------------
 
 def test_read_text_file(tmp_path):

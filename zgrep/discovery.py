@@ -69,8 +69,8 @@ def list_files(root: Path, rules: IgnoreRules) -> list[str]:
     """Sorted, `/`-separated workspace-relative paths of the regular files to index."""
     root = Path(root)
     listed = _list_git(root, rules) if is_git_repo(root) else _walk(root, rules, "")
-    real_root = os.path.realpath(root)
-    return sorted({rel for rel in listed if _is_listable_file(real_root, rel)})
+    confinement = Confinement(root)
+    return sorted({rel for rel in listed if _is_listable_file(confinement, rel)})
 
 
 def _list_git(root: Path, rules: IgnoreRules) -> Iterator[str]:
@@ -87,8 +87,8 @@ def _list_git(root: Path, rules: IgnoreRules) -> Iterator[str]:
 
 def filter_paths(root: Path, rules: IgnoreRules, rels: Iterable[str]) -> list[str]:
     """The subset of given paths (e.g. from a git hook) that `list_files` would list."""
-    real_root = os.path.realpath(root)
-    return sorted({r for r in rels if rules.admits(r) and _is_listable_file(real_root, r)})
+    confinement = Confinement(root)
+    return sorted({r for r in rels if rules.admits(r) and _is_listable_file(confinement, r)})
 
 
 def _walk(root: Path, rules: IgnoreRules, start: str) -> Iterator[str]:
@@ -104,23 +104,52 @@ def _walk(root: Path, rules: IgnoreRules, start: str) -> Iterator[str]:
         yield from (prefix + f for f in filenames if rules.admits(prefix + f))
 
 
-def confined_path(real_root: str, rel: str) -> str | None:
-    """The real path of `rel` when it stays inside the workspace the way the listing does (no
-    symlinked directory on the way, a file symlink resolving inside `real_root`), else None."""
-    parts = rel.split("/")
-    if not rel or "" in parts or "." in parts or ".." in parts:
-        return None
-    parent = os.path.join(real_root, *parts[:-1])
-    if os.path.realpath(parent) != parent:
-        return None  # a directory on the way is a symlink (or missing): the listing never enters one
-    target = os.path.realpath(os.path.join(parent, parts[-1]))
-    return target if os.path.commonpath([real_root, target]) == real_root else None
+class Confinement:
+    """Keeps workspace-relative paths inside the workspace the way the listing does: no symlinked
+    directory on the way (checked once per directory) and a file symlink resolving inside."""
+
+    def __init__(self, root: Path) -> None:
+        self.real_root = os.path.realpath(root)
+        self._dirs: dict[str, bool] = {}
+
+    def _plain_dir(self, rel_dir: str) -> bool:
+        """Whether the directory `rel_dir` is reached without following a symlink."""
+        plain = self._dirs.get(rel_dir)
+        if plain is None:
+            path = os.path.join(self.real_root, rel_dir)
+            plain = self._dirs[rel_dir] = os.path.realpath(path) == os.path.normpath(path)
+        return plain
+
+    def resolve(self, rel: str) -> tuple[str, int] | None:
+        """`(real path, file mode or 0 when missing)` of `rel` when it stays inside the workspace, else None."""
+        parts = rel.split("/")
+        if not rel or "" in parts or "." in parts or ".." in parts or not self._plain_dir(rel.rpartition("/")[0]):
+            return None
+        path = os.path.join(self.real_root, rel)
+        try:
+            mode = os.lstat(path).st_mode
+        except OSError:
+            return path, 0
+        if not stat.S_ISLNK(mode):
+            return path, mode
+        target = os.path.realpath(path)
+        if os.path.commonpath([self.real_root, target]) != self.real_root:
+            return None
+        try:
+            return target, os.stat(target).st_mode
+        except OSError:
+            return target, 0
+
+    def path(self, rel: str) -> str | None:
+        """The real path of `rel` when it stays inside the workspace, else None."""
+        resolved = self.resolve(rel)
+        return resolved[0] if resolved else None
 
 
-def _is_listable_file(real_root: str, rel: str) -> bool:
+def _is_listable_file(confinement: Confinement, rel: str) -> bool:
     """A regular file, or a symlink to a regular file, confined to the workspace (not dirs/submodules)."""
-    target = confined_path(real_root, rel)
-    return target is not None and os.path.isfile(target)
+    resolved = confinement.resolve(rel)
+    return resolved is not None and stat.S_ISREG(resolved[1])
 
 
 # --- reading ---------------------------------------------------------------------------
@@ -128,10 +157,10 @@ def _is_listable_file(real_root: str, rel: str) -> bool:
 def stat_files(root: Path, rels: Iterable[str]) -> dict[str, tuple[int, int]]:
     """`{rel: (size, mtime_ns)}` for files that still exist inside the workspace: the cheap
     "did it change?" test (a path whose real path leaves the workspace is left out)."""
-    real_root = os.path.realpath(root)
+    confinement = Confinement(root)
     result = {}
     for rel in rels:
-        target = confined_path(real_root, rel)
+        target = confinement.path(rel)
         if target is None:
             continue
         try:
@@ -144,7 +173,7 @@ def stat_files(root: Path, rels: Iterable[str]) -> dict[str, tuple[int, int]]:
 
 def read_file(root: Path, rel: str, *, max_bytes: int) -> LoadedFile | Skip:
     """Read and decode one file, or say why not; never raises for the SKIP_REASONS cases."""
-    target = confined_path(os.path.realpath(root), rel)
+    target = Confinement(root).path(rel)
     if target is None:
         return Skip(rel, "outside_workspace")
     try:
