@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import subprocess
 from collections.abc import Iterator
-from pathlib import Path
 from urllib.parse import quote
 
 import pytest
