@@ -5,8 +5,11 @@ Imported on the thin client path: standard library only.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import stat
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +21,7 @@ ALIVE_LOCK = "daemon.lock"
 START_LOCK = "start.lock"
 LOG_FILE = "daemon.log"
 STDERR_FILE = "daemon.stderr"
+IPC_PATH_MAX = 100  # sockaddr_un.sun_path holds 107 bytes; keep a margin
 
 
 def _private_dir(path: Path) -> Path:
@@ -46,8 +50,30 @@ def state_dir(create: bool = False) -> Path:
 
 
 def default_endpoint() -> str:
-    """The ipc socket inside the runtime dir."""
-    return f"ipc://{runtime_dir() / SOCKET_FILE}"
+    """The ipc socket inside the runtime dir (through a short alias when its path is too long for a socket)."""
+    rdir = runtime_dir()
+    if len(os.fsencode(str(rdir / SOCKET_FILE))) > IPC_PATH_MAX:
+        rdir = _short_alias(rdir)
+    return f"ipc://{rdir / SOCKET_FILE}"
+
+
+def _short_alias(target: Path) -> Path:
+    """A symlink `/tmp/zgrep-UID/HASH` -> `target` in a private dir this user owns (sockaddr_un is short)."""
+    base = Path(tempfile.gettempdir()) / f"zgrep-{os.getuid()}"
+    try:
+        base.mkdir(mode=0o700)
+    except FileExistsError:
+        pass
+    st = os.lstat(base)
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
+        raise OSError(f"{base} is not a private directory of this user; remove it or set a shorter XDG_RUNTIME_DIR")
+    link = base / hashlib.sha256(os.fsencode(str(target))).hexdigest()[:16]
+    if not (link.is_symlink() and os.readlink(link) == str(target)):
+        tmp = link.with_name(f".{link.name}.{os.getpid()}")
+        tmp.unlink(missing_ok=True)
+        os.symlink(target, tmp)
+        os.replace(tmp, link)
+    return link
 
 
 def write_private(path: Path, text: str) -> None:
