@@ -19,8 +19,9 @@ from zgrep import protocol, runtime
 
 FUZZ_FRAMES = 2400
 FUZZ_WINDOW = 50  # frames in flight at once: below every socket's high-water mark
-ARG_NAMES = ["paths", "config", "full", "progress", "refresh", "queries", "limit", "globs", "dry_run", "symbol",
-             "preview", "search_mode", "min_score", "depth"]
+ARG_NAMES = ["paths", "config", "full", "progress", "refresh", "queries", "limit", "globs", "iglobs", "types",
+             "types_not", "symbol_types", "dry_run", "no_index", "symbol", "entry", "direction", "source_file",
+             "preview", "search_mode", "min_score", "min_score_diff", "modified_after", "depth"]
 
 
 @pytest.fixture(scope="module")
@@ -170,6 +171,7 @@ def test_fuzzed_frames_all_get_answers_and_the_daemon_keeps_serving(tcp_daemon: 
     sock.close()
     assert sent == answered == FUZZ_FRAMES + 1
     assert codes.get("too_large") and codes.get("malformed", 0) > FUZZ_FRAMES // 4, codes
+    assert codes.get("ok") and "internal" not in codes, codes  # hostile args are refused by name, not by a crash
     assert_serving(user, repo)
 
 

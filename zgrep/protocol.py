@@ -81,8 +81,12 @@ def _is_flag(value: Any) -> bool:
     return value is None or isinstance(value, bool)
 
 
-def _is_paths(value: Any) -> bool:
-    return value is None or (isinstance(value, list) and all(_is_text(p) for p in value))
+def _is_texts(value: Any) -> bool:
+    return value is None or (isinstance(value, list) and all(_is_text(v) for v in value))
+
+
+def _is_number(value: Any) -> bool:
+    return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))
 
 
 def _is_setting(value: Any) -> bool:
@@ -95,9 +99,15 @@ def _is_settings(value: Any) -> bool:
     return isinstance(value, dict) and all(_is_setting(v) for v in value.values())
 
 
-# The args the daemon itself reads before an engine sees them (the engine checks the rest).
+TEXTS = "a list of strings or null"
+NUMBER = "a number or null"
+# The types of the args the daemon reads and of the search filters (the engine checks values and ranges).
 ARG_CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
-    "paths": (_is_paths, "a list of path strings or null"),
+    "paths": (_is_texts, TEXTS), "queries": (_is_texts, TEXTS), "globs": (_is_texts, TEXTS),
+    "iglobs": (_is_texts, TEXTS), "types": (_is_texts, TEXTS), "types_not": (_is_texts, TEXTS),
+    "symbol_types": (_is_texts, TEXTS), "limit": (_is_number, NUMBER), "min_score": (_is_number, NUMBER),
+    "min_score_diff": (_is_number, NUMBER), "modified_after": (_is_number, NUMBER),
+    "modified_before": (_is_number, NUMBER),
     "full": (_is_flag, "true or false"), "dry_run": (_is_flag, "true or false"),
     "no_index": (_is_flag, "true or false"), "progress": (_is_flag, "true or false"),
     "refresh": (_is_optional_text, "a string or null"),
