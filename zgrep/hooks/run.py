@@ -24,7 +24,7 @@ GIT_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_PREFIX", "GIT_COMM
 
 
 def changed_for(root: Path, hook: str, args: list[str], stdin: str) -> list[str]:
-    """The paths a hook run changed (see docs/hooks.md); empty when there is nothing to do."""
+    """The paths a hook run changed (README: "Git hooks"); empty when there is nothing to do."""
     if hook == "post-commit":
         return gitdiff.commit_paths(root, "HEAD")
     if hook == "post-merge":
