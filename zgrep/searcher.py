@@ -12,7 +12,8 @@ from zgrep.engine import Engine, EngineError, Progress
 from zgrep.search.filters import SearchFilter
 from zgrep.search.rank import RankSettings, fuse, path_matches, rerank
 from zgrep.search.text import STOPWORDS, lexical_query
-from zgrep.store.milvus import RouteHit, quote
+from zgrep.store.expr import in_list
+from zgrep.types import RouteHit
 
 SEARCH_MODES = ("hybrid", "semantic", "lexical")
 PREVIEWS = ("none", "short", "full")
@@ -130,7 +131,7 @@ def _routes(engine: Engine, query: str, search_mode: str, expr: str, pool: int,
         routes["symbol"] = store.search_symbols(symbol_candidates(query), pool, expr)
         named = path_matches(query, [p for p in engine.files() if admits is None or admits(p)], PATH_ROUTE_FILES)
         if named:
-            clause = f"path in [{', '.join(quote(p) for p in named)}]"
+            clause = in_list("path", named)
             routes["path"] = store.search_lexical(text, pool, f"({expr}) and {clause}" if expr else clause)
     if search_mode in ("hybrid", "semantic"):
         vector = engine.embedder.embed_query(query)

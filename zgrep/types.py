@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
+from typing import Any
 
 SYMBOL_KINDS = ("module", "class", "interface", "function", "value", "alias")
 
@@ -46,3 +47,13 @@ class Chunk:
         head = ".".join(p for p in (self.scope, self.symbol) if p)
         body = f"{self.context}\n{self.content}" if self.context else self.content
         return f"{head}\n{body}" if head else body
+
+
+@dataclass
+class RouteHit:
+    """One hit of one search route: the chunk's stored fields and its rank (0-based) in that route."""
+
+    id: str
+    rank: int
+    distance: float
+    fields: dict[str, Any]

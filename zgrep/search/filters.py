@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from zgrep.filetypes import GlobFilter, path_has_type, type_globs
-from zgrep.store.milvus import quote
+from zgrep.store.expr import in_list
 from zgrep.types import SYMBOL_KINDS
 
 MAX_PATHS_IN_EXPR = 4000
@@ -80,9 +80,9 @@ class SearchFilter:
             if len(admitted) > MAX_PATHS_IN_EXPR:
                 post_filter = True
             elif len(admitted) < len(all_paths):
-                clauses.append(f"path in [{', '.join(quote(p) for p in admitted)}]")
+                clauses.append(in_list("path", admitted))
         if self.symbol_types:
-            clauses.append(f"symbol_kind in [{', '.join(quote(k) for k in self.symbol_types)}]")
+            clauses.append(in_list("symbol_kind", list(self.symbol_types)))
         if self.modified_after is not None:
             clauses.append(f"mtime >= {int(self.modified_after)}")
         if self.modified_before is not None:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from zgrep.search.text import STOPWORDS, split_identifier, stem
-from zgrep.store.milvus import RouteHit
+from zgrep.types import RouteHit
 
 _TEST_PATH = re.compile(r"(^|/)(tests?|testing|spec|__tests__)(/|$)|(^|/)test_[^/]*$|_test\.[a-z]+$|\.(test|spec)\.[a-z]+$")
 _VENDOR_PATH = re.compile(r"(^|/)(vendor|vendored|third_party|thirdparty|external|_vendor)(/|$)")
