@@ -10,7 +10,7 @@ import signal
 import subprocess
 import sys
 import time
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
@@ -35,7 +35,7 @@ def _config() -> Config:
     return cfg
 
 
-def _fail(message: str, code: int = 1) -> None:
+def _fail(message: str, code: int = 2) -> NoReturn:
     click.echo(f"zg: {message}", err=True)
     sys.exit(code)
 
