@@ -57,7 +57,7 @@ def p(walls: list[float], q: float) -> float:
 def probe_function_cost(env: dict[str, str], calls: int = 2000) -> float:
     """Median seconds of `client.probe` when no daemon runs (in this process)."""
     os.environ.update({k: env[k] for k in ("XDG_RUNTIME_DIR", "XDG_STATE_HOME")})
-    from zgrep import client
+    from zgrep.server import client
 
     costs = []
     for _ in range(calls):

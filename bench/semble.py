@@ -54,7 +54,7 @@ def scratch_copy(name: str, dest: Path) -> Path:
 
 
 def main() -> int:
-    from zgrep.evaluation import evaluate_workspace, format_report, load_annotations
+    from zgrep.search.evaluate import evaluate_workspace, format_report, load_annotations
 
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--repos", default="", help="comma-separated subset of python-corpora.json")

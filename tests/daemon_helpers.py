@@ -13,7 +13,7 @@ from typing import Any
 import zmq
 
 from conftest import ZG, git
-from zgrep import client, protocol, runtime
+from zgrep.server import client, protocol, runtime
 
 
 class User:

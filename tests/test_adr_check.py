@@ -153,7 +153,7 @@ def test_usage_errors_exit_2(repo: Repo) -> None:
 
 
 def test_check_does_not_import_milvus_numpy_or_model(repo: Repo) -> None:
-    code = ("import sys\nfrom zgrep.adr.cli import adr\n"
+    code = ("import sys\nfrom zgrep.cli.adr import adr\n"
             "try:\n    adr(['check', '--staged'], standalone_mode=False)\nexcept SystemExit:\n    pass\n"
             "heavy = [m for m in sys.modules if m.split('.')[0] in ('pymilvus', 'numpy', 'tokenizers', 'milvus_lite')"
             " or m.startswith(('zgrep.embedding', 'zgrep.engine', 'zgrep.store'))]\nprint(heavy)\n")

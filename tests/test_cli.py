@@ -210,7 +210,7 @@ def test_type_list_and_version(ws):
 def test_every_command_accepts_mode():
     from click.testing import CliRunner
 
-    from zgrep.cli import main
+    from zgrep.cli.main import main
 
     runner = CliRunner()
     paths = []

@@ -13,7 +13,7 @@ import pytest
 import zmq
 
 from daemon_helpers import User, make_repo, raw_socket, reap, stop_process, wait_for
-from zgrep import client, protocol, runtime
+from zgrep.server import client, protocol, runtime
 
 IDLE_TIMEOUT_S = 3
 

@@ -15,7 +15,7 @@ import zmq
 
 from daemon_helpers import User, make_repo, raw_socket, wait_for
 from embedding_server import EmbeddingServer
-from zgrep import protocol, runtime
+from zgrep.server import protocol, runtime
 
 FUZZ_FRAMES = 2400
 FUZZ_WINDOW = 50  # frames in flight at once: below every socket's high-water mark

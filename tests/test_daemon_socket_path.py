@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from daemon_helpers import User, make_repo
 
-from zgrep import runtime
+from zgrep.server import runtime
 
 
 def test_daemon_serves_from_a_runtime_dir_too_long_for_a_socket_path(tmp_path: Path,

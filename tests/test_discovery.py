@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from zgrep.discovery import (LoadedFile, Skip, discover, filter_paths, git_toplevel,
+from zgrep.index.discovery import (LoadedFile, Skip, discover, filter_paths, git_toplevel,
                              is_git_repo, list_files, read_file, stat_files)
-from zgrep.ignore import IgnoreRules, global_ignore_path
+from zgrep.index.ignore import IgnoreRules, global_ignore_path
 
 MiB = 1024 * 1024
 

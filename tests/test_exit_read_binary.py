@@ -29,7 +29,7 @@ def test_read_refuses_binary_files(ws, location):
 
 
 def test_the_indexer_skips_the_same_files(ws):
-    from zgrep.discovery import Skip, read_file
+    from zgrep.index.discovery import Skip, read_file
 
     for rel in ("blob.bin", "late.bin"):
         assert read_file(ws["root"], rel, max_bytes=1 << 20) == Skip(rel, "binary")

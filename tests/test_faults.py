@@ -73,7 +73,7 @@ def test_a_file_deleted_between_listing_and_reading(tmp_path, monkeypatch):
     """The race is forced: the real listing runs, then the file disappears before it is read.
 
     (Wrapping `stat_files`/`list_files` is the only way to land exactly in that window.)"""
-    import zgrep.discovery as discovery
+    import zgrep.index.discovery as discovery
 
     root = make_repo(tmp_path / "repo", {"a.py": GOOD, "b.py": FILES["src/auth/users.py"], "c.md": "# C\n\nsee\n"})
     assert engine_index(root)["files"] == 3

@@ -93,7 +93,7 @@ def _index(root: Path, cfg: Config) -> str:
 
 
 def _daemon() -> str:
-    from zgrep import client
+    from zgrep.server import client
 
     state = client.daemon_state() if hasattr(client, "daemon_state") else {"running": False}
     return "running" if state.get("running") else "not running (optional; start with: zg server on)"

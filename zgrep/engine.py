@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from zgrep import protocol
+from zgrep.server import protocol
 from zgrep.config import Config, ConfigError, user_config_path
 from zgrep.git import head_commit
 from zgrep.workspace import FORMAT_VERSION, SCHEMA_VERSION, Workspace, WorkspaceError, atomic_write, read_json
@@ -193,11 +193,11 @@ class Engine:
     def handle(self, op: str, args: dict[str, Any], progress: Progress | None = None) -> dict[str, Any]:
         """Serve one protocol op."""
         if op == "index":
-            from zgrep.indexer import run_index
+            from zgrep.index.run import run_index
 
             return run_index(self, args, progress)
         if op == "search":
-            from zgrep.searcher import run_search
+            from zgrep.search.run import run_search
 
             return run_search(self, args, progress)
         if op == "status":
@@ -244,7 +244,7 @@ class Engine:
 
     def changed_files(self) -> int:
         """How many files differ from the index (new, edited, deleted, or newly ignored)."""
-        from zgrep.indexer import plan
+        from zgrep.index.run import plan
 
         work = plan(self, None, full=False)
         return len(work.changed) + len(work.deleted)

@@ -39,7 +39,7 @@ def settle(root: Path, linger: float) -> None:
 
 def index_pass(root: Path, paths: list[str]) -> bool:
     """Index `paths` once (daemon when ready, else in-process); log the pass; False on failure."""
-    from zgrep.client import ClientError, call
+    from zgrep.server.client import ClientError, call
 
     for attempt in range(BUSY_RETRIES):
         start = time.monotonic()

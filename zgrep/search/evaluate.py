@@ -110,7 +110,7 @@ Ask = Callable[[str, dict[str, Any]], dict[str, Any]]
 def _session(root: Path, mode: str) -> Iterator[tuple[Ask, list[str]]]:
     """How to run ops on `root`: in this process (direct, or auto with no daemon alive), else through
     the client (the daemon holding the workspace); with the modes used, filled in as ops run."""
-    from zgrep import client
+    from zgrep.server import client
 
     used: list[str] = []
     if mode == "server" or (mode == "auto" and client.live_daemon() is not None):
@@ -161,7 +161,7 @@ def evaluate_workspace(root: Path, queries: list[Query], args: dict[str, Any] | 
 
 def main(paths: list[str], as_json: bool, root: Path | None = None) -> int:
     """`zg eval ANNOTATIONS...`: score the current workspace against annotation files (--mode as for search)."""
-    from zgrep.client import ClientError
+    from zgrep.server.client import ClientError
     from zgrep.config import Config
     from zgrep.workspace import find_root
 

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from zgrep.ignore import IGNORE_FILE_NAMES, IgnoreRules
+from zgrep.index.ignore import IGNORE_FILE_NAMES, IgnoreRules
 
 POLL_S = 0.5
 DEBOUNCE_S = 0.4

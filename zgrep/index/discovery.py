@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from zgrep.git import git_toplevel, is_git_repo, run_git  # noqa: F401  (git_toplevel: public API)
-from zgrep.ignore import IgnoreRules
+from zgrep.index.ignore import IgnoreRules
 
 SKIP_REASONS = ("too_large", "binary", "not_utf8", "unreadable", "vanished", "not_regular", "outside_workspace")
 BINARY_SNIFF_BYTES = 8192

@@ -14,7 +14,7 @@ from typing import Any, NoReturn
 
 import click
 
-from zgrep import client, protocol, runtime
+from zgrep.server import client, protocol, runtime
 from zgrep.config import Config, ConfigError
 from zgrep.locking import lock_holder
 from zgrep.workspace import WorkspaceError, find_root
@@ -147,7 +147,7 @@ def on(endpoint: str | None, allow_non_loopback: bool, idle_timeout: float | Non
 
 
 def _start(endpoint: str, allow_non_loopback: bool, idle_timeout: float, timeout: float) -> None:
-    argv = [sys.executable, "-m", "zgrep.cli", "server", "run", "--quiet", "--endpoint", endpoint,
+    argv = [sys.executable, "-m", "zgrep.cli.main", "server", "run", "--quiet", "--endpoint", endpoint,
             "--idle-timeout", str(idle_timeout), *(["--allow-non-loopback"] if allow_non_loopback else [])]
     errfile = runtime.state_dir(create=True) / runtime.STDERR_FILE
     with open(errfile, "wb") as err:
@@ -253,7 +253,7 @@ def run(endpoint: str | None, allow_non_loopback: bool, idle_timeout: float | No
     """Run the daemon in the foreground (systemd, docker, debugging)."""
     import zmq
 
-    from zgrep.daemon import AlreadyRunning, run_daemon
+    from zgrep.server.daemon import AlreadyRunning, run_daemon
 
     cfg = _config()
     endpoint = endpoint if endpoint is not None else cfg["server.endpoint"]

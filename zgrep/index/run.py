@@ -59,8 +59,8 @@ def normalise_paths(root: Path, paths: list[str]) -> list[str]:
 
 def plan(engine: Engine, paths: list[str] | None, full: bool) -> Plan:
     """Compare the working tree (or just `paths`) with the recorded state."""
-    from zgrep.discovery import LoadedFile, filter_paths, list_files, read_file, stat_files
-    from zgrep.ignore import IgnoreRules
+    from zgrep.index.discovery import LoadedFile, filter_paths, list_files, read_file, stat_files
+    from zgrep.index.ignore import IgnoreRules
 
     root = engine.ws.root
     cfg = engine.config

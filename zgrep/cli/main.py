@@ -16,15 +16,15 @@ from typing import Any, Callable, NoReturn
 import click
 
 from zgrep import __version__
-from zgrep.client import MODES, ClientError, call
+from zgrep.server.client import MODES, ClientError, call
 from zgrep.config import Config, ConfigError
 from zgrep.workspace import WorkspaceError, find_root
 
 LAZY_GROUPS = {
-    "adr": ("zgrep.adr.cli", "adr", "Architecture decision records: new, list, show, check, search, ..."),
-    "hooks": ("zgrep.hooks.cli", "hooks", "Install, remove or inspect the git hooks that keep the index fresh."),
-    "server": ("zgrep.server_cli", "server", "The resident daemon: on, off, status, run."),
-    "trust": ("zgrep.trust_cli", "trust", "Let this workspace's .zgrep.toml pick remote endpoints and secrets."),
+    "adr": ("zgrep.cli.adr", "adr", "Architecture decision records: new, list, show, check, search, ..."),
+    "hooks": ("zgrep.cli.hooks", "hooks", "Install, remove or inspect the git hooks that keep the index fresh."),
+    "server": ("zgrep.cli.server", "server", "The resident daemon: on, off, status, run."),
+    "trust": ("zgrep.cli.trust", "trust", "Let this workspace's .zgrep.toml pick remote endpoints and secrets."),
 }
 
 
@@ -254,7 +254,7 @@ def search(query: tuple[str, ...], extra: tuple[str, ...], limit: int | None, gl
            search_mode: str, refresh: str | None, no_index: bool, root_dir: str | None, as_json: bool,
            as_jsonl: bool, color: str, mode: str | None, model: str | None, milvus_uri: str | None) -> None:
     """Search the workspace by meaning and keyword. Exit 0 with hits, 1 without, 2 on error."""
-    from zgrep import render
+    from zgrep.cli import output as render
 
     if type_list:
         from zgrep.filetypes import type_list as types_text
@@ -366,7 +366,7 @@ def status(path: str | None, root_dir: str | None, as_json: bool, mode: str | No
     root, cfg = resolve(path or root_dir)
     result, used = run("status", root, cfg, {"config": config_flags(model, milvus_uri)}, mode)
     result["mode"] = used
-    from zgrep.client import daemon_state
+    from zgrep.server.client import daemon_state
     from zgrep.hooks.install import hooks_status
     from zgrep.git import git_toplevel
 
@@ -453,7 +453,7 @@ def read(location: str, root_dir: str | None) -> None:
         start, end = parse_span(span)
     except ValueError:
         fail(f"bad line range {span!r}; use PATH:START-END")
-    from zgrep.discovery import looks_binary
+    from zgrep.index.discovery import looks_binary
 
     try:
         data = real.read_bytes()
@@ -516,7 +516,7 @@ def doctor(root_dir: str | None, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True)
 def eval_cmd(annotations: tuple[str, ...], as_json: bool) -> None:
     """Score retrieval on semble-format annotated query sets (see bench/semble.py)."""
-    from zgrep.evaluation import main as eval_main
+    from zgrep.search.evaluate import main as eval_main
 
     sys.exit(eval_main(list(annotations), as_json))
 

@@ -30,11 +30,12 @@ from typing import Any, Callable
 
 import zmq
 
-from zgrep import __version__, protocol, runtime
+from zgrep import __version__
+from zgrep.server import protocol, runtime
 from zgrep.config import Config, ConfigError, env_name
-from zgrep.watcher import Watcher
+from zgrep.server.watcher import Watcher
 
-log = logging.getLogger("zgrep.daemon")
+log = logging.getLogger("zgrep.server.daemon")
 
 REPLIES = "inproc://zgrep-replies"
 WORKERS = 4
@@ -494,8 +495,8 @@ def max_rss_mb() -> float:
 def warm_up(pool: EmbedderPool) -> None:
     """Import the engine stack and load the default model so the first request is fast."""
     try:
-        import zgrep.indexer  # noqa: F401
-        import zgrep.searcher  # noqa: F401
+        import zgrep.index.run  # noqa: F401
+        import zgrep.search.run  # noqa: F401
         config = Config.load(None)
         if config["embedding.provider"] == "local":
             pool.get(config, Path.cwd())

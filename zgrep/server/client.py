@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from zgrep import protocol, runtime
+from zgrep.server import protocol, runtime
 from zgrep.config import DEFAULTS, env_name
 from zgrep.locking import ENGINE_LOCK, lock_holder
 from zgrep.workspace import STATE_DIR

@@ -80,7 +80,7 @@ def _check_scope(engine: Engine, paths: list[str], args: dict[str, Any]) -> list
 
 
 def _ensure_index(engine: Engine, args: dict[str, Any], progress: Progress | None) -> None:
-    from zgrep.indexer import run_index
+    from zgrep.index.run import run_index
 
     refresh = args.get("refresh") or "wait"
     if engine.manifest() is None:

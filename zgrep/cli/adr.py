@@ -274,7 +274,7 @@ def constraints_cmd(ids: tuple[str, ...], for_path: str | None, fmt: str) -> Non
 def search_cmd(query: str, status: str | None, limit: int, mode: str, as_json: bool) -> None:
     """Search ADRs and spec/plan documents with the normal index; each hit says its kind."""
     from zgrep.adr.search import label_hits, search_args
-    from zgrep.client import ClientError, call
+    from zgrep.server.client import ClientError, call
 
     settings, adrs = _load_work()
     try:
