@@ -224,7 +224,7 @@ class Config:
         return self.sources[key]
 
     @classmethod
-    def load(cls, root: Path | None, flags: dict[str, Any] | None = None) -> "Config":
+    def load(cls, root: Path | None, flags: dict[str, Any] | None = None) -> Config:
         """Merge all layers for workspace `root` (None: no workspace layer)."""
         cfg = cls(dict(DEFAULTS), {k: "default" for k in DEFAULTS})
         layers = [(str(user_config_path()), read_toml(user_config_path())[0])]

@@ -6,7 +6,8 @@ import datetime as dt
 import re
 from importlib import resources
 from pathlib import Path
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from zgrep.adr.edit import FrontMatter, dump_inline
 from zgrep.adr.model import Anchor, AdrError, anchor_from_yaml

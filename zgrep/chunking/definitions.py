@@ -6,8 +6,10 @@ import re
 import threading
 from dataclasses import dataclass, field
 
-from tree_sitter import Node, Parser, Tree
-from tree_sitter_language_pack import get_parser
+from typing import cast
+
+from tree_sitter import Language, Node, Parser, Tree
+from tree_sitter_language_pack import SupportedLanguage, get_language, get_parser
 
 from zgrep.chunking.languages import TABLE, LangSpec
 
@@ -53,7 +55,7 @@ class Definition:
     lead: int
     is_symbol: bool = True
     is_value: bool = False
-    children: list["Definition"] = field(default_factory=list)
+    children: list[Definition] = field(default_factory=list)
 
 
 def end_line(node: Node) -> int:
@@ -69,15 +71,25 @@ def parser_for(language: str) -> Parser | None:
         return None
     cache: dict[str, Parser] = _PARSERS.__dict__.setdefault("by_language", {})
     if language not in cache:
-        cache[language] = get_parser(spec.grammar)
+        cache[language] = get_parser(cast(SupportedLanguage, spec.grammar))
     return cache[language]
 
 
-def parse(text: str, language: str) -> Tree | None:
-    """Parse text with the language's grammar; None when the language has no grammar."""
+def grammar_of(language: str) -> Language:
+    """The tree-sitter grammar of a language of the table."""
+    return get_language(cast(SupportedLanguage, TABLE[language].grammar))
+
+
+def node_text(node: Node) -> str:
+    """A node's source text (undecodable bytes replaced)."""
+    return (node.text or b"").decode("utf-8", errors="replace")
+
+
+def parse(text: str, language: str) -> Tree:
+    """Parse text with the language's grammar (a language of the table)."""
     parser = parser_for(language)
     if parser is None:
-        return None
+        raise ValueError(f"no grammar for {language!r}")
     return parser.parse(text.encode("utf-8", errors="replace"))
 
 
@@ -97,7 +109,7 @@ def _resolve(node: Node, loose: bool, depth: int = 0) -> tuple[str, str] | None:
     follow name fields and declarator-like children, so `x[0] = 1` names nothing.
     """
     if node.type in IDENT_TYPES or node.type in _QUALIFIED_TYPES:
-        name, qual = _split_qualified(node.text.decode("utf-8", errors="replace"))
+        name, qual = _split_qualified(node_text(node))
         return (name, qual) if name else None
     if depth >= _MAX_DEPTH:
         return None
@@ -243,7 +255,7 @@ def _receiver_type(receiver: Node) -> str:
     while stack:
         node = stack.pop()
         if node.type == "type_identifier":
-            return node.text.decode("utf-8", errors="replace")
+            return node_text(node)
         stack.extend(reversed(node.named_children))
     return ""
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Mapping
+from collections.abc import Mapping
 
 _EXTENSIONS: Mapping[str, str] = MappingProxyType({
     ".py": "python", ".pyi": "python", ".pyw": "python",
@@ -89,11 +89,18 @@ _TS_DEFS = {
     "function_signature": "function", "method_signature": "function",
     "abstract_method_signature": "function", "module": "module", "internal_module": "module",
 }
-_TS = dict(
-    values=_f("lexical_declaration", "variable_declaration", "public_field_definition"),
-    containers=_f("class_body", "interface_body", "statement_block"),
-    wrappers=_f("export_statement", "ambient_declaration", "expression_statement"),
-)
+
+
+def _typescript(grammar: str) -> LangSpec:
+    """TypeScript and TSX share one table."""
+    return LangSpec(
+        grammar, defs=_TS_DEFS,
+        values=_f("lexical_declaration", "variable_declaration", "public_field_definition"),
+        containers=_f("class_body", "interface_body", "statement_block"),
+        wrappers=_f("export_statement", "ambient_declaration", "expression_statement"),
+    )
+
+
 _C_DEFS = {
     "function_definition": "function", "struct_specifier": "class",
     "union_specifier": "class", "enum_specifier": "class", "type_definition": "alias",
@@ -113,8 +120,8 @@ TABLE: Mapping[str, LangSpec] = MappingProxyType({
         values=_f("lexical_declaration", "variable_declaration", "field_definition"),
         containers=_f("class_body"), wrappers=_f("export_statement"),
     ),
-    "typescript": LangSpec("typescript", defs=_TS_DEFS, **_TS),
-    "tsx": LangSpec("tsx", defs=_TS_DEFS, **_TS),
+    "typescript": _typescript("typescript"),
+    "tsx": _typescript("tsx"),
     "go": LangSpec(
         "go",
         defs={"function_declaration": "function", "method_declaration": "function",

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
-from functools import lru_cache
+from functools import cache
 
 from tree_sitter import Query, QueryCursor, Tree
-from tree_sitter_language_pack import get_language
 
-from zgrep.chunking.languages import TABLE
+from zgrep.chunking.definitions import grammar_of, node_text
 
 MAX_REFERENCES = 64
 
@@ -25,9 +24,9 @@ _IGNORED = frozenset({
 })
 
 
-@lru_cache(maxsize=None)
+@cache
 def _query(language: str) -> Query:
-    grammar = get_language(TABLE[language].grammar)
+    grammar = grammar_of(language)
     kinds = [k for k in _REFERENCE_TYPES if grammar.id_for_node_kind(k, True)]
     return Query(grammar, "[" + " ".join(f"({k})" for k in kinds) + "] @ref")
 
@@ -39,7 +38,7 @@ class ReferenceIndex:
         nodes = QueryCursor(_query(language)).captures(tree.root_node).get("ref", [])
         nodes.sort(key=lambda node: node.start_byte)
         self._rows = [node.start_point[0] + 1 for node in nodes]
-        self._names = [node.text.decode("utf-8", errors="replace").lstrip("$") for node in nodes]
+        self._names = [node_text(node).lstrip("$") for node in nodes]
 
     def between(self, start: int, end: int, exclude: str = "") -> tuple[str, ...]:
         """Distinct identifiers on lines start..end in order of first appearance, capped."""

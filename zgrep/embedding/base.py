@@ -16,7 +16,11 @@ class Embedder(Protocol):
     """Turns texts into L2-normalised float32 vectors of shape (len(texts), dim)."""
 
     model_id: str
-    dim: int
+
+    @property
+    def dim(self) -> int:
+        """Vector width."""
+        ...
 
     def embed(self, texts: list[str]) -> np.ndarray:
         """Embed documents (chunks)."""

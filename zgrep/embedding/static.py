@@ -108,7 +108,7 @@ class StaticEmbedder:
         ids: list[list[int]] = [[] for _ in texts]
         for tokenizer, route in ((self.ascii_tokenizer, True), (self.tokenizer, False)):
             indices = [i for i, flag in enumerate(fast) if flag is route]
-            if indices:
+            if indices and tokenizer is not None:
                 encodings = tokenizer.encode_batch_fast([texts[i] for i in indices], add_special_tokens=False)
                 for i, encoding in zip(indices, encodings):
                     ids[i] = encoding.ids

@@ -71,7 +71,7 @@ def _combined_regex(patterns: tuple[str, ...]) -> re.Pattern[str]:
     """One regex for ignore-only gitignore patterns, from pathspec's own translations."""
     spec = pathspec.GitIgnoreSpec.from_lines(patterns)
     assert all(p.include for p in spec.patterns), "defaults cannot hold `!` patterns"
-    parts = (re.sub(r"\(\?P<\w+>", "(?:", p.regex.pattern) for p in spec.patterns)
+    parts = (re.sub(r"\(\?P<\w+>", "(?:", p.regex.pattern) for p in spec.patterns if p.regex is not None)
     return re.compile("|".join(f"(?:{part})" for part in parts))
 
 
@@ -162,7 +162,7 @@ class IgnoreRules:
             own = {kind: _load_spec(self.root / rel_dir / kind) for kind in IGNORE_FILE_NAMES}
             chain = tuple(
                 layer for kind in IGNORE_FILE_NAMES
-                for layer in ([(kind, rel_dir, own[kind])] if own[kind] else [])
+                for layer in [(kind, rel_dir, spec) for spec in (own[kind],) if spec is not None]
                 + [entry for entry in inherited if entry[0] == kind]
             )
             self._chains[rel_dir] = chain

@@ -14,9 +14,8 @@ from functools import cache
 from types import MappingProxyType
 
 from tree_sitter import Node, Query, QueryCursor
-from tree_sitter_language_pack import get_language
 
-from zgrep.chunking.definitions import parse, walk_definitions
+from zgrep.chunking.definitions import grammar_of, node_text, parse, walk_definitions
 from zgrep.chunking.languages import TABLE, detect_language
 from zgrep.chunking.references import _query as identifier_query
 
@@ -230,7 +229,7 @@ SPECS: Mapping[str, RelSpec] = MappingProxyType({
 
 @cache
 def _import_query(language: str) -> Query:
-    grammar = get_language(TABLE[language].grammar)
+    grammar = grammar_of(language)
     kinds = [k for k in SPECS[language].imports if grammar.id_for_node_kind(k, True)]
     return Query(grammar, "[" + " ".join(f"({k})" for k in kinds) + "] @imp")
 
@@ -265,7 +264,7 @@ def _import_spans(root: Node, language: str, result: FileRelations) -> list[tupl
         return []
     spans = []
     for node in QueryCursor(_import_query(language)).captures(root).get("imp", []):
-        found = spec.parse_imports(node.text.decode("utf-8", errors="replace"))
+        found = spec.parse_imports(node_text(node))
         if node.type in ("variable_declarator", "export_statement") and not found:
             continue
         spans.append((node.start_byte, node.end_byte))
@@ -310,7 +309,7 @@ def _qualifier(node: Node, spec: RelSpec | None) -> str:
         target = parent.named_children[0]
     if target is None:
         return ""
-    text = target.text.decode("utf-8", errors="replace")
+    text = node_text(target)
     return text if len(text) <= 200 and _QUALIFIER.match(text) else "?"
 
 
@@ -327,7 +326,7 @@ def _references(root: Node, language: str, result: FileRelations, spans: list[tu
         at = bisect_right(spans, (node.start_byte, 1 << 62)) - 1
         if at >= 0 and spans[at][0] <= node.start_byte < spans[at][1]:
             continue
-        name = node.text.decode("utf-8", errors="replace").lstrip("$")
+        name = node_text(node).lstrip("$")
         if not name or name in _IGNORED or _is_binding(node):
             continue
         line = node.start_point[0] + 1

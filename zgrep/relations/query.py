@@ -185,7 +185,9 @@ class Graph:
                                "caller_name = ? ORDER BY line", (definition.path, definition.start, definition.name))
         for name, qualifier, line in rows:
             match = self.match(definition.path, name, qualifier)
-            for callee in match.defs if match else ():
+            if match is None:
+                continue
+            for callee in match.defs:
                 if callee not in seen:
                     seen.add(callee)
                     out.append((callee, line, match))
@@ -243,13 +245,14 @@ def trace(root: Path, entry: str, direction: str = "backward", depth: int = DEFA
     graph, db = open_graph(root)
     try:
         roots = find_definitions(graph, entry, source_file)
-        tree = _tree(graph, roots, direction, depth) if roots else None
+        branches = _tree(graph, roots, direction, depth) if roots else None
     finally:
         db.close()
-    if tree is not None and len(roots) > 1:
-        tree = {"symbol": entry, "ambiguous": True, "children": tree}
-    elif tree is not None:
-        tree = tree[0]
+    tree: dict[str, Any] | None = None
+    if branches is not None and len(roots) > 1:
+        tree = {"symbol": entry, "ambiguous": True, "children": branches}
+    elif branches is not None:
+        tree = branches[0]
     return {"root": str(root), "entry": entry, "direction": direction, "depth": depth, "tree": tree}
 
 

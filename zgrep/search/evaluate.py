@@ -15,7 +15,8 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 K = 10
 
@@ -29,7 +30,7 @@ class Target:
     end_line: int | None = None
 
     @classmethod
-    def parse(cls, raw: Any) -> "Target":
+    def parse(cls, raw: Any) -> Target:
         if isinstance(raw, str):
             return cls(raw)
         return cls(raw["path"], raw.get("start_line"), raw.get("end_line"))
@@ -140,7 +141,9 @@ def evaluate_workspace(root: Path, queries: list[Query], args: dict[str, Any] | 
         started = time.monotonic()
         ask("index", {})
         index_s = time.monotonic() - started
-        rows, latencies, per_query = [], [], []
+        rows: list[dict[str, Any]] = []
+        latencies: list[float] = []
+        per_query: list[dict[str, Any]] = []
         for q in queries:
             t0 = time.monotonic()
             res = ask("search", {"queries": [q.text], "limit": K, "preview": "none", "refresh": "off", **(args or {})})

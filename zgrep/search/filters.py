@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from zgrep.filetypes import GlobFilter, path_has_type, type_globs
 from zgrep.store.expr import in_list
@@ -30,7 +31,7 @@ class SearchFilter:
     modified_before: float | None
 
     @classmethod
-    def from_args(cls, args: dict[str, Any]) -> "SearchFilter":
+    def from_args(cls, args: dict[str, Any]) -> SearchFilter:
         """Validate the filter fields of search args."""
         f = cls(
             globs=list(args.get("globs") or []),
@@ -60,9 +61,7 @@ class SearchFilter:
             return False
         if any(path_has_type(path, t) for t in self.types_not):
             return False
-        if (self.globs or self.iglobs) and not GlobFilter(self.globs, self.iglobs).matches(path):
-            return False
-        return True
+        return not (self.globs or self.iglobs) or GlobFilter(self.globs, self.iglobs).matches(path)
 
     def expression(self, indexed_paths: Iterable[str]) -> tuple[str, bool, bool]:
         """(Milvus expr, whether anything can match, whether hits must still pass `admits_path`).

@@ -6,6 +6,7 @@ import functools
 import math
 import re
 from dataclasses import dataclass, field
+from collections.abc import Set
 from typing import Any
 
 from zgrep.search.text import STOPWORDS, split_identifier, stem
@@ -103,7 +104,7 @@ def _path_parts(path: str) -> frozenset[str]:
     return frozenset(p for name in names for p in split_identifier(name) if len(p) > 1)
 
 
-def _prefix_overlap(keywords: set[str], parts: set[str]) -> int:
+def _prefix_overlap(keywords: set[str], parts: Set[str]) -> int:
     """Keywords matching a path part exactly or by a shared prefix of 3+ characters."""
     hits = 0
     for word in keywords:

@@ -6,7 +6,8 @@ import os
 import re
 import time
 from pathlib import Path
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from zgrep.engine import Engine, EngineError, Progress
 from zgrep.search.filters import SearchFilter

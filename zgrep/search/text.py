@@ -33,9 +33,7 @@ def stem(word: str) -> str:
         return word
     if word.endswith(("ies", "ied")) and len(word) > 4:
         return word[:-3] + "y"
-    if word.endswith("sses"):
-        word = word[:-2]
-    elif word.endswith(("ches", "shes", "xes", "zes", "ses")):
+    if word.endswith("sses") or word.endswith(("ches", "shes", "xes", "zes", "ses")):
         word = word[:-2]
     elif word.endswith("s") and not word.endswith(("ss", "us", "is", "as", "os")):
         word = word[:-1]

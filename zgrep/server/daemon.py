@@ -13,6 +13,7 @@ index about a second after they are saved) and `wait` before that (first use).
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import hmac
 import json
@@ -26,7 +27,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import zmq
 
@@ -52,7 +54,7 @@ class Work:
     full: bool = False
     paths: set[str] | None = None
 
-    def merge(self, other: "Work") -> "Work":
+    def merge(self, other: Work) -> Work:
         paths = None if self.paths is None or other.paths is None else self.paths | other.paths
         return Work(self.full or other.full, paths)
 
@@ -269,7 +271,7 @@ class Daemon:
         self.router.setsockopt(zmq.LINGER, 0)
         self.router.setsockopt(zmq.MAXMSGSIZE, protocol.MAX_MESSAGE_BYTES)
         self.router.bind(endpoint)
-        self.endpoint = self.router.getsockopt(zmq.LAST_ENDPOINT).decode()
+        self.endpoint = self.router.getsockopt_string(zmq.LAST_ENDPOINT)
         if self.endpoint.startswith("ipc://"):
             os.chmod(self.endpoint[len("ipc://"):], 0o600)
         self.replies = self.ctx.socket(zmq.PULL)
@@ -304,7 +306,7 @@ class Daemon:
             try:
                 events = dict(poller.poll(LOOP_TICK_MS))
             except zmq.ZMQError as exc:  # EINTR from a signal: the loop condition decides
-                if exc.errno != zmq.EINTR:
+                if exc.errno != errno.EINTR:
                     raise
                 continue
             if self.replies in events:
@@ -495,8 +497,8 @@ def max_rss_mb() -> float:
 def warm_up(pool: EmbedderPool) -> None:
     """Import the engine stack and load the default model so the first request is fast."""
     try:
-        import zgrep.index.run  # noqa: F401
-        import zgrep.search.run  # noqa: F401
+        import zgrep.index.run
+        import zgrep.search.run
         config = Config.load(None)
         if config["embedding.provider"] == "local":
             pool.get(config, Path.cwd())
