@@ -7,7 +7,6 @@ import logging
 import os
 import re
 import shutil
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -15,6 +14,8 @@ from pymilvus import DataType, Function, FunctionType, MilvusClient
 from pymilvus.exceptions import MilvusException
 
 from zgrep.locking import lock_holder
+from zgrep.store.expr import in_list, quote
+from zgrep.types import RouteHit
 from zgrep.workspace import redact
 
 SCALAR_FIELDS = ("path", "language", "symbol", "names", "symbol_kind", "scope", "start_line", "end_line", "mtime",
@@ -58,11 +59,6 @@ def collection_name(model_id: str, root_key: str) -> str:
     return f"zg_{root_key}_{slug}"
 
 
-def quote(value: str) -> str:
-    """A string literal for a Milvus boolean expression."""
-    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
 def clip_utf8(text: str, limit: int = MAX_CONTENT_BYTES) -> str:
     """Cut `text` so its UTF-8 encoding fits in `limit` bytes."""
     raw = text.encode("utf-8")
@@ -97,16 +93,6 @@ def _describe_pid(pid: str) -> str:
         return f"pid {pid}"
     command = " ".join(" ".join([os.path.basename(argv[0]), *argv[1:3]]).split())[:80] if argv else ""
     return f"pid {pid} ({command})" if command else f"pid {pid}"
-
-
-@dataclass
-class RouteHit:
-    """One hit of one route: the chunk's fields and its rank (0-based) in that route."""
-
-    id: str
-    rank: int
-    distance: float
-    fields: dict[str, Any]
 
 
 class MilvusStore:
@@ -195,7 +181,7 @@ class MilvusStore:
         batch = list(paths)
         for i in range(0, len(batch), _DELETE_BATCH):
             part = batch[i : i + _DELETE_BATCH]
-            self.client.delete(self.collection, filter=f"path in [{', '.join(quote(p) for p in part)}]")
+            self.client.delete(self.collection, filter=in_list("path", part))
 
     def insert(self, rows: list[dict[str, Any]]) -> None:
         """Insert chunk rows (fields of the schema except `sparse`)."""
