@@ -81,15 +81,18 @@ def _index(root: Path, cfg: Config) -> str:
     from zgrep.engine import Engine
 
     engine = Engine(root, cfg)
-    manifest = engine.manifest()
-    if manifest is None:
-        return "not indexed yet (zg search builds it; or run: zg index)"
-    problem = engine.index_problem(manifest)
-    if problem:
-        raise RuntimeError(problem)
-    if not manifest.get("complete", True):
-        raise RuntimeError("the last index run is in progress or was interrupted")
-    return f"{len(engine.files())} files indexed with {manifest.get('model_id')}"
+    try:
+        manifest = engine.manifest()
+        if manifest is None:
+            return "not indexed yet (zg search builds it; or run: zg index)"
+        problem = engine.index_problem(manifest) or engine.store_problem(manifest)
+        if problem:
+            raise RuntimeError(problem)
+        if not manifest.get("complete", True):
+            raise RuntimeError("the last index run is in progress or was interrupted")
+        return f"{len(engine.files())} files indexed with {manifest.get('model_id')}"
+    finally:
+        engine.close()
 
 
 def _daemon() -> str:

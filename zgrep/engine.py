@@ -6,6 +6,8 @@ import copy
 import hashlib
 import json
 import os
+import shutil
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -13,11 +15,13 @@ from typing import Any
 from zgrep.server import protocol
 from zgrep.config import Config, ConfigError, user_config_path
 from zgrep.git import head_commit
-from zgrep.workspace import FORMAT_VERSION, SCHEMA_VERSION, Workspace, WorkspaceError, atomic_write, read_json
+from zgrep.workspace import (FORMAT_VERSION, SCHEMA_VERSION, Workspace, WorkspaceError, atomic_write, read_object,
+                             redact)
 from zgrep.locking import ENGINE_LOCK, LockBusy, WorkspaceLock
 from zgrep.progress import Progress
 
 FILES_STATE = "files.json"
+REBUILD_STATE = "rebuild.json"  # a full rebuild in progress: its collection, then the manifest it commits
 VECTOR_CACHE = "vectors.sqlite"
 MILVUS_LITE = "milvus.db"
 EMBED_BATCH_CHUNKS = 256
@@ -44,7 +48,11 @@ class FileRecord:
         return [self.sha256, self.size, self.mtime_ns, self.language, self.chunks]
 
     @classmethod
-    def from_json(cls, raw: list[Any]) -> "FileRecord":
+    def from_json(cls, raw: Any) -> "FileRecord":
+        """A record from its JSON list; ValueError when it is not one."""
+        if not (isinstance(raw, list) and len(raw) == 5 and isinstance(raw[0], str) and isinstance(raw[3], str)
+                and all(isinstance(v, int) and not isinstance(v, bool) for v in (raw[1], raw[2], raw[4]))):
+            raise ValueError(f"not a file record: {json.dumps(raw)[:80]}")
         return cls(*raw)
 
 
@@ -85,11 +93,15 @@ class Engine:
         self.ws = Workspace(root)
         self.config = config or Config.load(root)
         self._embedder = embedder
-        self._store: Any = None
+        self._stores: dict[str, Any] = {"live": None}  # shared with snapshot views (they open it once for all)
         self._cache: Any = None
         self._lock = WorkspaceLock(self.ws.path(ENGINE_LOCK))
         self._files: dict[str, FileRecord] | None = None
+        self._files_collection: str | None = None
         self._relations: Any = None
+        self._opening = threading.Lock()
+        self._switching = threading.Lock()
+        self.repaired: str | None = None  # why open_store recreated damaged Milvus Lite data
 
     # ----- lifecycle -------------------------------------------------------------------
     @property
@@ -102,24 +114,68 @@ class Engine:
             self._embedder = load_embedder(self.config, self.ws.root)
         return self._embedder
 
-    def open_store(self, create: bool) -> Any:
-        """The workspace's Milvus store, opened (and created when `create`) under the workspace lock."""
-        if self._store is not None:
-            return self._store
-        from zgrep.store.milvus import MilvusStore, collection_name
+    @property
+    def owns_milvus_data(self) -> bool:
+        """Whether Milvus is the Milvus Lite directory inside the state dir (zg may recreate it)."""
+        return self.milvus_uri == str(self.ws.path(MILVUS_LITE))
 
-        self._lock.acquire(timeout=float(os.environ.get("ZG_LOCK_TIMEOUT", "10")))
-        self.ws.ensure_state_dir()
+    def base_collection(self) -> str:
+        """The collection name for this workspace and model; rebuilds add a generation suffix."""
+        from zgrep.store.milvus import collection_name
+
         key = hashlib.sha256(str(self.ws.root).encode()).hexdigest()[:10]
-        store = MilvusStore(self.milvus_uri, collection_name(self.embedder.model_id, key), self.embedder.dim,
-                            token=os.environ.get("ZG_MILVUS_TOKEN"))
-        if not store.exists():
+        return collection_name(self.embedder.model_id, key)
+
+    def live_collection(self) -> str:
+        """The collection the manifest points at (the base name when it names none of this model's)."""
+        base = self.base_collection()
+        try:
+            name = (self.manifest() or {}).get("collection")
+        except WorkspaceError:
+            return base
+        return name if isinstance(name, str) and (name == base or name.startswith(base + "_g")) else base
+
+    def open_store(self, create: bool) -> Any:
+        """The workspace's Milvus store, opened (and created when `create`) under the workspace lock.
+        With `create`, damaged Milvus Lite data that zg owns is recreated empty (`self.repaired` says why)."""
+        with self._opening:
+            if self._stores["live"] is None:
+                self._lock.acquire(timeout=float(os.environ.get("ZG_LOCK_TIMEOUT", "10")))
+                self.ws.ensure_state_dir()
+                self._stores["live"] = self._connect(create)
+            return self._stores["live"]
+
+    def _connect(self, create: bool) -> Any:
+        from zgrep.store.milvus import MilvusStore, StoreDamaged
+
+        def connect() -> tuple[Any, bool]:
+            store = MilvusStore(self.milvus_uri, self.live_collection(), self.embedder.dim,
+                                token=os.environ.get("ZG_MILVUS_TOKEN"))
+            try:
+                return store, store.exists()
+            except BaseException:
+                store.close()
+                raise
+
+        try:
+            store, present = connect()
+        except StoreDamaged as exc:
+            if not (create and self.owns_milvus_data):
+                raise
+            shutil.rmtree(self.ws.path(MILVUS_LITE), ignore_errors=True)
+            self.repaired = str(exc).split("; rebuild")[0]
+            store, present = connect()
+        if not present:
             if not create:
                 store.close()
                 raise EngineError("the index is missing its Milvus collection; rebuild with: zg index --full", "not_indexed")
             store.create()
-        self._store = store
         return store
+
+    def adopt(self, store: Any, files: dict[str, "FileRecord"], collection: str) -> None:
+        """Serve from a rebuilt collection and its file table from now on (one switch for readers)."""
+        with self._switching:
+            self._stores["live"], self._files, self._files_collection = store, files, collection
 
     @property
     def cache(self) -> Any:
@@ -141,9 +197,9 @@ class Engine:
 
     def close(self) -> None:
         """Release Milvus, the vector cache, the relations database and the workspace lock."""
-        if self._store is not None:
-            self._store.close()
-            self._store = None
+        if self._stores["live"] is not None:
+            self._stores["live"].close()
+            self._stores["live"] = None
         if self._cache is not None:
             self._cache.close()
             self._cache = None
@@ -154,30 +210,48 @@ class Engine:
 
     # ----- state -----------------------------------------------------------------------
     def files(self) -> dict[str, FileRecord]:
-        """The per-file index state (loaded once per engine)."""
+        """The per-file index state (loaded once per engine); WorkspaceError when damaged."""
         if self._files is None:
-            raw = read_json(self.ws.path(FILES_STATE)) or {}
-            self._files = {rel: FileRecord.from_json(v) for rel, v in raw.get("files", {}).items()}
+            path = self.ws.path(FILES_STATE)
+            raw = read_object(path) or {}
+            try:
+                self._files = {rel: FileRecord.from_json(v) for rel, v in raw.get("files", {}).items()}
+            except (AttributeError, ValueError) as exc:
+                raise WorkspaceError(f"{path} is damaged ({exc}); rebuild with: zg index --full") from None
+            collection = raw.get("collection")
+            self._files_collection = collection if isinstance(collection, str) else None
         return self._files
 
-    def save_files(self) -> None:
-        """Persist the per-file state atomically."""
-        data = {"files": {rel: rec.to_json() for rel, rec in sorted(self.files().items())}}
+    def files_collection(self) -> str | None:
+        """The collection the recorded file state was written for (None before the first rebuild)."""
+        self.files()
+        return self._files_collection
+
+    def save_files(self, files: dict[str, FileRecord] | None = None, collection: str | None = None) -> None:
+        """Persist the per-file state atomically (a rebuild's own table and collection when given)."""
+        if files is None:
+            files, collection = self.files(), self._files_collection
+        data: dict[str, Any] = {"files": {rel: rec.to_json() for rel, rec in sorted(files.items())}}
+        if collection:
+            data["collection"] = collection
         atomic_write(self.ws.path(FILES_STATE), json.dumps(data, separators=(",", ":")))
 
-    def reset_files(self) -> None:
-        """Forget the recorded file state (a full rebuild starts from nothing)."""
-        self._files = {}
+    def blank(self) -> "Engine":
+        """A view with an empty file table: what a full rebuild plans against."""
+        view = copy.copy(self)
+        view._files = {}
+        return view
 
     def snapshot(self) -> "Engine":
         """A read-only view sharing model, store and cache, with its own copy of the file table."""
-        view = copy.copy(self)
-        view._files = dict(self.files())
+        with self._switching:
+            view = copy.copy(self)
+            view._files = dict(self.files())
         return view
 
     def has_store(self) -> bool:
         """Whether the Milvus store is open."""
-        return self._store is not None
+        return self._stores["live"] is not None
 
     def manifest(self) -> dict[str, Any] | None:
         return self.ws.read_manifest()
@@ -186,7 +260,9 @@ class Engine:
         """The manifest, refused (WorkspaceError) when built with another format, model or URI."""
         manifest = self.manifest()
         if manifest is not None:
-            self.ws.check_manifest(manifest, self.embedder.model_id, self.embedder.dim, self.milvus_uri)
+            problem = self.index_problem(manifest)
+            if problem:
+                raise WorkspaceError(problem)
         return manifest
 
     # ----- requests --------------------------------------------------------------------
@@ -199,6 +275,8 @@ class Engine:
         if op == "search":
             from zgrep.search.run import run_search
 
+            if (args.get("refresh") or "wait") != "wait":  # (a refreshing search verifies the index as it runs)
+                self.verify_store()
             return run_search(self, args, progress)
         if op == "status":
             return self.status()
@@ -221,7 +299,7 @@ class Engine:
         for rec in files.values():
             languages[rec.language] = languages.get(rec.language, 0) + 1
         head = head_commit(self.ws.root)
-        problem = self.index_problem(manifest)
+        problem = self.index_problem(manifest) or self.store_problem(manifest)
         changed = None if problem else self.changed_files()
         return {
             "root": root, "indexed": True, "files": len(files), "chunks": sum(r.chunks for r in files.values()),
@@ -231,7 +309,7 @@ class Engine:
             "root_hash": manifest.get("root_hash"), "indexed_commit": manifest.get("commit"), "head_commit": head,
             "stale_vs_head": bool(head and manifest.get("commit") != head),
             "changed_files": changed, "fresh": changed == 0 and manifest.get("complete", True), "problem": problem,
-            "run_unfinished": not manifest.get("complete", True),
+            "run_unfinished": not manifest.get("complete", True) or self.ws.path(REBUILD_STATE).exists(),
         }
 
     def index_problem(self, manifest: dict[str, Any]) -> str | None:
@@ -239,7 +317,44 @@ class Engine:
         try:
             self.ws.check_manifest(manifest, self.embedder.model_id, self.embedder.dim, self.milvus_uri)
         except WorkspaceError as exc:
+            return self._unreachable() or str(exc)
+        return None
+
+    def _unreachable(self) -> str | None:
+        """Why the configured Milvus server cannot be reached, or None (a Lite URI, or it answers)."""
+        from zgrep.store.milvus import MilvusStore, StoreError, is_lite
+
+        if is_lite(self.milvus_uri):
+            return None
+        try:
+            MilvusStore(self.milvus_uri, "zg_probe", 1, token=os.environ.get("ZG_MILVUS_TOKEN")).close()
+        except StoreError as exc:
             return str(exc)
+        return None
+
+    def verify_store(self) -> None:
+        """Refuse (EngineError) an index whose Milvus rows disagree with its file state."""
+        manifest = self.check_manifest()
+        problem = None if manifest is None else self.store_problem(manifest)
+        if problem:
+            raise EngineError(problem, code="index_damaged")
+
+    def store_problem(self, manifest: dict[str, Any]) -> str | None:
+        """Why Milvus disagrees with the recorded file state (damaged, missing, other row count), naming
+        the fix; None when they agree or another process holds the workspace."""
+        from zgrep.store.milvus import StoreBusy, StoreError
+
+        try:
+            store = self.open_store(create=False)
+            count = store.count()
+        except (LockBusy, StoreBusy):
+            return None
+        except (StoreError, EngineError) as exc:
+            return str(exc)
+        expected = sum(rec.chunks for rec in self.files().values())
+        if manifest.get("complete", True) and count != expected:
+            return (f"the Milvus collection {store.collection} holds {count} chunks where the index records "
+                    f"{expected}; repair it with: zg index")
         return None
 
     def changed_files(self) -> int:
@@ -275,12 +390,12 @@ def error_response(exc: BaseException) -> dict[str, Any]:
     if isinstance(exc, (FilterError, ValueError)):
         return protocol.error("bad_request", str(exc))
     if isinstance(exc, StoreError):
-        return protocol.error("store", str(exc))
+        return protocol.error("store", redact(str(exc)))
     from pymilvus.exceptions import MilvusException
 
     if isinstance(exc, MilvusException):
-        return protocol.error("store", f"Milvus: {exc.message}")
-    return protocol.error("internal", f"{type(exc).__name__}: {exc}")
+        return protocol.error("store", redact(f"Milvus: {exc.message}"))
+    return protocol.error("internal", redact(f"{type(exc).__name__}: {exc}"))
 
 
 def serve(engine: Engine, request: dict[str, Any], progress: Progress | None = None) -> dict[str, Any]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +19,7 @@ STATE_DIR = ".zgrep"
 MANIFEST = "manifest.json"
 FORMAT_VERSION = 1
 SCHEMA_VERSION = 2
+_URI_CREDENTIALS = re.compile(r"\b([A-Za-z][A-Za-z0-9+.-]*://)[^/\s]+@")
 
 
 class WorkspaceError(RuntimeError):
@@ -68,6 +70,20 @@ def read_json(path: Path) -> Any:
         raise WorkspaceError(f"{path} is damaged ({exc}); rebuild with: zg index --full") from None
 
 
+def read_object(path: Path) -> dict[str, Any] | None:
+    """Load a JSON object from `path`; None when missing; WorkspaceError when unreadable or not an object."""
+    data = read_json(path)
+    if data is not None and not isinstance(data, dict):
+        raise WorkspaceError(f"{path} is damaged (a JSON {type(data).__name__} where an object belongs); "
+                             "rebuild with: zg index --full")
+    return data
+
+
+def redact(text: str) -> str:
+    """`text` with the credentials of every URI in it (`scheme://user:secret@host`) masked."""
+    return _URI_CREDENTIALS.sub(r"\1***@", text)
+
+
 @dataclass(frozen=True)
 class Workspace:
     """A workspace root and its state directory."""
@@ -92,7 +108,7 @@ class Workspace:
 
     def read_manifest(self) -> dict[str, Any] | None:
         """The manifest, or None when the workspace was never indexed."""
-        return read_json(self.path(MANIFEST))
+        return read_object(self.path(MANIFEST))
 
     def write_manifest(self, manifest: dict[str, Any]) -> None:
         """Persist the manifest atomically."""
@@ -111,7 +127,7 @@ class Workspace:
                 f"model {manifest.get('model_id')} ({manifest.get('dim')}-d), configured {model_id} ({dim}-d)"
             )
         if manifest.get("milvus_uri") != milvus_uri:
-            problems.append(f"Milvus URI {manifest.get('milvus_uri')}, configured {milvus_uri}")
+            problems.append(f"Milvus URI {redact(str(manifest.get('milvus_uri')))}, configured {redact(milvus_uri)}")
         if problems:
             raise WorkspaceError(
                 f"the index in {self.state_dir} was built with " + "; ".join(problems) + "; rebuild it with: zg index --full"

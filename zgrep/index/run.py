@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from zgrep.engine import Engine, EngineError, FileRecord, Progress, chunk_id, root_hash
+from zgrep.engine import REBUILD_STATE, Engine, EngineError, FileRecord, Progress, chunk_id, root_hash
 from zgrep.git import head_commit
 from zgrep.types import Chunk
+from zgrep.workspace import WorkspaceError, atomic_write, read_object
 
 FILES_PER_BATCH = 64
 LEXICAL_VERSION = 6  # bump when lexical_text() changes: indexes re-chunk (vectors stay cached)
 RELATIONS_VERSION = 1  # bump when zgrep.relations extraction changes: indexes re-extract
+NEXT_RELATIONS = "relations.next.sqlite"  # a full rebuild's relations until it switches over
 
 
 def content_version() -> str:
@@ -116,39 +119,38 @@ def run_index(engine: Engine, args: dict[str, Any], progress: Progress | None) -
     """Bring the index up to date; `args`: full, dry_run, paths."""
     started = time.monotonic()
     full = bool(args.get("full"))
+    dry_run = bool(args.get("dry_run"))
     root = engine.ws.root
     paths = args.get("paths")
     if paths is not None:
         paths = normalise_paths(root, list(paths))
+    if not dry_run:
+        recover_rebuild(engine)
     manifest = None if full else engine.check_manifest()
     stale = manifest is not None and (manifest.get("content_version") != content_version() or not relations_ready(engine))
-    if stale and not args.get("dry_run"):
+    if stale and not dry_run:
         full, paths, manifest = True, None, None
     if manifest is None and paths is not None:
         paths = None
-    if full:
-        engine.reset_files()
-    work = plan(engine, paths, full)
+    store = None if dry_run else engine.open_store(create=True)
+    repair = None if store is None else _repair_reason(engine, store, full)
+    if repair:
+        full, paths = True, None
+    work = plan(engine.blank() if full else engine, paths, full)
     report: dict[str, Any] = {
         "root": str(root), "changed": len(work.changed), "deleted": len(work.deleted), "unchanged": work.unchanged,
-        "skipped": work.skipped, "dry_run": bool(args.get("dry_run")),
+        "skipped": work.skipped, "dry_run": dry_run,
     }
-    if args.get("dry_run"):
+    if repair:
+        report.update(repaired=True, repair_reason=repair)
+    if dry_run:
         report.update(changed_paths=work.changed, deleted_paths=work.deleted)
         return report
-    if not full and manifest is not None and manifest.get("complete") and not work.changed and not work.deleted:
-        return _nothing_changed(engine, manifest, work, report, started, paths)
-    store = engine.open_store(create=True)
-    if not full and manifest is not None and not manifest.get("complete", True) and not _consistent(engine, store):
-        full = True
-        engine.reset_files()
-        work = plan(engine, None, True)
-        report.update(changed=len(work.changed), deleted=0, unchanged=0, skipped=work.skipped, repaired=True)
-    relations = engine.relations()
     if full:
-        store.drop()
-        store.create()
-        relations.clear()
+        return _rebuild(engine, store, work, report, progress, started)
+    if manifest is not None and manifest.get("complete") and not work.changed and not work.deleted:
+        return _nothing_changed(engine, manifest, work, report, started, paths)
+    relations = engine.relations()
     new_manifest = {**engine.new_manifest(store.collection), "content_version": content_version()}
     engine.ws.write_manifest({**(manifest or {}), **new_manifest, "complete": False})
     files = engine.files()
@@ -158,10 +160,35 @@ def run_index(engine: Engine, args: dict[str, Any], progress: Progress | None) -
         for rel in work.deleted:
             files.pop(rel, None)
         engine.save_files()
-    chunks_done = embedded = 0
+    chunks_done, embedded = _write_batches(engine, work, store, relations, files, progress, incremental=True)
+    engine.save_files()
+    if work.changed or work.deleted:
+        store.flush()
+    engine.ws.write_manifest({**new_manifest, "complete": True, "last_indexed": time.time(),
+                              "root_hash": root_hash(files), "commit": covered_commit(engine, manifest, paths)})
+    report.update(chunks=chunks_done, embedded=embedded, files=len(files), took_s=round(time.monotonic() - started, 3))
+    return report
+
+
+def _repair_reason(engine: Engine, store: Any, full: bool) -> str | None:
+    """Why this run must rebuild everything: Milvus data recreated, or rows that disagree with the file state."""
+    reason, engine.repaired = engine.repaired, None
+    if reason or full:
+        return reason
+    count, expected = store.count(), sum(rec.chunks for rec in engine.files().values())
+    if count != expected:
+        return f"the Milvus collection held {count} chunks where the index records {expected}"
+    return None
+
+
+def _write_batches(engine: Engine, work: Plan, store: Any, relations: Any, files: dict[str, FileRecord],
+                   progress: Progress | None, incremental: bool) -> tuple[int, int]:
+    """Chunk, embed and store `work.changed` batch by batch into `files`; (chunks, embedded).
+    Incremental runs replace each file's rows and save the file state after every batch."""
     from zgrep.chunking import chunk_file
     from zgrep.relations.extract import extract
 
+    chunks_done = embedded = 0
     context_lines = engine.config["index.chunk_context_lines"]
     for i in range(0, len(work.changed), FILES_PER_BATCH):
         batch = work.changed[i : i + FILES_PER_BATCH]
@@ -170,26 +197,105 @@ def run_index(engine: Engine, args: dict[str, Any], progress: Progress | None) -
         vectors, fresh = _vectors(engine, all_chunks)
         embedded += fresh
         rows = [_row(c, vectors[c.content_hash], work.loaded[c.path].mtime) for c in all_chunks]
-        store.delete_paths(batch)
+        if incremental:
+            store.delete_paths(batch)
         store.insert(rows)
         relations.replace_files([extract(rel, work.loaded[rel].text) for rel in batch])
         for rel in batch:
             loaded = work.loaded[rel]
             lang = chunks_by_file[rel][0].language if chunks_by_file[rel] else _language(rel)
             files[rel] = FileRecord(loaded.sha256, loaded.size, loaded.mtime_ns, lang, len(chunks_by_file[rel]))
-        engine.save_files()
+        if incremental:
+            engine.save_files()
         chunks_done += len(all_chunks)
         if progress:
             progress({"files_done": i + len(batch), "files_total": len(work.changed), "chunks_done": chunks_done})
     if progress and work.changed:
         progress({"files_done": len(work.changed), "files_total": len(work.changed), "chunks_done": chunks_done, "final": True})
-    engine.save_files()
-    if work.changed or work.deleted:
-        store.flush()
-    engine.ws.write_manifest({**new_manifest, "complete": True, "last_indexed": time.time(),
-                              "root_hash": root_hash(files), "commit": covered_commit(engine, manifest, paths)})
-    report.update(chunks=chunks_done, embedded=embedded, files=len(files), took_s=round(time.monotonic() - started, 3))
+    return chunks_done, embedded
+
+
+def _rebuild(engine: Engine, store: Any, work: Plan, report: dict[str, Any], progress: Progress | None,
+             started: float) -> dict[str, Any]:
+    """A full rebuild beside the live index (searches keep answering from it), then one switch.
+
+    The rebuild marker is written before anything else; the new file state (naming the new
+    collection) is the commit point; recover_rebuild() finishes or abandons a run killed on the way."""
+    from zgrep.relations.store import RelationsStore
+
+    name = f"{engine.base_collection()}_g{time.time_ns() // 1_000_000:x}"
+    marker: dict[str, Any] = {"collection": name, "retire": store.collection}
+    _write_marker(engine, marker)
+    target = store.sibling(name)
+    target.drop()
+    target.create()
+    _remove_db(engine.ws.path(NEXT_RELATIONS))
+    relations = RelationsStore(engine.ws.path(NEXT_RELATIONS))
+    files: dict[str, FileRecord] = {}
+    try:
+        chunks_done, embedded = _write_batches(engine, work, target, relations, files, progress, incremental=False)
+    finally:
+        relations.close()
+    if work.changed:
+        target.flush()
+    marker["manifest"] = {**engine.new_manifest(name), "content_version": content_version(), "complete": True,
+                          "last_indexed": time.time(), "root_hash": root_hash(files),
+                          "commit": covered_commit(engine, None, None)}
+    _write_marker(engine, marker)
+    engine.save_files(files, name)
+    _finish_rebuild(engine, marker, target, files)
+    report.update(deleted=0, unchanged=0, chunks=chunks_done, embedded=embedded, files=len(files),
+                  took_s=round(time.monotonic() - started, 3))
     return report
+
+
+def recover_rebuild(engine: Engine) -> None:
+    """After a full rebuild was killed: finish its switch when it got to its commit point, else drop
+    what it built (the live index stays as it was)."""
+    path = engine.ws.path(REBUILD_STATE)
+    if not path.exists():
+        return
+    try:
+        marker = read_object(path) or {}
+    except WorkspaceError:
+        marker = {}
+    name = marker.get("collection")
+    store = engine.open_store(create=True)
+    try:
+        committed = isinstance(marker.get("manifest"), dict) and engine.files_collection() == name
+    except WorkspaceError:
+        committed = False
+    if committed and not engine.repaired:
+        _finish_rebuild(engine, marker, store.sibling(name), engine.files())
+        return
+    if isinstance(name, str) and name != store.collection and not engine.repaired:
+        store.sibling(name).drop()
+    _remove_db(engine.ws.path(NEXT_RELATIONS))
+    path.unlink(missing_ok=True)
+
+
+def _finish_rebuild(engine: Engine, marker: dict[str, Any], target: Any, files: dict[str, FileRecord]) -> None:
+    """Switch to the rebuilt collection and relations (each step may be repeated), then drop the old."""
+    following = engine.ws.path(NEXT_RELATIONS)
+    if following.exists():
+        engine.relations().replace_all(following)
+        _remove_db(following)
+    engine.ws.write_manifest(marker["manifest"])
+    engine.adopt(target, files, marker["collection"])
+    retire = marker.get("retire")
+    if isinstance(retire, str) and retire != marker["collection"]:
+        target.sibling(retire).drop()
+    engine.ws.path(REBUILD_STATE).unlink(missing_ok=True)
+
+
+def _write_marker(engine: Engine, marker: dict[str, Any]) -> None:
+    atomic_write(engine.ws.path(REBUILD_STATE), json.dumps(marker))
+
+
+def _remove_db(path: Path) -> None:
+    """Delete an SQLite database with its WAL files."""
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
 
 
 def covered_commit(engine: Engine, manifest: dict[str, Any] | None, paths: list[str] | None) -> str | None:
@@ -229,11 +335,6 @@ def _nothing_changed(engine: Engine, manifest: dict[str, Any], work: Plan, repor
     files = engine.files()
     report.update(chunks=0, embedded=0, files=len(files), took_s=round(time.monotonic() - started, 3))
     return report
-
-
-def _consistent(engine: Engine, store: Any) -> bool:
-    """After an interrupted run: does Milvus hold exactly the chunks the state records?"""
-    return store.count() == sum(rec.chunks for rec in engine.files().values())
 
 
 def _language(rel: str) -> str:

@@ -104,6 +104,23 @@ class RelationsStore:
             self._db.execute(f"DELETE FROM {table}")
         self._db.execute("COMMIT")
 
+    def replace_all(self, source: Path) -> None:
+        """Take every row from the relations database at `source` instead of ours, in one transaction."""
+        db = self._db
+        db.execute("ATTACH DATABASE ? AS source", (f"file:{source}?mode=ro",))
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                for table in _TABLES:
+                    db.execute(f"DELETE FROM main.{table}")
+                    db.execute(f"INSERT INTO main.{table} SELECT * FROM source.{table}")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+        finally:
+            db.execute("DETACH DATABASE source")
+
     def close(self) -> None:
         self._db.close()
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import copy
 import logging
 import os
 import re
-from dataclasses import dataclass
+import shutil
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -13,6 +14,9 @@ from pymilvus import DataType, Function, FunctionType, MilvusClient
 from pymilvus.exceptions import MilvusException
 
 from zgrep.locking import lock_holder
+from zgrep.store.expr import in_list, quote
+from zgrep.types import RouteHit
+from zgrep.workspace import redact
 
 SCALAR_FIELDS = ("path", "language", "symbol", "names", "symbol_kind", "scope", "start_line", "end_line", "mtime",
                  "content")
@@ -28,15 +32,31 @@ class StoreError(RuntimeError):
     """Milvus is unreachable or refused an operation; one line for the user."""
 
 
+class StoreBusy(StoreError):
+    """Another process holds the Milvus Lite data directory."""
+
+
+class StoreDamaged(StoreError):
+    """The Milvus Lite data directory cannot be read as it is."""
+
+
+def is_lite(uri: str) -> bool:
+    """Whether `uri` names a Milvus Lite data directory (not a server)."""
+    return "://" not in uri
+
+
+def _open_failure(uri: str, detail: str) -> StoreError:
+    """The error for a Milvus that could not be opened, naming the fix."""
+    if is_lite(uri):
+        return StoreDamaged(f"the Milvus Lite data in {uri} is damaged ({detail}); rebuild it with: zg index --full")
+    return StoreError(f"cannot open Milvus at {redact(uri)}: the server is unreachable ({redact(detail)}); start it, "
+                      "or fix --milvus-uri / ZG_MILVUS_URI")
+
+
 def collection_name(model_id: str, root_key: str) -> str:
     """One collection per workspace and model: a valid Milvus name from both."""
     slug = re.sub(r"[^0-9a-zA-Z]+", "_", model_id).strip("_").lower()[:80]
     return f"zg_{root_key}_{slug}"
-
-
-def quote(value: str) -> str:
-    """A string literal for a Milvus boolean expression."""
-    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def clip_utf8(text: str, limit: int = MAX_CONTENT_BYTES) -> str:
@@ -75,16 +95,6 @@ def _describe_pid(pid: str) -> str:
     return f"pid {pid} ({command})" if command else f"pid {pid}"
 
 
-@dataclass
-class RouteHit:
-    """One hit of one route: the chunk's fields and its rank (0-based) in that route."""
-
-    id: str
-    rank: int
-    distance: float
-    fields: dict[str, Any]
-
-
 class MilvusStore:
     """A Milvus collection holding the chunks of one workspace for one model."""
 
@@ -97,16 +107,34 @@ class MilvusStore:
         except MilvusException as exc:
             holder = lite_holder(uri)
             if holder:
-                raise StoreError(f"the Milvus Lite data in {uri} is held by {holder}; Milvus Lite admits one process "
-                                 "at a time: wait for it to finish or stop it") from None
-            raise StoreError(f"cannot open Milvus at {uri}: {exc.message}") from None
+                raise StoreBusy(f"the Milvus Lite data in {uri} is held by {holder}; Milvus Lite admits one process "
+                                "at a time: wait for it to finish or stop it") from None
+            raise _open_failure(uri, exc.message) from None
         except Exception as exc:  # pymilvus raises bare exceptions for unreachable servers
-            raise StoreError(f"cannot open Milvus at {uri}: {exc}") from None
+            raise _open_failure(uri, str(exc)) from None
         self._loaded = False
 
+    def sibling(self, collection: str) -> "MilvusStore":
+        """Another collection through the same connection (closing either closes both)."""
+        other = copy.copy(self)
+        other.collection = collection
+        other._loaded = False
+        return other
+
     def exists(self) -> bool:
-        """Whether the collection exists."""
-        return bool(self.client.has_collection(self.collection))
+        """Whether the collection exists (StoreError when Milvus cannot read its data)."""
+        try:
+            return bool(self.client.has_collection(self.collection))
+        except MilvusException as exc:
+            raise _open_failure(self.uri, exc.message) from None
+
+    def count(self) -> int:
+        """Number of chunks stored (StoreError when Milvus cannot read its data)."""
+        try:
+            stats = self.client.get_collection_stats(self.collection)
+        except MilvusException as exc:
+            raise _open_failure(self.uri, exc.message) from None
+        return int(stats.get("row_count", 0))
 
     def create(self) -> None:
         """Create the collection with dense, BM25-sparse and scalar fields."""
@@ -135,9 +163,11 @@ class MilvusStore:
         self._loaded = True
 
     def drop(self) -> None:
-        """Drop the collection if it exists."""
+        """Drop the collection if it exists (in Milvus Lite, also what a killed create or drop left of it)."""
         if self.exists():
             self.client.drop_collection(self.collection)
+        if is_lite(self.uri):
+            shutil.rmtree(os.path.join(self.uri, "collections", self.collection), ignore_errors=True)
         self._loaded = False
 
     def ensure_loaded(self) -> None:
@@ -151,7 +181,7 @@ class MilvusStore:
         batch = list(paths)
         for i in range(0, len(batch), _DELETE_BATCH):
             part = batch[i : i + _DELETE_BATCH]
-            self.client.delete(self.collection, filter=f"path in [{', '.join(quote(p) for p in part)}]")
+            self.client.delete(self.collection, filter=in_list("path", part))
 
     def insert(self, rows: list[dict[str, Any]]) -> None:
         """Insert chunk rows (fields of the schema except `sparse`)."""
@@ -161,11 +191,6 @@ class MilvusStore:
     def flush(self) -> None:
         """Seal written data so searches use built indexes instead of scanning growing segments."""
         self.client.flush(self.collection)
-
-    def count(self) -> int:
-        """Number of chunks stored."""
-        stats = self.client.get_collection_stats(self.collection)
-        return int(stats.get("row_count", 0))
 
     def search_dense(self, vector: list[float], limit: int, expr: str = "") -> list[RouteHit]:
         """Nearest chunks by inner product of normalised vectors."""
