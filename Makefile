@@ -3,7 +3,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: venv test demo bench eval clean
+.PHONY: venv lint test demo bench eval clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -13,7 +13,11 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
-test: $(STAMP)
+lint: $(STAMP)
+	$(BIN)/ruff check zgrep
+	$(BIN)/mypy zgrep
+
+test: lint
 	$(BIN)/python -m pytest -q -x -n 2 --dist loadscope --durations=15 tests
 
 demo: $(STAMP)
