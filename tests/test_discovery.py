@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from zgrep.index.discovery import (LoadedFile, Skip, discover, filter_paths, git_toplevel,
+from zgrep.git import git_toplevel
+from zgrep.index.discovery import (LoadedFile, Skip, discover, filter_paths,
                              is_git_repo, list_files, read_file, stat_files)
 from zgrep.index.ignore import IgnoreRules, global_ignore_path
 

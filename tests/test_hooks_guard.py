@@ -12,8 +12,9 @@ import pytest
 from conftest import git
 from test_adr_kit import adr_text
 from test_hooks import ZGREP_REPO, commit, write, zg
-from zgrep import gitdiff
+from zgrep.git import commit_paths
 from zgrep.hooks import pending
+from zgrep.locking import FileLock
 from zgrep.workspace import MANIFEST, STATE_DIR, Workspace
 
 NET = "def fetch_with_retry(url):\n    return url\n"
@@ -79,6 +80,22 @@ def test_adr_violation_still_blocks(adr_repo: Path) -> None:
     git(repo, "add", ".")
     proc = commit(repo, "rename with the ADR updated")
     assert proc.returncode == 0 and proc.stdout == "" and proc.stderr == "", proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("how", ["-a", "paths"])
+def test_commit_all_or_paths_checks_the_index_git_commits(adr_repo: Path, how: str) -> None:
+    """`git commit -a` / `git commit PATH...` hand the hook a temporary index: the check reads that one."""
+    repo = adr_repo
+    write(repo, "src/net.py", NET.replace("fetch_with_retry", "fetch"))  # not staged: git stages it for the commit
+    proc = commit(repo, "rename", *(["-a"] if how == "-a" else ["src/net.py"]))
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1 and head_subject(repo) == "init", out
+    assert "ADR-0001" in out and "fetch_with_retry" in out and "FAILED" in out
+    write(repo, "docs/adr/0001-retries.md", adr_text("ADR-0001", anchors=ANCHOR.replace("fetch_with_retry", "fetch")))
+    proc = commit(repo, "rename with the ADR updated",
+                  *(["-a"] if how == "-a" else ["src/net.py", "docs/adr/0001-retries.md"]))
+    assert proc.returncode == 0 and head_subject(repo) == "rename with the ADR updated", proc.stdout + proc.stderr
+    assert proc.stdout == "" and proc.stderr == ""
 
 
 def test_config_typo_does_not_block(adr_repo: Path) -> None:
@@ -183,7 +200,7 @@ def test_post_commit_queues_without_python_while_a_worker_runs(repo: Path, tmp_p
     git(repo, "rm", "-q", "gone.py")
     write(repo, "tab\there.py", "z = 3\n")
     git(repo, "add", ".")
-    worker = pending.FileLock(pending.state_path(repo, pending.WORKER_LOCK))
+    worker = FileLock(pending.state_path(repo, pending.WORKER_LOCK))
     assert worker.acquire(blocking=False)  # a background indexer is running
     try:
         proc = run_git(repo, "commit", "-q", "-m", "two", env=env)
@@ -191,6 +208,6 @@ def test_post_commit_queues_without_python_while_a_worker_runs(repo: Path, tmp_p
         worker.release()
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr
     assert starts(log) == []
-    expected = gitdiff.commit_paths(repo, "HEAD")
+    expected = commit_paths(repo, "HEAD")
     assert set(expected) == {"old name.py", "new name é.py", "gone.py", "tab\there.py"}
     assert pending.take(repo) == expected

@@ -1,4 +1,7 @@
-"""An advisory per-workspace lock naming its holder (Milvus Lite admits one process)."""
+"""File locks (flock): the one exclusive lock, the workspace lock naming its holder, and who holds a lock.
+
+Standard library only: the git hooks take the queue lock on their fast path.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +11,9 @@ import sys
 import time
 from pathlib import Path
 
-ENGINE_LOCK = "engine.lock"  # per-workspace lock file inside the state dir
+from zgrep.procfs import describe
+
+ENGINE_LOCK = "engine.lock"  # per-workspace lock file inside the state dir (Milvus Lite admits one process)
 
 
 class LockBusy(RuntimeError):
@@ -30,12 +35,56 @@ def lock_holder(path: Path) -> str | None:
     return None
 
 
-class WorkspaceLock:
-    """flock on a file that records the holder's pid and command."""
+class FileLock:
+    """An exclusive flock on `path` (created on demand); a context manager that waits for it."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
         self._fd: int | None = None
+
+    @property
+    def held(self) -> bool:
+        """Whether this object holds the lock."""
+        return self._fd is not None
+
+    def acquire(self, blocking: bool = True) -> bool:
+        """Take the lock; False when `blocking` is off and another process holds it."""
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
+        except BlockingIOError:
+            os.close(fd)
+            return False
+        self._fd = fd
+        return True
+
+    def record(self, text: str) -> None:
+        """Replace the lock file's content with `text` (who holds it), while holding it."""
+        assert self._fd is not None
+        os.ftruncate(self._fd, 0)
+        os.pwrite(self._fd, text.encode(), 0)
+
+    def release(self) -> None:
+        """Drop the lock (idempotent)."""
+        if self._fd is not None:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None
+
+    def __enter__(self) -> FileLock:
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+class WorkspaceLock:
+    """The engine's lock on a workspace: waits a bounded time, records this process as the holder."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = FileLock(path)
 
     def holder(self) -> str:
         """The recorded holder, e.g. "pid 123 (zg server run)"."""
@@ -46,31 +95,19 @@ class WorkspaceLock:
 
     def acquire(self, timeout: float = 10.0) -> None:
         """Take the lock, waiting up to `timeout` seconds; LockBusy when still held."""
-        if self._fd is not None:
+        if self._lock.held:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         deadline = time.monotonic() + timeout
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    os.close(fd)
-                    raise LockBusy(
-                        f"the index in {self.path.parent} is held by {self.holder()}; wait for it to finish "
-                        "(if that is a zg daemon that does not answer, restart it: zg server off; zg server on)"
-                    ) from None
-                time.sleep(0.05)
-        os.ftruncate(fd, 0)
-        command = " ".join([os.path.basename(sys.argv[0] or "python"), *sys.argv[1:3]])
-        os.write(fd, f"pid {os.getpid()} ({command})".encode())
-        self._fd = fd
+        while not self._lock.acquire(blocking=False):
+            if time.monotonic() >= deadline:
+                raise LockBusy(
+                    f"the index in {self.path.parent} is held by {self.holder()}; wait for it to finish "
+                    "(if that is a zg daemon that does not answer, restart it: zg server off; zg server on)"
+                )
+            time.sleep(0.05)
+        self._lock.record(describe(os.getpid(), [sys.argv[0] or "python", *sys.argv[1:]]))
 
     def release(self) -> None:
         """Drop the lock (idempotent)."""
-        if self._fd is not None:
-            fcntl.flock(self._fd, fcntl.LOCK_UN)
-            os.close(self._fd)
-            self._fd = None
+        self._lock.release()

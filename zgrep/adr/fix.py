@@ -2,42 +2,26 @@
 
 from __future__ import annotations
 
-import subprocess
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from zgrep import git
 from zgrep.adr.anchors import find_symbol, resolve
 from zgrep.adr.check import Problem
 from zgrep.adr.edit import FrontMatter
 from zgrep.adr.model import Anchor, AdrError, anchor_from_yaml
-from zgrep.adr.trees import git
-from zgrep.workspace import atomic_write
-
-
-def _name_status_renames(out: str) -> list[tuple[str, str]]:
-    fields, pairs, i = out.split("\0"), [], 0
-    while i < len(fields) and fields[i]:
-        if fields[i][0] in "RC":
-            if fields[i][0] == "R":
-                pairs.append((fields[i + 1], fields[i + 2]))
-            i += 3
-        else:
-            i += 2
-    return pairs
+from zgrep.fsutil import atomic_write
 
 
 def rename_map(root: Path, staged: bool) -> dict[str, str]:
     """old → new path from git history, then from the staged (or working-copy) change."""
-    if subprocess.run(["git", "rev-parse", "--verify", "-q", "HEAD"], cwd=root, capture_output=True).returncode:
+    if git.head_commit(root) is None:
         return {}
-    history = git(root, "log", "-M", "--diff-filter=R", "--name-status", "-z", "--format=", "--reverse", "-n", "5000")
-    current = git(root, "diff", "--cached", "-M", "--name-status", "-z") if staged else \
-        git(root, "diff", "-M", "--name-status", "-z", "HEAD")
-    out: dict[str, str] = {}
-    for old, new in _name_status_renames(history.replace("\0\0", "\0")) + _name_status_renames(current):
-        out[old] = new
-    return out
+    history = git.changes(root, "log", "-M", "--diff-filter=R", "--format=", "--reverse", "-n", "5000")
+    current = git.changes(root, "diff", "--cached", "-M", own_index=True) if staged else \
+        git.changes(root, "diff", "-M", "HEAD")
+    return {e.old: e.path for e in history + current if e.is_rename and e.old is not None}
 
 
 def follow(renames: dict[str, str], path: str) -> str | None:
@@ -51,11 +35,11 @@ def follow(renames: dict[str, str], path: str) -> str | None:
 
 def _relocate_lines(root: Path, tree: Any, anchor: Anchor) -> tuple[int, int] | None:
     """Find the anchored lines as they were at HEAD, once, in the current file."""
-    proc = subprocess.run(["git", "show", f"HEAD:{anchor.path}"], cwd=root, capture_output=True)
+    then = git.try_run(root, "show", f"HEAD:{anchor.path}")
     now = tree.read(anchor.path)
-    if proc.returncode or now is None or anchor.lines is None:
+    if then is None or now is None or anchor.lines is None:
         return None
-    old = proc.stdout.decode("utf-8", "replace").splitlines()
+    old = then.decode("utf-8", "replace").splitlines()
     cur = now.decode("utf-8", "replace").splitlines()
     lo, hi = anchor.lines
     if hi > len(old):
@@ -67,7 +51,7 @@ def _relocate_lines(root: Path, tree: Any, anchor: Anchor) -> tuple[int, int] | 
 
 def _moved_symbol(tree: Any, anchor: Anchor, candidates: set[str]) -> Anchor | None:
     """The one changed file that now defines the anchored symbol, if exactly one does."""
-    from zgrep.chunking import detect_language
+    from zgrep.chunking import detect_language  # tree-sitter: loaded only when a symbol has to be found
 
     hits = []
     for path in sorted(candidates - {anchor.path}):
@@ -92,11 +76,11 @@ def propose(problem: Problem, root: Path, tree: Any, renames: dict[str, str], ch
         new_path = follow(renames, anchor.path)
         if new_path is None:
             return f"{anchor.path} was deleted, not renamed: point the anchor elsewhere or supersede {problem.adr}"
-        moved = replace(anchor, path=new_path)
-        res = resolve(moved, tree)
+        renamed = replace(anchor, path=new_path)
+        res = resolve(renamed, tree)
         if res.code == "anchor_lines_stale" and res.found:
-            return replace(moved, lines=res.found)
-        return moved if res.code == "ok" else f"{anchor.path} was renamed to {new_path}, but there: {res.message}"
+            return replace(renamed, lines=res.found)
+        return renamed if res.code == "ok" else f"{anchor.path} was renamed to {new_path}, but there: {res.message}"
     if problem.code == "anchor_symbol":
         moved = _moved_symbol(tree, anchor, changed)
         if moved is not None:

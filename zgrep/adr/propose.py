@@ -8,7 +8,7 @@ from pathlib import Path
 
 from zgrep.adr.anchors import outside_repo
 from zgrep.adr.model import Anchor
-from zgrep.adr.trees import git, is_git
+from zgrep import git
 
 PATH_RE = re.compile(r"(?<![\w/.-])((?:\.?/)?[\w.-]+(?:/[\w.-]+)*(?:/|\.\w+))")
 CODE_SPAN_RE = re.compile(r"`([^`\n]+)`")
@@ -29,8 +29,8 @@ class Proposal:
 
 def workspace_files(root: Path) -> list[str]:
     """Tracked and untracked-not-ignored files (git), else a plain walk; capped."""
-    if is_git(root):
-        files = [f for f in git(root, "ls-files", "-co", "--exclude-standard", "-z").split("\0") if f]
+    if git.is_git_repo(root):
+        files = git.split_names(git.run(root, "ls-files", "-co", "--exclude-standard", "-z"))
     else:
         files = [p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file() and ".git" not in p.parts]
     return sorted(files)[:MAX_FILES]

@@ -336,12 +336,12 @@ def anchor_cmd(doc: str, write: bool, as_json: bool) -> None:
 def check_cmd(paths: tuple[str, ...], staged: bool, check_all: bool, fix: bool, as_json: bool) -> None:
     """Validate the ADRs and their code anchors; exit 0 clean, 1 violations, 2 error."""
     from zgrep.adr.report import run_check
-    from zgrep.adr.trees import is_git
+    from zgrep.git import is_git_repo
 
     if sum((staged, check_all, bool(paths))) > 1:
         _fail("use only one of --staged, --all, PATH...")
     settings = _settings()
-    if staged and not is_git(settings.root):
+    if staged and not is_git_repo(settings.root):
         _fail("--staged needs a git repository")
     rels = [_rel(settings.root, p) for p in paths]
     for given, rel in zip(paths, rels):
@@ -357,15 +357,15 @@ def check_cmd(paths: tuple[str, ...], staged: bool, check_all: bool, fix: bool, 
 
 def _known_path(root: Path, rel: str) -> bool:
     """A path `check` can scope to: on disk, or known to git (staged or in HEAD, e.g. just deleted)."""
-    from zgrep.adr.trees import git, is_git
+    from zgrep.git import is_git_repo, try_run
 
     if rel in ("", ".") or (root / rel).exists():
         return True
-    if not is_git(root):
+    if not is_git_repo(root):
         return False
-    if git(root, "ls-files", "--", rel, check=False).strip():
+    if (try_run(root, "ls-files", "--", rel) or b"").strip():
         return True
-    return bool(git(root, "ls-tree", "--name-only", "HEAD", "--", rel, check=False).strip())
+    return bool((try_run(root, "ls-tree", "--name-only", "HEAD", "--", rel) or b"").strip())
 
 
 def _render_check(report: CheckReport) -> None:

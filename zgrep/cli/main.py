@@ -187,13 +187,13 @@ def index(path: str | None, full: bool, dry_run: bool, paths_from: Any, changed:
     if paths_from is not None:
         args["paths"] = [line.rstrip("\n") for line in paths_from if line.strip()]
     elif changed:
-        from zgrep.gitdiff import GitDiffError, range_paths
+        from zgrep.git import GitError, range_paths
 
         check_range(changed)
 
         try:
             args["paths"] = range_paths(root, changed)
-        except GitDiffError as exc:
+        except GitError as exc:
             fail(f"--changed {changed}: {exc}")
     report, used = run("index", root, cfg, args, mode)
     if as_json:

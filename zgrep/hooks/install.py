@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from zgrep.config import DEFAULTS, WORKSPACE_FILE
-from zgrep.git import head_commit
+from zgrep.fsutil import atomic_write
+from zgrep.git import head_commit, try_run
 from zgrep.hooks import pending
 from zgrep.workspace import MANIFEST, STATE_DIR, Workspace, WorkspaceError
 
@@ -37,11 +37,10 @@ class Outcome:
 
 def hooks_dir(root: Path) -> Path:
     """The effective hooks directory (core.hooksPath, worktrees and the common dir respected)."""
-    proc = subprocess.run(["git", "-C", str(root), "rev-parse", "--path-format=absolute", "--git-path", "hooks"],
-                          capture_output=True, text=True, check=False, timeout=10)
-    if proc.returncode != 0 or not proc.stdout.strip():
+    out = try_run(root, "rev-parse", "--path-format=absolute", "--git-path", "hooks")
+    if not out or not out.strip():
         raise HookError(f"{root} is not inside a git repository (git hooks need one)")
-    return Path(proc.stdout.strip())
+    return Path(os.fsdecode(out.strip()))
 
 
 def is_ours(path: Path) -> bool:
@@ -66,13 +65,6 @@ def runner_text() -> str:
     return text
 
 
-def _write_script(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.zgrep-tmp")
-    tmp.write_text(text, "utf-8")
-    tmp.chmod(0o755)
-    os.replace(tmp, path)
-
-
 def install(root: Path, force: bool = False) -> Outcome:
     """Install every hook; a foreign hook moves to HOOK.zgrep-chained and runs first.
 
@@ -93,8 +85,8 @@ def install(root: Path, force: bool = False) -> Outcome:
             out.done[hook] = f"installed, chaining the existing hook ({chained.name})"
         else:
             out.done[hook] = "updated" if present else "installed"
-        _write_script(target, (SCRIPTS / hook).read_text("utf-8"))
-    _write_script(out.hooks_dir / RUNNER, runner_text())
+        atomic_write(target, (SCRIPTS / hook).read_text("utf-8"), mode=0o755)
+    atomic_write(out.hooks_dir / RUNNER, runner_text(), mode=0o755)
     return out
 
 

@@ -5,11 +5,11 @@ Standard library only: git hooks import this on their fast path.
 
 from __future__ import annotations
 
-import fcntl
 import os
 import time
 from pathlib import Path
 
+from zgrep.locking import FileLock
 from zgrep.workspace import STATE_DIR
 
 QUEUE = "hooks-pending"
@@ -23,38 +23,6 @@ LOG_MAX_BYTES = 256 * 1024
 def state_path(root: Path, name: str) -> Path:
     """A file in the workspace's state directory."""
     return root / STATE_DIR / name
-
-
-class FileLock:
-    """An exclusive flock on a file in the state directory."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._fd: int | None = None
-
-    def acquire(self, blocking: bool = True) -> bool:
-        """Take the lock; False when `blocking` is off and another process holds it."""
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
-        except BlockingIOError:
-            os.close(fd)
-            return False
-        self._fd = fd
-        return True
-
-    def release(self) -> None:
-        """Drop the lock (idempotent)."""
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
-
-    def __enter__(self) -> "FileLock":
-        self.acquire()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.release()
 
 
 def _read_lines(path: Path) -> list[str]:

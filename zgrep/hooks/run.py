@@ -1,7 +1,7 @@
 """What an installed hook does: compute the changed paths, queue them, hand them to a worker.
 
 Run as `python -m zgrep.hooks.run HOOK [ARGS...]` (or `zg hooks run`). Light on purpose:
-standard library plus zgrep.gitdiff and the pending queue (pre-commit: the ADR check, no CLI);
+standard library plus zgrep.git and the pending queue (pre-commit: the ADR check, no CLI);
 never raises to git, and only a real ADR violation blocks (exit BLOCKED).
 """
 
@@ -12,33 +12,31 @@ import subprocess
 import sys
 from pathlib import Path
 
-from zgrep import gitdiff
+from zgrep import git
 from zgrep.config import ConfigError
 from zgrep.hooks import pending
 from zgrep.workspace import MANIFEST, STATE_DIR
 
 BLOCKED = 3  # exit code when the ADR check blocks the commit (the zgrep-hook runner turns it into 1)
 REFRESH_HOOKS = ("post-commit", "post-merge", "post-checkout", "post-rewrite")
-# Variables git sets for hooks that would point a background git at the wrong index.
-GIT_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_PREFIX", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY")
 
 
 def changed_for(root: Path, hook: str, args: list[str], stdin: str) -> list[str]:
     """The paths a hook run changed (README: "Git hooks"); empty when there is nothing to do."""
     if hook == "post-commit":
-        return gitdiff.commit_paths(root, "HEAD")
+        return git.commit_paths(root, "HEAD")
     if hook == "post-merge":
-        return gitdiff.changed_paths(root, "ORIG_HEAD", "HEAD")
+        return git.changed_paths(root, "ORIG_HEAD", "HEAD")
     if hook == "post-checkout":
         if len(args) < 3 or args[2] != "1":
             return []
-        return gitdiff.changed_paths(root, args[0], args[1])
+        return git.changed_paths(root, args[0], args[1])
     if hook == "post-rewrite":
         pairs = [(f[0], f[1]) for f in (line.split() for line in stdin.splitlines()) if len(f) >= 2]
         if pairs:
-            return gitdiff.pair_paths(root, pairs)
+            return git.pair_paths(root, pairs)
         before = "ORIG_HEAD" if args[:1] == ["rebase"] else "HEAD@{1}"
-        return gitdiff.changed_paths(root, before, "HEAD")
+        return git.changed_paths(root, before, "HEAD")
     raise ValueError(f"unknown hook {hook!r}")
 
 
@@ -56,10 +54,10 @@ def from_pre_commit() -> tuple[str, list[str]]:
 
 
 def spawn_worker(root: Path) -> None:
-    """Start one detached background indexer; its output goes to `.zgrep/hooks.log`."""
-    env = {k: v for k, v in os.environ.items() if k not in GIT_ENV}
+    """Start one detached background indexer (without the hook's git variables); its output goes to
+    `.zgrep/hooks.log`."""
     with open(pending.state_path(root, pending.LOG), "ab") as log:
-        subprocess.Popen([sys.executable, "-P", "-m", "zgrep.hooks.worker", str(root)], cwd=root, env=env,
+        subprocess.Popen([sys.executable, "-P", "-m", "zgrep.hooks.worker", str(root)], cwd=root, env=git.environment(),
                          stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
 
 

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 from zgrep.hooks import pending
+from zgrep.locking import FileLock
 from zgrep.workspace import MANIFEST, STATE_DIR
 
 BUSY_RETRIES = 5
@@ -76,7 +77,7 @@ def drain(root: Path) -> bool:
 
 def run(root: Path) -> int:
     """Hold the worker lock while draining; re-check the queue after letting go of it."""
-    lock = pending.FileLock(pending.state_path(root, pending.WORKER_LOCK))
+    lock = FileLock(pending.state_path(root, pending.WORKER_LOCK))
     while lock.acquire(blocking=False):
         try:
             ok = drain(root)

@@ -18,7 +18,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from zgrep.git import git_toplevel, is_git_repo, run_git  # noqa: F401  (git_toplevel: public API)
+from zgrep.fsutil import stat_signature
+from zgrep.git import is_git_repo, try_run
 from zgrep.index.ignore import IgnoreRules
 
 SKIP_REASONS = ("too_large", "binary", "not_utf8", "unreadable", "vanished", "not_regular", "outside_workspace")
@@ -53,7 +54,7 @@ class Skip:
 
 def _ls_files(root: Path, *args: str) -> list[str]:
     """NUL-separated `git ls-files` output as `/`-separated names (undecodable names dropped)."""
-    out = run_git(root, "ls-files", "-z", *args) or b""
+    out = try_run(root, "ls-files", "-z", *args) or b""
     names = []
     for raw in out.split(b"\0"):
         try:
@@ -167,7 +168,7 @@ def stat_files(root: Path, rels: Iterable[str]) -> dict[str, tuple[int, int]]:
             st = os.stat(target)
         except OSError:
             continue
-        result[rel] = (st.st_size, st.st_mtime_ns)
+        result[rel] = stat_signature(st)
     return result
 
 

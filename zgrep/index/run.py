@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from zgrep.engine import REBUILD_STATE, Engine, EngineError, FileRecord, Progress, chunk_id, root_hash
-from zgrep.git import head_commit
+from zgrep.git import GitError, changed_paths, head_commit
 from zgrep.types import Chunk
 from zgrep.workspace import WorkspaceError, atomic_write, read_object
 
@@ -309,11 +309,9 @@ def covered_commit(engine: Engine, manifest: dict[str, Any] | None, paths: list[
         return head
     if previous is None or head is None:
         return previous
-    from zgrep.gitdiff import GitDiffError, changed_paths
-
     try:
         rest = sorted(set(changed_paths(root, previous, head)) - set(paths))
-    except GitDiffError:
+    except GitError:
         return previous
     if not rest:
         return head

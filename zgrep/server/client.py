@@ -14,6 +14,7 @@ from typing import Any
 from zgrep.server import protocol, runtime
 from zgrep.config import DEFAULTS, env_name
 from zgrep.locking import ENGINE_LOCK, lock_holder
+from zgrep.procfs import process_state
 from zgrep.workspace import STATE_DIR
 
 MODES = ("auto", "server", "direct")
@@ -41,11 +42,7 @@ class DaemonLost(RuntimeError):
 
 def pid_stopped(pid: int) -> bool:
     """Whether process `pid` is stopped (SIGSTOP, Ctrl-Z, a tracer): it answers nothing until continued."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            return fh.read().rsplit(b")", 1)[-1].split()[0] in (b"T", b"t")
-    except (OSError, IndexError):
-        return False
+    return process_state(pid) in (b"T", b"t")
 
 
 def exchange(endpoint: str, request: dict[str, Any], timeout_s: float | None, pid: int | None = None,

@@ -35,6 +35,7 @@ import zmq
 from zgrep import __version__
 from zgrep.server import protocol, runtime
 from zgrep.config import Config, ConfigError, env_name
+from zgrep.fsutil import atomic_write
 from zgrep.server.watcher import Watcher
 
 log = logging.getLogger("zgrep.server.daemon")
@@ -554,8 +555,8 @@ def run_daemon(endpoint: str, idle_timeout: float, foreground: bool = False) -> 
         os.close(alive)
         raise
     rdir = runtime.runtime_dir()
-    runtime.write_private(rdir / runtime.PID_FILE, f"{os.getpid()}\n")
-    runtime.write_private(rdir / runtime.INFO_FILE, json.dumps(
+    atomic_write(rdir / runtime.PID_FILE, f"{os.getpid()}\n")
+    atomic_write(rdir / runtime.INFO_FILE, json.dumps(
         {"pid": os.getpid(), "endpoint": daemon.endpoint, "version": __version__,
          "protocol": protocol.PROTOCOL_VERSION, "started": daemon.started}))
     for signum in (signal.SIGTERM, signal.SIGINT):

@@ -13,6 +13,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from zgrep.fsutil import atomic_write
+from zgrep.procfs import process_state
+
 PID_FILE = "daemon.pid"
 INFO_FILE = "daemon.json"
 TOKEN_FILE = "token"
@@ -76,21 +79,12 @@ def _short_alias(target: Path) -> Path:
     return link
 
 
-def write_private(path: Path, text: str) -> None:
-    """Atomically write a 0600 file."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.replace(tmp, path)
-
-
 def new_token() -> str:
     """A fresh random token, written to the 0600 token file."""
-    import secrets
+    import secrets  # the daemon's only: the thin client imports this module
 
     token = secrets.token_urlsafe(32)
-    write_private(runtime_dir(create=True) / TOKEN_FILE, token)
+    atomic_write(runtime_dir(create=True) / TOKEN_FILE, token)
     return token
 
 
@@ -121,11 +115,7 @@ def pid_alive(pid: int) -> bool:
         return False
     except PermissionError:
         return True
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            return fh.read().rsplit(b")", 1)[-1].split()[0] != b"Z"
-    except OSError:
-        return True
+    return process_state(pid) != b"Z"
 
 
 def remove_files(endpoint: str | None) -> None:

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
+from zgrep.fsutil import stat_signature
 from zgrep.index.ignore import IGNORE_FILE_NAMES, IgnoreRules
 
 POLL_S = 0.5
@@ -43,7 +44,7 @@ class Watcher(threading.Thread):
         self._stop.set()
 
     def scan(self) -> Snapshot:
-        """(mtime_ns, size) of every admitted file and of every ignore file."""
+        """The stat signature of every admitted file and of every ignore file."""
         out: Snapshot = {}
         stack = [""]
         while stack:
@@ -61,7 +62,7 @@ class Watcher(threading.Thread):
                         continue
                     if entry.name in IGNORE_FILE_NAMES or self._rules.admits(rel):
                         st = entry.stat(follow_symlinks=False)
-                        out[rel] = (st.st_mtime_ns, st.st_size)
+                        out[rel] = stat_signature(st)
                 except OSError:
                     continue
         return out
