@@ -126,6 +126,23 @@ def test_status_reports_an_incompatible_index(tmp_path):
     assert doctor.returncode == 1 and "[FAIL] index" in doctor.stdout
 
 
+def test_json_documents_keep_their_shape(tmp_path):
+    """Where each document names its `mode`, and which escape non-ASCII text (byte-compatible output)."""
+    root = make_repo(tmp_path / "répo", {"café.py": "def naïve(x):\n    return x\n\n\ndef run(v):\n    return naïve(v)\n"})
+    env = user_env(tmp_path / "user")
+    index = run_zg("index", "--json", cwd=root, env=env)
+    assert index.returncode == 0, index.stderr
+    assert list(json.loads(index.stdout))[-1] == "mode" and "\\u00e9" in index.stdout
+    status = run_zg("status", "--json", cwd=root, env=env).stdout
+    assert list(json.loads(status))[-3:] == ["mode", "daemon", "hooks"] and "\\u00e9" in status
+    callers = run_zg("callers", "naïve", "--json", cwd=root, env=env).stdout
+    assert list(json.loads(callers))[:3] == ["root", "mode", "symbol"] and "répo" in callers
+    trace = run_zg("trace", "naïve", "--json", cwd=root, env=env).stdout
+    assert list(json.loads(trace))[:3] == ["root", "mode", "entry"] and "répo" in trace
+    search = run_zg("search", "naïve", "--json", cwd=root, env=env).stdout
+    assert list(json.loads(search))[:3] == ["query", "root", "mode"] and "répo" in search
+
+
 # --- zg config show ------------------------------------------------------------------------------------------
 
 def test_config_show_names_every_source(tmp_path):
@@ -150,6 +167,24 @@ def test_config_show_names_every_source(tmp_path):
     human = run_zg("config", "show", cwd=root, env=env).stdout.splitlines()
     assert "search.rrf_k = 42    # " + str(root / ".zgrep.toml") in human
     assert "search.limit = 7    # env ZG_SEARCH_LIMIT" in human
+
+
+@pytest.mark.parametrize("model,provider,name", [("ollama:nomic-embed-text:latest", "ollama", "nomic-embed-text:latest"),
+                                                 ("openai", "openai", ""), ("local", "local", ""),
+                                                 ("minishlab/potion-code-16M", "local", "minishlab/potion-code-16M")])
+def test_model_flag_is_read_as_the_embedding_factory_reads_it(tmp_path, model, provider, name):
+    proc = run_zg("config", "show", "--json", "--model", model, cwd=tmp_path, env=user_env(tmp_path / "user"))
+    assert proc.returncode == 0, proc.stderr
+    shown = json.loads(proc.stdout)
+    assert shown["embedding.provider"] == {"value": provider, "source": "flag"}
+    assert shown["embedding.model"] == {"value": name, "source": "flag"}
+
+
+@pytest.mark.parametrize("model", ["cohere:embed-v3", ""])
+def test_a_bad_model_flag_is_one_line(tmp_path, model):
+    env = user_env(tmp_path / "user")
+    for args in (("config", "show"), ("search", "x"), ("index",), ("status",)):
+        assert_one_line_error(run_zg(*args, "--model", model, cwd=tmp_path, env=env), "--model", "local")
 
 
 @pytest.mark.parametrize("toml,message", [("[search]\nrrf_k = \"many\"\n", "search.rrf_k = 'many' is not a valid int"),

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -15,6 +14,7 @@ if TYPE_CHECKING:
 from zgrep.adr.model import CHANGE_TYPES, STATUSES, Adr, Anchor, parse_anchor_spec
 from zgrep.adr.settings import AdrSettings, load_settings
 from zgrep.adr.store import AdrSet
+from zgrep.cli import output
 
 EXIT_USAGE = 2
 
@@ -27,7 +27,7 @@ class AdrGroup(click.Group):
             return super().invoke(ctx)
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise
-        except Exception as exc:  # noqa: BLE001 - the CLI boundary: report, never trace back
+        except Exception as exc:  # the CLI boundary: report, never trace back
             click.echo(f"zg adr: error: {exc}", err=True)
             ctx.exit(EXIT_USAGE)
 
@@ -95,8 +95,8 @@ def _get(adrs: AdrSet, adr_id: str) -> Adr:
         raise
 
 
-def _dump(data: Any) -> None:
-    click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+def _dump(data: Any, mode: str | None = None) -> None:
+    output.write_json(data, mode, indent=2)
 
 
 @click.group(cls=AdrGroup, name="adr")
@@ -275,16 +275,17 @@ def search_cmd(query: str, status: str | None, limit: int, mode: str, as_json: b
     """Search ADRs and spec/plan documents with the normal index; each hit says its kind."""
     from zgrep.adr.search import label_hits, search_args
     from zgrep.server.client import ClientError, call
+    from zgrep.service import SEARCH
 
     settings, adrs = _load_work()
     try:
-        result, used = call("search", str(settings.root), search_args(settings, query, limit), mode)
+        result, used = call(SEARCH.name, str(settings.root), search_args(settings, query, limit), mode)
     except ClientError as exc:
         click.echo(f"zg adr: error: {exc}", err=True)
         sys.exit(exc.exit_code)
     hits = label_hits(settings, adrs, result.get("hits", []), status)
     if as_json:
-        _dump({"query": query, "root": str(settings.root), "mode": used, "took_ms": result.get("took_ms"), "hits": hits})
+        _dump({"query": query, "root": str(settings.root), "took_ms": result.get("took_ms"), "hits": hits}, used)
     else:
         for h in hits:
             tag = f"{h['id']} {h['status']}: {h['title']}" if h["doc_kind"] == "adr" and h.get("id") else h["doc_kind"]

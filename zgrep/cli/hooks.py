@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
 import click
 
-from zgrep.hooks.install import HOOKS, HookError, Outcome, hooks_status, install, uninstall
+from zgrep.cli import output
+from zgrep.cli.main import fail
 from zgrep.git import git_toplevel
+from zgrep.hooks.install import HOOKS, HookError, Outcome, hooks_status, install, uninstall
+from zgrep.hooks.run import main as run_hook
 
 
 def _root(path: str | None) -> Path:
@@ -17,8 +19,7 @@ def _root(path: str | None) -> Path:
     base = Path(path or ".").resolve()
     top = git_toplevel(base)
     if top is None:
-        click.echo(f"zg: {base} is not inside a git repository (git hooks need one)", err=True)
-        sys.exit(2)
+        fail(f"{base} is not inside a git repository (git hooks need one)")
     return top
 
 
@@ -46,8 +47,7 @@ def install_cmd(path: str | None, force: bool) -> None:
     try:
         _report(install(_root(path), force=force))
     except (HookError, OSError) as exc:
-        click.echo(f"zg: {exc}", err=True)
-        sys.exit(2)
+        fail(str(exc))
 
 
 @hooks.command("uninstall")
@@ -61,8 +61,7 @@ def uninstall_cmd(path: str | None) -> None:
             return
         _report(outcome)
     except (HookError, OSError) as exc:
-        click.echo(f"zg: {exc}", err=True)
-        sys.exit(2)
+        fail(str(exc))
 
 
 @hooks.command("status")
@@ -72,23 +71,9 @@ def status_cmd(path: str | None, as_json: bool) -> None:
     """Which hooks are installed, how fresh the index is vs HEAD, what waits to be indexed."""
     st = hooks_status(_root(path))
     if as_json:
-        click.echo(json.dumps(st))
-        return
-    click.echo(f"hooks directory: {st['hooks_dir']}")
-    for hook in HOOKS:
-        h = st["hooks"][hook]
-        click.echo(f"  {hook}: {h['state']}" + (" (chaining an earlier hook)" if h["chained"] else ""))
-    if st["pre_commit_framework"]:
-        click.echo("pre-commit framework: zg-index configured in .pre-commit-config.yaml")
-    if not st["indexed"]:
-        click.echo(("hooks installed, " if st["installed"] else "") + "not indexed (run: zg index)")
-        return
-    head, done = st["head_commit"], st["indexed_commit"]
-    fresh = "up to date with HEAD" if head and done == head else f"HEAD is {(head or '?')[:10]}"
-    click.echo(f"last indexed commit: {(done or 'none')[:10]} ({fresh})")
-    click.echo(f"pending paths: {st['pending']}" + (" (background indexer running)" if st["worker_running"] else ""))
-    if st["last_worker_log"]:
-        click.echo(f"last background pass: {st['last_worker_log']}")
+        output.write_json(st, ascii_only=True)
+    else:
+        output.write_hooks_status(st, HOOKS)
 
 
 @hooks.command("run", hidden=True, context_settings={"ignore_unknown_options": True})
@@ -96,6 +81,4 @@ def status_cmd(path: str | None, as_json: bool) -> None:
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 def run_cmd(from_pre_commit: bool, args: tuple[str, ...]) -> None:
     """Run one hook (the installed scripts and the pre-commit framework call this)."""
-    from zgrep.hooks.run import main
-
-    sys.exit(main(["--from-pre-commit"] if from_pre_commit else list(args)))
+    sys.exit(run_hook(["--from-pre-commit"] if from_pre_commit else list(args)))

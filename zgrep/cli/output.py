@@ -1,21 +1,56 @@
-"""Render search results: human (colour on a TTY), --json, --jsonl. Standard library only."""
+"""Every human and JSON output of `zg`: one place writes JSON and adds `mode`. Standard library and click only."""
 
 from __future__ import annotations
 
 import json
-from typing import Any, TextIO
+import sys
+import time
+from typing import TYPE_CHECKING, Any, TextIO
+
+import click
+
+if TYPE_CHECKING:
+    from zgrep.config import Config
 
 _RESET, _MAGENTA, _GREEN, _DIM, _BOLD = "\033[0m", "\033[35m", "\033[32m", "\033[2m", "\033[1m"
+_LEADING = ("query", "root")  # a result's identity: `mode` follows it (README's JSON contract)
 
+
+# --- JSON ------------------------------------------------------------------------------------------------
+
+def with_mode(doc: dict[str, Any], mode: str, *, lead: bool = True) -> dict[str, Any]:
+    """`doc` saying which mode answered: right after its query and root (a result), or last (a report)."""
+    if not lead:
+        return {**doc, "mode": mode}
+    ordered = {key: doc[key] for key in _LEADING if key in doc}
+    ordered["mode"] = mode
+    ordered.update((key, value) for key, value in doc.items() if key not in ordered)
+    return ordered
+
+
+def write_json(doc: Any, mode: str | None = None, *, lead: bool = True, ascii_only: bool = False,
+               indent: int | None = None) -> None:
+    """One JSON document on stdout; with `mode` added as `with_mode` places it. `ascii_only` and `indent`
+    keep each command's established bytes (reports escape non-ASCII; results and ADR documents do not)."""
+    if mode is not None:
+        doc = with_mode(doc, mode, lead=lead)
+    click.echo(json.dumps(doc, ensure_ascii=ascii_only, indent=indent))
+
+
+# --- search ----------------------------------------------------------------------------------------------
 
 def _paint(text: str, code: str, colour: bool) -> str:
     return f"{code}{text}{_RESET}" if colour else text
 
 
+def _qualified(item: dict[str, Any]) -> str:
+    return ".".join(p for p in (item.get("scope"), item.get("symbol")) if p)
+
+
 def hit_header(hit: dict[str, Any], colour: bool) -> str:
     """`path:start-end  symbol (kind)  score` like a grep match header."""
     loc = _paint(f"{hit['path']}:{hit['start_line']}-{hit['end_line']}", _MAGENTA, colour)
-    name = ".".join(p for p in (hit.get("scope"), hit.get("symbol")) if p)
+    name = _qualified(hit)
     label = f"  {_paint(name, _BOLD, colour)} ({hit.get('symbol_kind')})" if name else ""
     return f"{loc}{label}  {_paint(format(hit['score'], '.3f'), _DIM, colour)}"
 
@@ -31,8 +66,9 @@ def write_hits(out: TextIO, hits: list[dict[str, Any]], colour: bool) -> None:
             out.write("\n")
 
 
-def write_human(out: TextIO, result: dict[str, Any], colour: bool) -> None:
+def write_search(result: dict[str, Any], colour: bool) -> None:
     """Human output for one query or grouped queries."""
+    out = sys.stdout
     if "groups" in result:
         for group in result["groups"]:
             out.write(_paint(f"## {group['query']}", _BOLD, colour) + "\n")
@@ -42,20 +78,12 @@ def write_human(out: TextIO, result: dict[str, Any], colour: bool) -> None:
         write_hits(out, result["hits"], colour)
 
 
-def write_json(out: TextIO, result: dict[str, Any], mode: str) -> None:
-    """One JSON document following the SPEC contract."""
-    ordered = {"query": result.get("query"), "root": result["root"], "mode": mode} if "query" in result else {
-        "root": result["root"], "mode": mode}
-    ordered.update({k: v for k, v in result.items() if k not in ordered})
-    out.write(json.dumps(ordered, ensure_ascii=False) + "\n")
-
-
-def write_jsonl(out: TextIO, result: dict[str, Any]) -> None:
+def write_jsonl(result: dict[str, Any]) -> None:
     """One hit object per line, each carrying its query."""
     groups = result.get("groups") or [{"query": result.get("query"), "hits": result.get("hits", [])}]
     for group in groups:
         for hit in group["hits"]:
-            out.write(json.dumps({"query": group["query"], **hit}, ensure_ascii=False) + "\n")
+            sys.stdout.write(json.dumps({"query": group["query"], **hit}, ensure_ascii=False) + "\n")
 
 
 def hit_count(result: dict[str, Any]) -> int:
@@ -63,3 +91,175 @@ def hit_count(result: dict[str, Any]) -> int:
     if "groups" in result:
         return sum(len(g["hits"]) for g in result["groups"])
     return len(result.get("hits", []))
+
+
+# --- index -----------------------------------------------------------------------------------------------
+
+def write_index_report(report: dict[str, Any], dry_run: bool) -> None:
+    """What a dry run would change, then the one-line summary."""
+    if dry_run:
+        for rel in report.get("changed_paths", []):
+            click.echo(f"index   {rel}")
+        for rel in report.get("deleted_paths", []):
+            click.echo(f"remove  {rel}")
+    skipped = ", ".join(f"{n} {reason}" for reason, n in sorted(report.get("skipped", {}).items())) or "none"
+    verb = "would index" if dry_run else "indexed"
+    click.echo(f"{verb} {report['changed']} changed files, removed {report['deleted']}, "
+               f"{report['unchanged']} unchanged; skipped: {skipped}" +
+               ("" if dry_run else f"; {report.get('chunks', 0)} chunks ({report.get('embedded', 0)} embedded) "
+                                   f"in {report.get('took_s', 0)}s; {report.get('files', 0)} files in the index"))
+
+
+# --- read ------------------------------------------------------------------------------------------------
+
+def write_numbered(lines: list[str], start: int, end: int) -> None:
+    """Lines `start`..`end` (1-based, inclusive), each after its right-aligned number."""
+    for number in range(start, end + 1):
+        click.echo(f"{number:>6}: {lines[number - 1]}")
+
+
+# --- relations -------------------------------------------------------------------------------------------
+
+def _no_definition(name: str, source_file: str | None) -> None:
+    click.echo(f"zg: no definition of {name}" + (f" in {source_file}" if source_file else ""), err=True)
+
+
+def write_callers(result: dict[str, Any], symbol: str, source_file: str | None) -> None:
+    """The definitions found, then one line per caller."""
+    if not result["definitions"]:
+        _no_definition(symbol, source_file)
+        return
+    for d in result["definitions"]:
+        click.echo(f"defined {d['path']}:{d['start_line']}-{d['end_line']}  {_qualified(d)} ({d['kind']})")
+    for c in result["callers"]:
+        note = "" if c["resolved"] else f"  (unresolved: {c['via']})"
+        click.echo(f"{c['path']}:{c['line']}  {_qualified(c) or '<module>'}{note}")
+
+
+def trace_tops(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """The trees of a trace: one, one per definition of an ambiguous entry, or none."""
+    tree = result["tree"]
+    return [] if tree is None else tree["children"] if tree.get("ambiguous") else [tree]
+
+
+def write_trace(result: dict[str, Any], entry: str, source_file: str | None, forward: bool) -> None:
+    """Each call tree, one indented line per node."""
+    if result["tree"] is None:
+        _no_definition(entry, source_file)
+    for top in trace_tops(result):
+        _write_node(top, forward, 0)
+
+
+def _write_node(node: dict[str, Any], forward: bool, level: int) -> None:
+    """One line per node, indented by depth: callers at the referencing line, callees at their definition."""
+    line = node["start_line"] if forward or not level else node["line"]
+    marks = [m for m, on in (("unresolved", node.get("resolved") is False), ("cycle", node.get("cycle")),
+                             ("expanded elsewhere", node.get("seen")), ("truncated", node.get("truncated"))) if on]
+    label = f"{node['path']}:{line}  {_qualified(node) or '<module>'}" + (f"  ({', '.join(marks)})" if marks else "")
+    click.echo(("   " * (level - 1) + ("-> " if forward else "<- ") if level else "") + label)
+    for child in node["children"]:
+        _write_node(child, forward, level + 1)
+
+
+# --- status, doctor, config ------------------------------------------------------------------------------
+
+def write_status(result: dict[str, Any]) -> None:
+    """The workspace status table (or the one line of a workspace not indexed yet)."""
+    hooks = result["hooks"]
+    if not result.get("indexed"):
+        state = "hooks installed, not indexed" if hooks and hooks["installed"] else "not indexed"
+        click.echo(f"{result['root']}: {state} (run: zg index)")
+        return
+    langs = ", ".join(f"{k} {v}" for k, v in list(result["languages"].items())[:8])
+    rows = [
+        ("root", result["root"]), ("files", result["files"]), ("chunks", result["chunks"]), ("languages", langs),
+        ("model", f"{result['model']} ({result['dim']}-d)"), ("milvus", result["milvus_uri"]),
+        ("last indexed", _when(result.get("last_indexed"))),
+        ("freshness", _freshness(result)),
+        ("mode", result["mode"]),
+        ("daemon", f"running (pid {result['daemon']['pid']})" if result["daemon"].get("running") else "not running"),
+        ("hooks", _hooks_line(hooks)),
+    ]
+    if result.get("problem"):
+        rows.insert(1, ("PROBLEM", result["problem"]))
+    for key, value in rows:
+        click.echo(f"{key:>13}: {value}")
+
+
+def _when(ts: float | None) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts)) if ts else "never"
+
+
+def _freshness(result: dict[str, Any]) -> str:
+    if result.get("problem"):
+        return "unknown (see PROBLEM)"
+    if result.get("run_unfinished"):
+        return "an index run is in progress or was interrupted (run: zg index)"
+    if result.get("changed_files"):
+        return f"{result['changed_files']} files differ from the index (run: zg index)"
+    head = result.get("head_commit")
+    if not head:
+        return "up to date with the working tree"
+    moved = "" if result.get("indexed_commit") == head else "; HEAD moved since, no indexed file differs"
+    return f"up to date with the working tree at HEAD {head[:10]}{moved}"
+
+
+def _hooks_line(hooks: dict[str, Any] | None) -> str:
+    if hooks is None:
+        return "not a git repository"
+    state = "installed" if hooks["installed"] else "not installed (zg hooks install)"
+    busy = ", indexing in the background" if hooks["worker_running"] else ""
+    return f"{state}; {hooks['pending']} paths pending{busy}"
+
+
+def write_checks(checks: list[Any]) -> None:
+    """One line per doctor check; each failure with its fix."""
+    for c in checks:
+        mark = "ok  " if c.ok else "FAIL"
+        click.echo(f"[{mark}] {c.name}: {c.detail}" + ("" if c.ok else f"\n       fix: {c.fix}"))
+
+
+def config_doc(cfg: Config) -> dict[str, dict[str, Any]]:
+    """`{key: {"value", "source"}}`: the merged configuration and where each value came from."""
+    return {key: {"value": value, "source": cfg.source(key)} for key, value in cfg.values.items()}
+
+
+def write_config(cfg: Config) -> None:
+    """`key = value    # source`, one setting a line."""
+    for key, value in cfg.values.items():
+        click.echo(f"{key} = {json.dumps(value)}    # {cfg.source(key)}")
+
+
+# --- git hooks, daemon -----------------------------------------------------------------------------------
+
+def write_hooks_status(st: dict[str, Any], hook_names: tuple[str, ...]) -> None:
+    """Each hook's state, then how fresh the index is and what waits to be indexed."""
+    click.echo(f"hooks directory: {st['hooks_dir']}")
+    for hook in hook_names:
+        h = st["hooks"][hook]
+        click.echo(f"  {hook}: {h['state']}" + (" (chaining an earlier hook)" if h["chained"] else ""))
+    if st["pre_commit_framework"]:
+        click.echo("pre-commit framework: zg-index configured in .pre-commit-config.yaml")
+    if not st["indexed"]:
+        click.echo(("hooks installed, " if st["installed"] else "") + "not indexed (run: zg index)")
+        return
+    head, done = st["head_commit"], st["indexed_commit"]
+    fresh = "up to date with HEAD" if head and done == head else f"HEAD is {(head or '?')[:10]}"
+    click.echo(f"last indexed commit: {(done or 'none')[:10]} ({fresh})")
+    click.echo(f"pending paths: {st['pending']}" + (" (background indexer running)" if st["worker_running"] else ""))
+    if st["last_worker_log"]:
+        click.echo(f"last background pass: {st['last_worker_log']}")
+
+
+def write_server_status(result: dict[str, Any]) -> None:
+    """The running daemon's table and one line per workspace it holds."""
+    rows = [("pid", result["pid"]), ("endpoint", result["endpoint"]), ("version", result["version"]),
+            ("uptime", f"{result['uptime_s']:.0f}s"), ("models", ", ".join(result["models"]) or "none loaded"),
+            ("jobs", f"{result['jobs_running']} running, {result['jobs_queued']} queued"),
+            ("requests", result["requests_served"]), ("memory", f"{result['max_rss_mb']} MiB peak RSS"),
+            ("workspaces", len(result["workspaces"]))]
+    for key, value in rows:
+        click.echo(f"{key:>10}: {value}")
+    for ws in result["workspaces"]:
+        job = "indexing" if ws["job_running"] else "no index job"
+        click.echo(f"{'':>12}{ws['root']} ({job}, idle {ws['idle_s']:.0f}s, {'watching' if ws['watching'] else 'not watching'})")

@@ -4,19 +4,21 @@ from __future__ import annotations
 
 import fcntl
 import ipaddress
-import json
 import os
 import signal
 import subprocess
 import sys
 import time
-from typing import Any, NoReturn
+from typing import Any
 
 import click
 
-from zgrep.server import client, protocol, runtime
+from zgrep.cli import output
+from zgrep.cli.main import fail
 from zgrep.config import Config, ConfigError
 from zgrep.locking import lock_holder
+from zgrep.server import client, protocol, runtime
+from zgrep.service import SERVER_STATUS, SHUTDOWN
 from zgrep.workspace import WorkspaceError, find_root
 
 STOP_WAIT_S = 15.0
@@ -33,11 +35,6 @@ def _config() -> Config:
     if cfg.notice:
         click.echo(f"zg: {cfg.notice}", err=True)
     return cfg
-
-
-def _fail(message: str, code: int = 2) -> NoReturn:
-    click.echo(f"zg: {message}", err=True)
-    sys.exit(code)
 
 
 def _is_loopback(host: str) -> bool:
@@ -68,7 +65,7 @@ def _check_endpoint(endpoint: str, allow_non_loopback: bool) -> None:
     """Exit 2 with one line when `endpoint` is refused."""
     problem = endpoint_problem(endpoint, allow_non_loopback)
     if problem is not None:
-        _fail(problem, 2)
+        fail(problem)
 
 
 def _wait_gone(pid: int, timeout_s: float) -> bool:
@@ -140,7 +137,7 @@ def on(endpoint: str | None, allow_non_loopback: bool, idle_timeout: float | Non
             runtime.remove_files(stale["endpoint"] if stale else None)
         else:
             pid = _daemon_pid()
-            _fail(f"a zg daemon (pid {pid}) is running but not answering; stop it with: zg server off")
+            fail(f"a zg daemon (pid {pid}) is running but not answering; stop it with: zg server off")
         _start(endpoint, allow_non_loopback, idle_timeout, timeout)
     finally:
         os.close(start_fd)
@@ -157,7 +154,7 @@ def _start(endpoint: str, allow_non_loopback: bool, idle_timeout: float, timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             tail = errfile.read_text("utf-8", "replace").strip().splitlines()
-            _fail(f"the daemon exited with status {proc.returncode}: {tail[-1] if tail else 'no output'} "
+            fail(f"the daemon exited with status {proc.returncode}: {tail[-1] if tail else 'no output'} "
                   f"(log: {runtime.state_dir() / runtime.LOG_FILE})")
         info = client.probe(200)
         if info is not None:
@@ -165,7 +162,7 @@ def _start(endpoint: str, allow_non_loopback: bool, idle_timeout: float, timeout
             return
         time.sleep(0.02)
     proc.terminate()
-    _fail(f"the daemon did not answer within {timeout:g}s; see {runtime.state_dir() / runtime.LOG_FILE}")
+    fail(f"the daemon did not answer within {timeout:g}s; see {runtime.state_dir() / runtime.LOG_FILE}")
 
 
 @server.command()
@@ -183,7 +180,7 @@ def off(timeout: float) -> None:
     acked = False
     if info is not None and not client.pid_stopped(pid):  # a stopped process reads no request
         try:
-            request = protocol.make_request("shutdown", None, token=runtime.read_token())
+            request = protocol.make_request(SHUTDOWN.name, None, token=runtime.read_token())
             acked = bool(client.exchange(info["endpoint"], request, ASK_WAIT_S, pid).get("ok"))
         except client.DaemonLost:
             pass
@@ -214,7 +211,7 @@ def status(as_json: bool, check_ready: bool, timeout_ms: int) -> None:
     if info is None:
         state = client.daemon_state(timeout_ms)
         if as_json:
-            click.echo(json.dumps(state))
+            output.write_json(state, ascii_only=True)
         elif not state["running"]:
             click.echo("zg daemon: not running")
         else:
@@ -222,26 +219,17 @@ def status(as_json: bool, check_ready: bool, timeout_ms: int) -> None:
             click.echo(f"zg daemon: running (pid {state['pid']}) but not answering{why}; {client.RESTART}")
         sys.exit(1)
     try:
-        reply = client.exchange(info["endpoint"], protocol.make_request("server_status", None, token=runtime.read_token()),
+        reply = client.exchange(info["endpoint"], protocol.make_request(SERVER_STATUS.name, None, token=runtime.read_token()),
                                 5.0, info["pid"])
     except client.DaemonLost as exc:
-        _fail(str(exc))
+        fail(str(exc))
     if not reply["ok"]:
-        _fail(reply["error"]["message"])
+        fail(reply["error"]["message"])
     result: dict[str, Any] = {"running": True, "ready": True, **reply["result"]}
     if as_json:
-        click.echo(json.dumps(result))
-        return
-    rows = [("pid", result["pid"]), ("endpoint", result["endpoint"]), ("version", result["version"]),
-            ("uptime", f"{result['uptime_s']:.0f}s"), ("models", ", ".join(result["models"]) or "none loaded"),
-            ("jobs", f"{result['jobs_running']} running, {result['jobs_queued']} queued"),
-            ("requests", result["requests_served"]), ("memory", f"{result['max_rss_mb']} MiB peak RSS"),
-            ("workspaces", len(result["workspaces"]))]
-    for key, value in rows:
-        click.echo(f"{key:>10}: {value}")
-    for ws in result["workspaces"]:
-        job = "indexing" if ws["job_running"] else "no index job"
-        click.echo(f"{'':>12}{ws['root']} ({job}, idle {ws['idle_s']:.0f}s, {'watching' if ws['watching'] else 'not watching'})")
+        output.write_json(result, ascii_only=True)
+    else:
+        output.write_server_status(result)
 
 
 @server.command()
@@ -261,6 +249,6 @@ def run(endpoint: str | None, allow_non_loopback: bool, idle_timeout: float | No
     try:
         run_daemon(endpoint, idle_timeout if idle_timeout is not None else cfg["server.idle_timeout"], not quiet)
     except AlreadyRunning as exc:
-        _fail(str(exc))
+        fail(str(exc))
     except zmq.ZMQError as exc:
-        _fail(f"cannot listen on {endpoint or runtime.default_endpoint()}: {exc}")
+        fail(f"cannot listen on {endpoint or runtime.default_endpoint()}: {exc}")

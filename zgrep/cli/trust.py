@@ -12,14 +12,10 @@ from pathlib import Path
 
 import click
 
+from zgrep.cli.main import fail
 from zgrep.config import (GATED, WORKSPACE_FILE, ConfigError, read_toml, trust_key, trust_path, trust_state,
                           trusted_digests)
 from zgrep.workspace import WorkspaceError, atomic_write, find_root
-
-
-def _fail(message: str) -> None:
-    click.echo(f"zg: {message}", err=True)
-    sys.exit(2)
 
 
 def _record(root: Path, digest: str | None) -> None:
@@ -40,19 +36,19 @@ def trust(path: str | None, show_status: bool, revoke: bool) -> None:
     machine, pick a secret or a server (embedding provider/model/url/api_key_env/allow_remote,
     milvus.uri, server.endpoint) apply until the file changes."""
     if show_status and revoke:
-        _fail("--status and --revoke cannot be combined")
+        fail("--status and --revoke cannot be combined")
     try:
         root = find_root(Path(path) if path else None, explicit=path is not None)
         data, digest = read_toml(root / WORKSPACE_FILE)
     except (WorkspaceError, ConfigError) as exc:
-        _fail(str(exc))
+        fail(str(exc))
     file = root / WORKSPACE_FILE
     if revoke:
         _record(root, None)
         click.echo(f"no longer trusted: {file}")
         return
     if digest is None:
-        _fail(f"no {WORKSPACE_FILE} in {root}; there is nothing to trust")
+        fail(f"no {WORKSPACE_FILE} in {root}; there is nothing to trust")
     if show_status:
         state = trust_state(root, digest)
         words = {"trusted": "trusted", "changed": "not trusted (changed since you trusted it)", "untrusted": "not trusted"}

@@ -1,0 +1,32 @@
+"""`zg config show`: the merged configuration and where each value came from."""
+
+from __future__ import annotations
+
+import click
+
+from zgrep.cli import output
+from zgrep.cli.main import common_options, config_flags, fail, resolve
+from zgrep.config import Config, ConfigError
+
+
+@click.group()
+def config() -> None:
+    """Inspect configuration."""
+
+
+@config.command("show")
+@click.option("--json", "as_json", is_flag=True)
+@click.option("--root", "root_dir", default=None)
+@common_options
+def config_show(as_json: bool, root_dir: str | None, mode: str | None, model: str | None,
+                milvus_uri: str | None) -> None:
+    """Print the merged configuration and where each value came from (flags included)."""
+    root, _ = resolve(root_dir)
+    try:
+        cfg = Config.load(root, {**config_flags(model, milvus_uri), "mode": mode})
+    except ConfigError as exc:
+        fail(str(exc))
+    if as_json:
+        output.write_json(output.config_doc(cfg), ascii_only=True)
+    else:
+        output.write_config(cfg)

@@ -1,0 +1,60 @@
+"""`zg read PATH[:START[-END]]`: print numbered lines of a workspace file, confined as indexing is."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+
+from zgrep.cli import output
+from zgrep.cli.main import fail, resolve
+from zgrep.index.discovery import Confinement, looks_binary
+
+
+def parse_span(span: str) -> tuple[int, int | None]:
+    """`""` → whole file; `12` → line 12; `12-` → to the end; `12-20` → inclusive range."""
+    if not span:
+        return 1, None
+    start_s, dash, end_s = span.partition("-")
+    start = int(start_s)
+    if not dash:
+        return start, start
+    return start, int(end_s) if end_s else None
+
+
+def confined_path(root: Path, rel: str) -> str | None:
+    """The real path of the workspace-relative `rel` (the root itself for `.`), or None when it leaves the
+    workspace: `..` out of it, an absolute path, a symlinked directory on the way, a symlink pointing out."""
+    norm = os.path.normpath(rel)
+    if os.path.isabs(norm) or norm == os.pardir or norm.startswith(os.pardir + os.sep):
+        return None
+    confinement = Confinement(root)
+    return confinement.real_root if norm == os.curdir else confinement.path(norm)
+
+
+@click.command()
+@click.argument("location")
+@click.option("--root", "root_dir", default=None)
+def read(location: str, root_dir: str | None) -> None:
+    """Print a slice of a file: PATH[:START[-END]] (confined to the workspace)."""
+    root, _ = resolve(root_dir)
+    rel, _, span = location.partition(":")
+    target = confined_path(root, rel)
+    if target is None:
+        fail(f"refusing a path outside the workspace {root}: {rel}")
+    try:
+        start, end = parse_span(span)
+    except ValueError:
+        fail(f"bad line range {span!r}; use PATH:START-END")
+    try:
+        data = Path(target).read_bytes()
+    except OSError as exc:
+        fail(f"cannot read {rel}: {exc.strerror}")
+    if looks_binary(data):
+        fail(f"refusing to print {rel}: it is a binary file (the index skips it too)")
+    lines = data.decode("utf-8-sig", errors="replace").splitlines()
+    end = len(lines) if end is None else min(end, len(lines))
+    if start < 1 or start > max(end, 1):
+        fail(f"line range {span} is outside {rel} ({len(lines)} lines)")
+    output.write_numbered(lines, start, end)

@@ -1,0 +1,56 @@
+"""`zg callers` and `zg trace`: who references a definition, and the call tree from one."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from zgrep.cli import output
+from zgrep.cli.main import common_options, config_flags, resolve, run
+from zgrep.service import CALLERS, TRACE
+
+ROOT_HELP = "Workspace root (default: the git top level of the cwd)."
+
+
+@click.command()
+@click.argument("symbol")
+@click.option("--source-file", default=None, help="Only the definition in this workspace-relative file.")
+@click.option("-n", "--limit", type=int, default=None, help="At most this many callers.")
+@click.option("--root", "root_dir", default=None, help=ROOT_HELP)
+@click.option("--json", "as_json", is_flag=True, help="One JSON document.")
+@common_options
+def callers(symbol: str, source_file: str | None, limit: int | None, root_dir: str | None, as_json: bool,
+            mode: str | None, model: str | None, milvus_uri: str | None) -> None:
+    """Definitions that reference SYMBOL (name, Scope.name or PATH:name). Exit 0 found, 1 none, 2 error."""
+    root, cfg = resolve(root_dir)
+    args = {"symbol": symbol, "source_file": source_file, "limit": limit, "config": config_flags(model, milvus_uri)}
+    result, used = run(CALLERS, root, cfg, args, mode)
+    if as_json:
+        output.write_json(result, used)
+    else:
+        output.write_callers(result, symbol, source_file)
+    sys.exit(0 if result["callers"] else 1)
+
+
+@click.command()
+@click.argument("entry")
+@click.option("--direction", type=click.Choice(["backward", "forward"]), default="backward", show_default=True,
+              help="backward: who calls ENTRY; forward: what ENTRY calls.")
+@click.option("--depth", type=click.IntRange(1, 10), default=3, show_default=True, help="Levels to follow.")
+@click.option("--source-file", default=None, help="Only the definition in this workspace-relative file.")
+@click.option("--root", "root_dir", default=None, help=ROOT_HELP)
+@click.option("--json", "as_json", is_flag=True, help="One JSON document.")
+@common_options
+def trace(entry: str, direction: str, depth: int, source_file: str | None, root_dir: str | None, as_json: bool,
+          mode: str | None, model: str | None, milvus_uri: str | None) -> None:
+    """Call tree from ENTRY (name, Scope.name or PATH:name). Exit 0 with edges, 1 without, 2 on error."""
+    root, cfg = resolve(root_dir)
+    args = {"entry": entry, "direction": direction, "depth": depth, "source_file": source_file,
+            "config": config_flags(model, milvus_uri)}
+    result, used = run(TRACE, root, cfg, args, mode)
+    if as_json:
+        output.write_json(result, used)
+    else:
+        output.write_trace(result, entry, source_file, direction == "forward")
+    sys.exit(0 if any(top["children"] for top in output.trace_tops(result)) else 1)
