@@ -24,20 +24,12 @@ from zgrep.server.client import MODES, ClientError, call
 from zgrep.service import Operation
 from zgrep.workspace import WorkspaceError, find_root
 
-COMMANDS = {  # name -> (module, attribute): one module per command group, loaded on use
-    "adr": ("zgrep.cli.adr", "adr"),
-    "callers": ("zgrep.cli.relations", "callers"),
-    "config": ("zgrep.cli.config", "config"),
-    "doctor": ("zgrep.cli.status", "doctor"),
-    "eval": ("zgrep.cli.eval", "eval_cmd"),
-    "hooks": ("zgrep.cli.hooks", "hooks"),
-    "index": ("zgrep.cli.index", "index"),
-    "read": ("zgrep.cli.read", "read"),
-    "search": ("zgrep.cli.search", "search"),
-    "server": ("zgrep.cli.server", "server"),
-    "status": ("zgrep.cli.status", "status"),
-    "trace": ("zgrep.cli.relations", "trace"),
-    "trust": ("zgrep.cli.trust", "trust"),
+COMMANDS = {  # name -> "module:attribute": one module per command group, imported when its command runs
+    "adr": "zgrep.cli.adr:adr", "callers": "zgrep.cli.relations:callers", "config": "zgrep.cli.config:config",
+    "doctor": "zgrep.cli.status:doctor", "eval": "zgrep.cli.eval:eval_cmd", "hooks": "zgrep.cli.hooks:hooks",
+    "index": "zgrep.cli.index:index", "read": "zgrep.cli.read:read", "search": "zgrep.cli.search:search",
+    "server": "zgrep.cli.server:server", "status": "zgrep.cli.status:status", "trace": "zgrep.cli.relations:trace",
+    "trust": "zgrep.cli.trust:trust",
 }
 
 
@@ -50,7 +42,7 @@ class LazyGroup(click.Group):
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         if name not in COMMANDS:
             return None
-        module, attr = COMMANDS[name]
+        module, _, attr = COMMANDS[name].partition(":")
         try:
             command: click.Command = getattr(importlib.import_module(module), attr)
         except ImportError as exc:
