@@ -174,11 +174,12 @@ def write_files(root: Path, files: dict[str, str | bytes]) -> None:
 
 def engine_index(root: Path, **args: Any) -> dict[str, Any]:
     """One index run through the Engine in this process (what `zg index` sends)."""
+    from zgrep.dispatch import handle
     from zgrep.engine import Engine
 
     engine = Engine(root)
     try:
-        return engine.handle("index", args)
+        return handle(engine, "index", args)
     finally:
         engine.close()
 

@@ -442,14 +442,6 @@ def test_markdown_splits_by_heading_and_keeps_front_matter_first() -> None:
     assert ("Context", 9, 15) in sections and ("Details", 14, 15) in sections
 
 
-def test_references_list_called_names_but_not_the_symbol_itself() -> None:
-    source = "def fetch_user(uid):\n    row = database.lookup(uid)\n    return build_user(row)\n"
-    chunk = chunk_file("users.py", source)[0]
-    assert chunk.symbol == "fetch_user"
-    assert {"database", "lookup", "build_user"} <= set(chunk.references)
-    assert "fetch_user" not in chunk.references
-
-
 def test_extract_symbols_sees_a_renamed_function_only_under_its_new_name() -> None:
     before = "class Store:\n    def fetch_user(self, uid):\n        return uid\n"
     after = before.replace("fetch_user", "load_user")

@@ -16,6 +16,7 @@ import zmq
 from daemon_helpers import User, make_repo, raw_socket, wait_for
 from embedding_server import EmbeddingServer
 from zgrep.server import protocol, runtime
+from zgrep.service import OPERATIONS
 
 FUZZ_FRAMES = 2400
 FUZZ_WINDOW = 50  # frames in flight at once: below every socket's high-water mark
@@ -69,7 +70,7 @@ def test_type_checked_fields_answer_malformed_with_the_token(tcp_daemon: tuple[U
     user, repo = tcp_daemon
     token = (user.rundir / runtime.TOKEN_FILE).read_text()
     sock = raw_socket(user.info()["endpoint"])
-    base = {"v": 1, "op": "refresh", "root": str(repo), "token": token}
+    base = {"v": 1, "op": "index", "root": str(repo), "token": token}
     bad = [{"root": "/" + "r" * 5000}, {"root": "/tmp/a\0b"}, {"root": "\ud800"}, {"root": ["/"]},
            {"args": {"paths": ["a.py", 3]}}, {"args": {"paths": "a.py"}}, {"args": {"config": ["x"]}},
            {"args": {"config": {"search.limit": [[[]]]}}}, {"args": {"full": "yes"}}, {"args": {"progress": {}}},
@@ -109,7 +110,7 @@ def fuzz_frames(rng: random.Random, token: str, root: str) -> list[bytes]:
 
     def request() -> dict[str, Any]:
         msg: dict[str, Any] = {"v": rng.choice([1, 1, 1, 2, "1", True, 1.0, None]),
-                               "op": rng.choice([*sorted(protocol.OPS - {"shutdown"}), "shutdown", "rm", value()]),
+                               "op": rng.choice([*sorted(set(OPERATIONS) - {"shutdown"}), "shutdown", "rm", value()]),
                                "root": rng.choice([root, root, "relative", "/nonexistent", value()]),
                                "args": rng.choice([{}, {"queries": ["retry"], "limit": 1, "refresh": "off"},
                                                    {rng.choice(ARG_NAMES): value()},
@@ -140,7 +141,7 @@ def fuzz_frames(rng: random.Random, token: str, root: str) -> list[bytes]:
     if kind == 5:
         return [rng.randbytes(rng.randint(0, 20)) for _ in range(rng.randint(1, 5))] + [dump(request())]
     if kind == 6:  # past the token check, into the workspace ops, one argument of a random type
-        op = rng.choice(sorted(protocol.OPS - {"shutdown"}))
+        op = rng.choice(sorted(set(OPERATIONS) - {"shutdown"}))
         return [b"", dump({"v": 1, "op": op, "root": root, "token": token, "args": {rng.choice(ARG_NAMES): value()}})]
     return [b"", dump(request())]
 

@@ -72,7 +72,9 @@ def test_valid_ranges_still_work(ws):
 
 def test_engine_rejects_the_same_arguments(ws):
     """Other front ends (daemon requests) get the same checks as the command line."""
-    from zgrep.engine import Engine, EngineError
+    from zgrep.dispatch import handle
+    from zgrep.engine import Engine
+    from zgrep.service import ZgError
 
     engine = Engine(ws["root"])
     try:
@@ -81,8 +83,8 @@ def test_engine_rejects_the_same_arguments(ws):
                                  ("trace", {"entry": "helper", "depth": 0}, "--depth must be 1 to 10"),
                                  ("trace", {"entry": "helper", "depth": "deep"}, "--depth must be 1 to 10"),
                                  ("trace", {"entry": ""}, "empty symbol")]:
-            with pytest.raises(EngineError, match=needle) as caught:
-                engine.handle(op, args)
+            with pytest.raises(ZgError, match=needle) as caught:
+                handle(engine, op, args)
             assert caught.value.code == "bad_request"
     finally:
         engine.close()

@@ -293,12 +293,13 @@ def test_kill_9_during_index_then_index_completes_without_duplicates(tmp_path):
     assert engine_index(root, full=True)["embedded"] == 0
     assert {r["id"] for r in store_rows(root)} == recovered
     # every file is searchable by its own function name
+    from zgrep.dispatch import handle
     from zgrep.engine import Engine
 
     engine = Engine(root)
     try:
         for i in range(0, 400, 7):
-            hits = engine.handle("search", {"queries": [f"compute_token{i:03d}x"], "refresh": "off", "limit": 1})["hits"]
+            hits = handle(engine, "search", {"queries": [f"compute_token{i:03d}x"], "refresh": "off", "limit": 1})["hits"]
             assert hits[0]["path"] == f"pkg{i % 8}/mod{i:03d}.py"
     finally:
         engine.close()

@@ -51,12 +51,13 @@ def zg_ws(ws: dict[str, Any], *args: str) -> Any:
 
 def engine_search(root: Path, query: str | list[str], **args: Any) -> dict[str, Any]:
     """One search through the Engine in this process (what `zg search` sends), index not refreshed."""
+    from zgrep.dispatch import handle
     from zgrep.engine import Engine
 
     engine = Engine(root)
     try:
         queries = [query] if isinstance(query, str) else query
-        return engine.handle("search", {"queries": queries, "refresh": "off", **args})
+        return handle(engine, "search", {"queries": queries, "refresh": "off", **args})
     finally:
         engine.close()
 
@@ -305,9 +306,9 @@ def test_min_score_and_min_score_diff(ws):
     assert kept and all(h["score"] >= floor for h in kept) and len(kept) < len(everything)
     near = engine_search(root, "retry with exponential backoff", min_score_diff=0.01)["hits"]
     assert near and all(best - h["score"] <= 0.01 for h in near) and len(near) < len(everything)
-    from zgrep.engine import EngineError
+    from zgrep.service import ZgError
 
-    with pytest.raises(EngineError, match="between 0 and 1"):
+    with pytest.raises(ZgError, match="between 0 and 1"):
         engine_search(root, "retry with exponential backoff", min_score=1.01)
 
 

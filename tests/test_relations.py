@@ -137,12 +137,13 @@ def test_not_indexed_is_a_clear_error(repo: Path, zg: Zg) -> None:
 
 def test_engine_and_server_mode_equal_direct(indexed: Path, zg: Zg, tmp_path: Path,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    from zgrep.dispatch import handle
     from zgrep.engine import Engine
 
     direct = run_json(zg, indexed, "callers", "helper")
     engine = Engine(indexed)
     try:
-        in_process = engine.handle("callers", {"symbol": "helper"})
+        in_process = handle(engine, "callers", {"symbol": "helper"})
     finally:
         engine.close()
     assert in_process["callers"] == direct["callers"]

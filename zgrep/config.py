@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from zgrep.service import ErrorCode, FixedCodeError
+
 WORKSPACE_FILE = ".zgrep.toml"
 TRUST_FILE = "trusted.json"
 # Settings that send code off the machine, pick which secret to read, or point at a server
@@ -66,8 +68,10 @@ CHOICES: dict[str, tuple[str, ...]] = {
 }
 
 
-class ConfigError(ValueError):
+class ConfigError(FixedCodeError, ValueError):
     """A configuration file or value is invalid."""
+
+    CODE = ErrorCode.CONFIG
 
 
 def user_config_path() -> Path:
@@ -259,7 +263,3 @@ class Config:
     def _set(self, key: str, value: Any, source: str) -> None:
         self.values[key] = _check(key, value, source)
         self.sources[key] = source
-
-    def as_dict(self) -> dict[str, Any]:
-        """Plain dict of values (JSON-serialisable)."""
-        return dict(self.values)

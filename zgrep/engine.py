@@ -1,4 +1,6 @@
-"""One Engine per workspace: index, search and status. Direct mode and the daemon both use it."""
+"""One Engine per workspace: the session the use cases (index, search, status, relations) run in,
+holding its store, model, vector cache, relations writer, lock and file state. Direct mode and
+the daemon both hold one; `zgrep.dispatch` serves ops with it."""
 
 from __future__ import annotations
 
@@ -12,26 +14,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from zgrep.server import protocol
-from zgrep.config import Config, ConfigError, user_config_path
-from zgrep.git import head_commit
-from zgrep.workspace import (FORMAT_VERSION, SCHEMA_VERSION, Workspace, WorkspaceError, atomic_write, read_object,
-                             redact)
+from zgrep.config import Config, user_config_path
 from zgrep.locking import ENGINE_LOCK, LockBusy, WorkspaceLock
-from zgrep.progress import Progress
+from zgrep.service import ErrorCode, ZgError
+from zgrep.fsutil import atomic_write
+from zgrep.workspace import FORMAT_VERSION, SCHEMA_VERSION, Workspace, WorkspaceError, read_object
 
 FILES_STATE = "files.json"
 REBUILD_STATE = "rebuild.json"  # a full rebuild in progress: its collection, then the manifest it commits
 VECTOR_CACHE = "vectors.sqlite"
 MILVUS_LITE = "milvus.db"
-EMBED_BATCH_CHUNKS = 256
-
-class EngineError(RuntimeError):
-    """A failure to report as one line (with a stable code)."""
-
-    def __init__(self, message: str, code: str = "engine_error") -> None:
-        super().__init__(message)
-        self.code = code
 
 
 @dataclass
@@ -48,7 +40,7 @@ class FileRecord:
         return [self.sha256, self.size, self.mtime_ns, self.language, self.chunks]
 
     @classmethod
-    def from_json(cls, raw: Any) -> "FileRecord":
+    def from_json(cls, raw: Any) -> FileRecord:
         """A record from its JSON list; ValueError when it is not one."""
         if not (isinstance(raw, list) and len(raw) == 5 and isinstance(raw[0], str) and isinstance(raw[3], str)
                 and all(isinstance(v, int) and not isinstance(v, bool) for v in (raw[1], raw[2], raw[4]))):
@@ -63,10 +55,10 @@ def load_embedder(config: Config, root: Path) -> Any:
     provider = config["embedding.provider"]
     opted_in = config["embedding.allow_remote"] and config.source("embedding.allow_remote") != str(user_config_path())
     if provider != "local" and not opted_in:
-        raise EngineError(
-            f"embedding provider {provider!r} sends code off this machine; opt in for this workspace with "
+        raise ZgError(
+            ErrorCode.REMOTE_NOT_ALLOWED, f"embedding provider {provider!r} sends code off this machine; opt in for this workspace with "
             f"`allow_remote = true` under [embedding] in {root / '.zgrep.toml'} (the user-wide config cannot opt in "
-            "every workspace)", code="remote_not_allowed")
+            "every workspace)")
     return make_embedder(
         provider, config["embedding.model"] or None, config["embedding.url"] or None,
         api_key_env=config["embedding.api_key_env"] or None, batch_size=config["embedding.batch_size"],
@@ -168,11 +160,12 @@ class Engine:
         if not present:
             if not create:
                 store.close()
-                raise EngineError("the index is missing its Milvus collection; rebuild with: zg index --full", "not_indexed")
+                raise ZgError(ErrorCode.NOT_INDEXED,
+                              "the index is missing its Milvus collection; rebuild with: zg index --full")
             store.create()
         return store
 
-    def adopt(self, store: Any, files: dict[str, "FileRecord"], collection: str) -> None:
+    def adopt(self, store: Any, files: dict[str, FileRecord], collection: str) -> None:
         """Serve from a rebuilt collection and its file table from now on (one switch for readers)."""
         with self._switching:
             self._stores["live"], self._files, self._files_collection = store, files, collection
@@ -236,13 +229,13 @@ class Engine:
             data["collection"] = collection
         atomic_write(self.ws.path(FILES_STATE), json.dumps(data, separators=(",", ":")))
 
-    def blank(self) -> "Engine":
+    def blank(self) -> Engine:
         """A view with an empty file table: what a full rebuild plans against."""
         view = copy.copy(self)
         view._files = {}
         return view
 
-    def snapshot(self) -> "Engine":
+    def snapshot(self) -> Engine:
         """A read-only view sharing model, store and cache, with its own copy of the file table."""
         with self._switching:
             view = copy.copy(self)
@@ -265,53 +258,7 @@ class Engine:
                 raise WorkspaceError(problem)
         return manifest
 
-    # ----- requests --------------------------------------------------------------------
-    def handle(self, op: str, args: dict[str, Any], progress: Progress | None = None) -> dict[str, Any]:
-        """Serve one protocol op."""
-        if op == "index":
-            from zgrep.index.run import run_index
-
-            return run_index(self, args, progress)
-        if op == "search":
-            from zgrep.search.run import run_search
-
-            if (args.get("refresh") or "wait") != "wait":  # (a refreshing search verifies the index as it runs)
-                self.verify_store()
-            return run_search(self, args, progress)
-        if op == "status":
-            return self.status()
-        if op in ("callers", "trace"):
-            from zgrep.relations.query import run_relations
-
-            return run_relations(self, op, args)
-        if op == "ping":
-            return {"pong": True}
-        raise EngineError(f"op {op!r} is not served here", code="unknown_op")
-
-    def status(self) -> dict[str, Any]:
-        """What is indexed, with which model, where, and how fresh it is."""
-        manifest = self.manifest()
-        root = str(self.ws.root)
-        if manifest is None:
-            return {"root": root, "indexed": False, "files": 0, "chunks": 0, "languages": {}}
-        files = self.files()
-        languages: dict[str, int] = {}
-        for rec in files.values():
-            languages[rec.language] = languages.get(rec.language, 0) + 1
-        head = head_commit(self.ws.root)
-        problem = self.index_problem(manifest) or self.store_problem(manifest)
-        changed = None if problem else self.changed_files()
-        return {
-            "root": root, "indexed": True, "files": len(files), "chunks": sum(r.chunks for r in files.values()),
-            "languages": dict(sorted(languages.items(), key=lambda kv: -kv[1])),
-            "model": manifest.get("model_id"), "dim": manifest.get("dim"), "milvus_uri": manifest.get("milvus_uri"),
-            "collection": manifest.get("collection"), "last_indexed": manifest.get("last_indexed"),
-            "root_hash": manifest.get("root_hash"), "indexed_commit": manifest.get("commit"), "head_commit": head,
-            "stale_vs_head": bool(head and manifest.get("commit") != head),
-            "changed_files": changed, "fresh": changed == 0 and manifest.get("complete", True), "problem": problem,
-            "run_unfinished": not manifest.get("complete", True) or self.ws.path(REBUILD_STATE).exists(),
-        }
-
+    # ----- health ----------------------------------------------------------------------
     def index_problem(self, manifest: dict[str, Any]) -> str | None:
         """Why the index cannot be used as it is (with the command that fixes it), or None."""
         try:
@@ -333,23 +280,23 @@ class Engine:
         return None
 
     def verify_store(self) -> None:
-        """Refuse (EngineError) an index whose Milvus rows disagree with its file state."""
+        """Refuse (ZgError INDEX_DAMAGED) an index whose Milvus rows disagree with its file state."""
         manifest = self.check_manifest()
         problem = None if manifest is None else self.store_problem(manifest)
         if problem:
-            raise EngineError(problem, code="index_damaged")
+            raise ZgError(ErrorCode.INDEX_DAMAGED, problem)
 
     def store_problem(self, manifest: dict[str, Any]) -> str | None:
         """Why Milvus disagrees with the recorded file state (damaged, missing, other row count), naming
         the fix; None when they agree or another process holds the workspace."""
-        from zgrep.store.milvus import StoreBusy, StoreError
+        from zgrep.store.milvus import StoreBusy
 
         try:
             store = self.open_store(create=False)
             count = store.count()
         except (LockBusy, StoreBusy):
             return None
-        except (StoreError, EngineError) as exc:
+        except ZgError as exc:  # damaged or unreachable Milvus, a missing collection
             return str(exc)
         expected = sum(rec.chunks for rec in self.files().values())
         if manifest.get("complete", True) and count != expected:
@@ -357,63 +304,9 @@ class Engine:
                     f"{expected}; repair it with: zg index")
         return None
 
-    def changed_files(self) -> int:
-        """How many files differ from the index (new, edited, deleted, or newly ignored)."""
-        from zgrep.index.run import plan
-
-        work = plan(self, None, full=False)
-        return len(work.changed) + len(work.deleted)
-
     def new_manifest(self, collection: str) -> dict[str, Any]:
         """A manifest describing the current configuration."""
         return {"format_version": FORMAT_VERSION, "schema_version": SCHEMA_VERSION, "root": str(self.ws.root),
                 "model_id": self.embedder.model_id, "dim": self.embedder.dim, "milvus_uri": self.milvus_uri,
                 "collection": collection}
 
-
-def error_response(exc: BaseException) -> dict[str, Any]:
-    from zgrep.embedding.base import EmbeddingError
-
-    if isinstance(exc, EngineError):
-        return protocol.error(exc.code, str(exc))
-    if isinstance(exc, LockBusy):
-        return protocol.error("workspace_busy", str(exc))
-    if isinstance(exc, WorkspaceError):
-        return protocol.error("workspace", str(exc))
-    if isinstance(exc, ConfigError):
-        return protocol.error("config", str(exc))
-    if isinstance(exc, EmbeddingError):
-        return protocol.error("embedding", str(exc))
-    from zgrep.search.filters import FilterError
-    from zgrep.store.milvus import StoreError
-
-    if isinstance(exc, (FilterError, ValueError)):
-        return protocol.error("bad_request", str(exc))
-    if isinstance(exc, StoreError):
-        return protocol.error("store", redact(str(exc)))
-    from pymilvus.exceptions import MilvusException
-
-    if isinstance(exc, MilvusException):
-        return protocol.error("store", redact(f"Milvus: {exc.message}"))
-    return protocol.error("internal", redact(f"{type(exc).__name__}: {exc}"))
-
-
-def serve(engine: Engine, request: dict[str, Any], progress: Progress | None = None) -> dict[str, Any]:
-    """Answer one request with `engine`, turning failures into error responses."""
-    try:
-        return protocol.ok(engine.handle(request["op"], request.get("args") or {}, progress))
-    except Exception as exc:  # every failure becomes one line for the user
-        return error_response(exc)
-
-
-def run_direct(request: dict[str, Any], progress: Progress | None = None) -> dict[str, Any]:
-    """Open the workspace's engine in this process, serve one request, close it."""
-    try:
-        root = Path(request["root"])
-        engine = Engine(root, Config.load(root, request.get("args", {}).get("config")))
-    except Exception as exc:
-        return error_response(exc)
-    try:
-        return serve(engine, request, progress)
-    finally:
-        engine.close()

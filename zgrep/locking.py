@@ -12,12 +12,15 @@ import time
 from pathlib import Path
 
 from zgrep.procfs import describe
+from zgrep.service import ErrorCode, FixedCodeError
 
 ENGINE_LOCK = "engine.lock"  # per-workspace lock file inside the state dir (Milvus Lite admits one process)
 
 
-class LockBusy(RuntimeError):
+class LockBusy(FixedCodeError):
     """Another process holds the workspace; the message names it and the way out."""
+
+    CODE = ErrorCode.WORKSPACE_BUSY
 
 
 def lock_holder(path: Path) -> str | None:

@@ -33,7 +33,6 @@ class Chunk:
     symbol_kind: str = "module"
     scope: str = ""
     context: str = ""
-    references: tuple[str, ...] = field(default_factory=tuple)
     names: tuple[str, ...] = field(default_factory=tuple)  # every definition in the chunk, `symbol` first
 
     @property

@@ -6,14 +6,14 @@ Standard library only (the thin client resolves the root before routing a reques
 from __future__ import annotations
 
 import json
-import os
 import re
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from zgrep.fsutil import atomic_write
 from zgrep.git import git_toplevel
+from zgrep.service import ErrorCode, FixedCodeError
 
 STATE_DIR = ".zgrep"
 MANIFEST = "manifest.json"
@@ -22,8 +22,10 @@ SCHEMA_VERSION = 2
 _URI_CREDENTIALS = re.compile(r"\b([A-Za-z][A-Za-z0-9+.-]*://)[^/\s]+@")
 
 
-class WorkspaceError(RuntimeError):
+class WorkspaceError(FixedCodeError):
     """The workspace or its state cannot be used as is; the message names the fix."""
+
+    CODE = ErrorCode.WORKSPACE
 
 
 def find_root(start: Path | None = None, explicit: bool = False) -> Path:
@@ -41,23 +43,6 @@ def find_root(start: Path | None = None, explicit: bool = False) -> Path:
         if top is not None and candidate == top:
             break
     return top or base
-
-
-def atomic_write(path: Path, data: str | bytes) -> None:
-    """Write `data` to `path` via a temp file + fsync + rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    raw = data.encode("utf-8") if isinstance(data, str) else data
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(raw)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def read_json(path: Path) -> Any:

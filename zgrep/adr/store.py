@@ -39,10 +39,6 @@ class AdrSet:
         nums += [int(m.group(1)) for f in self.files if (m := FILE_RE.match(f.rsplit("/", 1)[-1]))]
         return max(nums, default=0) + 1
 
-    def governing(self, path: str) -> list[Adr]:
-        """Live ADRs with an anchor on `path` or on a directory containing it."""
-        return [a for a in self.adrs if a.live and any(anchor_covers(x.path, path) for x in a.anchors)]
-
 
 def anchor_covers(anchor_path: str, path: str) -> bool:
     """An anchor on a file covers that file; on a directory, everything below it."""

@@ -14,7 +14,6 @@ from __future__ import annotations
 from zgrep.chunking.definitions import Definition, parse, walk_definitions
 from zgrep.chunking.languages import TABLE, detect_language
 from zgrep.chunking.markdown import markdown_pieces, sections
-from zgrep.chunking.references import ReferenceIndex
 from zgrep.chunking.shaping import code_pieces
 from zgrep.chunking.windows import Lines, Piece, window_pieces
 from zgrep.types import Chunk, Symbol
@@ -30,19 +29,17 @@ def chunk_file(path: str, text: str, *, context_lines: int = 2) -> list[Chunk]:
         return []
     language = detect_language(path)
     lines = Lines(text)
-    references: ReferenceIndex | None = None
     try:
         if language in TABLE:
             tree = parse(text, language)
             pieces = code_pieces(lines, walk_definitions(tree, language))
-            references = ReferenceIndex(tree, language)
         elif language == "markdown":
             pieces = markdown_pieces(lines)
         else:
             pieces = window_pieces(lines)
     except Exception:  # a grammar or walker failure must not lose the file
-        pieces, references = window_pieces(lines), None
-    return [_chunk(path, language, lines, piece, context_lines, references) for piece in pieces]
+        pieces = window_pieces(lines)
+    return [_chunk(path, language, lines, piece, context_lines) for piece in pieces]
 
 
 def extract_symbols(text: str, language: str) -> list[Symbol]:
@@ -66,15 +63,13 @@ def _symbol(definition: Definition) -> Symbol:
                   definition.scope)
 
 
-def _chunk(path: str, language: str, lines: Lines, piece: Piece, context_lines: int,
-           references: ReferenceIndex | None) -> Chunk:
+def _chunk(path: str, language: str, lines: Lines, piece: Piece, context_lines: int) -> Chunk:
     return Chunk(
         path=path, language=language, start_line=piece.start, end_line=piece.end,
         content=lines.content(piece.start, piece.end), symbol=piece.symbol,
         symbol_kind=piece.kind, scope=piece.scope,
         names=tuple(dict.fromkeys(n for n in (piece.symbol, *piece.merged_names) if n)),
         context=_context(lines, piece, context_lines),
-        references=references.between(piece.start, piece.end, piece.symbol) if references else (),
     )
 
 

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
+from zgrep.service import ErrorCode, FixedCodeError
+
 if TYPE_CHECKING:
     import numpy as np
 
 
-class EmbeddingError(RuntimeError):
+class EmbeddingError(FixedCodeError):
     """An embedding provider failed in a way the user must hear about (one line)."""
+
+    CODE = ErrorCode.EMBEDDING
 
 
 class Embedder(Protocol):

@@ -9,10 +9,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from zgrep.engine import REBUILD_STATE, Engine, EngineError, FileRecord, Progress, chunk_id, root_hash
+from zgrep.chunking import CHUNKER_VERSION, chunk_file, detect_language
+from zgrep.contracts import IndexArgs, IndexReport
+from zgrep.engine import REBUILD_STATE, Engine, FileRecord, chunk_id, root_hash
+from zgrep.fsutil import atomic_write
 from zgrep.git import GitError, changed_paths, head_commit
+from zgrep.index import discovery
+from zgrep.index.ignore import IgnoreRules
+from zgrep.progress import Progress
+from zgrep.relations.extract import extract
+from zgrep.relations.store import RELATIONS_DB, RelationsStore, is_ready
+from zgrep.search.text import lexical_document
+from zgrep.service import ErrorCode, ZgError
+from zgrep.store.milvus import MAX_NAMES, clip_utf8
 from zgrep.types import Chunk
-from zgrep.workspace import WorkspaceError, atomic_write, read_object
+from zgrep.workspace import WorkspaceError, read_object
 
 FILES_PER_BATCH = 64
 LEXICAL_VERSION = 6  # bump when lexical_text() changes: indexes re-chunk (vectors stay cached)
@@ -22,15 +33,11 @@ NEXT_RELATIONS = "relations.next.sqlite"  # a full rebuild's relations until it 
 
 def content_version() -> str:
     """What the stored rows are made of; a change re-chunks every file on the next index."""
-    from zgrep.chunking import CHUNKER_VERSION
-
     return f"chunks-{CHUNKER_VERSION}.lexical-{LEXICAL_VERSION}.relations-{RELATIONS_VERSION}"
 
 
 def relations_ready(engine: Engine) -> bool:
     """Whether the relations database exists with the current schema (else a full pass rebuilds it)."""
-    from zgrep.relations.store import RELATIONS_DB, is_ready
-
     return is_ready(engine.ws.path(RELATIONS_DB))
 
 
@@ -54,7 +61,7 @@ def normalise_paths(root: Path, paths: list[str]) -> list[str]:
         try:
             rel = full.relative_to(root)
         except ValueError:
-            raise EngineError(f"path outside the workspace {root}: {raw}", code="bad_request") from None
+            raise ZgError(ErrorCode.BAD_REQUEST, f"path outside the workspace {root}: {raw}") from None
         if str(rel) != ".":
             out.append(rel.as_posix())
     return sorted(set(out))
@@ -62,26 +69,23 @@ def normalise_paths(root: Path, paths: list[str]) -> list[str]:
 
 def plan(engine: Engine, paths: list[str] | None, full: bool) -> Plan:
     """Compare the working tree (or just `paths`) with the recorded state."""
-    from zgrep.index.discovery import LoadedFile, filter_paths, list_files, read_file, stat_files
-    from zgrep.index.ignore import IgnoreRules
-
     root = engine.ws.root
     cfg = engine.config
     rules = IgnoreRules.for_root(root, include_hidden=cfg["index.include_hidden"])
     known = engine.files()
     max_bytes = cfg["index.max_file_bytes"]
     if paths is None:
-        listed = list_files(root, rules)
+        listed = discovery.list_files(root, rules)
         candidates = listed
         gone = set(known) - set(listed)
     else:
-        candidates = filter_paths(root, rules, paths)
+        candidates = discovery.filter_paths(root, rules, paths)
         gone = {p for p in paths if p in known} - set(candidates)
         dirs = [p + "/" for p in paths if p not in known and not (root / p).is_file()]
         if dirs:
             gone |= {k for k in known if k.startswith(tuple(dirs)) and not (root / k).is_file()}
     result = Plan(deleted=sorted(gone))
-    stats = stat_files(root, candidates)
+    stats = discovery.stat_files(root, candidates)
     for rel in candidates:
         rec = known.get(rel)
         st = stats.get(rel)
@@ -98,8 +102,8 @@ def plan(engine: Engine, paths: list[str] | None, full: bool) -> Plan:
         if not full and rec is not None and (rec.size, rec.mtime_ns) == st:
             result.unchanged += 1
             continue
-        loaded = read_file(root, rel, max_bytes=max_bytes)
-        if not isinstance(loaded, LoadedFile):
+        loaded = discovery.read_file(root, rel, max_bytes=max_bytes)
+        if not isinstance(loaded, discovery.LoadedFile):
             result.skipped[loaded.reason] = result.skipped.get(loaded.reason, 0) + 1
             if rec is not None:
                 result.deleted.append(rel)
@@ -115,7 +119,7 @@ def plan(engine: Engine, paths: list[str] | None, full: bool) -> Plan:
     return result
 
 
-def run_index(engine: Engine, args: dict[str, Any], progress: Progress | None) -> dict[str, Any]:
+def run_index(engine: Engine, args: IndexArgs, progress: Progress | None = None) -> IndexReport:
     """Bring the index up to date; `args`: full, dry_run, paths."""
     started = time.monotonic()
     full = bool(args.get("full"))
@@ -137,14 +141,14 @@ def run_index(engine: Engine, args: dict[str, Any], progress: Progress | None) -
     if repair:
         full, paths = True, None
     work = plan(engine.blank() if full else engine, paths, full)
-    report: dict[str, Any] = {
+    report: IndexReport = {
         "root": str(root), "changed": len(work.changed), "deleted": len(work.deleted), "unchanged": work.unchanged,
         "skipped": work.skipped, "dry_run": dry_run,
     }
     if repair:
-        report.update(repaired=True, repair_reason=repair)
-    if dry_run:
-        report.update(changed_paths=work.changed, deleted_paths=work.deleted)
+        report.update({"repaired": True, "repair_reason": repair})
+    if store is None:  # a dry run
+        report.update({"changed_paths": work.changed, "deleted_paths": work.deleted})
         return report
     if full:
         return _rebuild(engine, store, work, report, progress, started)
@@ -166,7 +170,8 @@ def run_index(engine: Engine, args: dict[str, Any], progress: Progress | None) -
         store.flush()
     engine.ws.write_manifest({**new_manifest, "complete": True, "last_indexed": time.time(),
                               "root_hash": root_hash(files), "commit": covered_commit(engine, manifest, paths)})
-    report.update(chunks=chunks_done, embedded=embedded, files=len(files), took_s=round(time.monotonic() - started, 3))
+    report.update({"chunks": chunks_done, "embedded": embedded, "files": len(files),
+                   "took_s": round(time.monotonic() - started, 3)})
     return report
 
 
@@ -185,9 +190,6 @@ def _write_batches(engine: Engine, work: Plan, store: Any, relations: Any, files
                    progress: Progress | None, incremental: bool) -> tuple[int, int]:
     """Chunk, embed and store `work.changed` batch by batch into `files`; (chunks, embedded).
     Incremental runs replace each file's rows and save the file state after every batch."""
-    from zgrep.chunking import chunk_file
-    from zgrep.relations.extract import extract
-
     chunks_done = embedded = 0
     context_lines = engine.config["index.chunk_context_lines"]
     for i in range(0, len(work.changed), FILES_PER_BATCH):
@@ -203,7 +205,7 @@ def _write_batches(engine: Engine, work: Plan, store: Any, relations: Any, files
         relations.replace_files([extract(rel, work.loaded[rel].text) for rel in batch])
         for rel in batch:
             loaded = work.loaded[rel]
-            lang = chunks_by_file[rel][0].language if chunks_by_file[rel] else _language(rel)
+            lang = chunks_by_file[rel][0].language if chunks_by_file[rel] else detect_language(rel)
             files[rel] = FileRecord(loaded.sha256, loaded.size, loaded.mtime_ns, lang, len(chunks_by_file[rel]))
         if incremental:
             engine.save_files()
@@ -215,14 +217,12 @@ def _write_batches(engine: Engine, work: Plan, store: Any, relations: Any, files
     return chunks_done, embedded
 
 
-def _rebuild(engine: Engine, store: Any, work: Plan, report: dict[str, Any], progress: Progress | None,
-             started: float) -> dict[str, Any]:
+def _rebuild(engine: Engine, store: Any, work: Plan, report: IndexReport, progress: Progress | None,
+             started: float) -> IndexReport:
     """A full rebuild beside the live index (searches keep answering from it), then one switch.
 
     The rebuild marker is written before anything else; the new file state (naming the new
     collection) is the commit point; recover_rebuild() finishes or abandons a run killed on the way."""
-    from zgrep.relations.store import RelationsStore
-
     name = f"{engine.base_collection()}_g{time.time_ns() // 1_000_000:x}"
     marker: dict[str, Any] = {"collection": name, "retire": store.collection}
     _write_marker(engine, marker)
@@ -244,8 +244,8 @@ def _rebuild(engine: Engine, store: Any, work: Plan, report: dict[str, Any], pro
     _write_marker(engine, marker)
     engine.save_files(files, name)
     _finish_rebuild(engine, marker, target, files)
-    report.update(deleted=0, unchanged=0, chunks=chunks_done, embedded=embedded, files=len(files),
-                  took_s=round(time.monotonic() - started, 3))
+    report.update({"deleted": 0, "unchanged": 0, "chunks": chunks_done, "embedded": embedded, "files": len(files),
+                   "took_s": round(time.monotonic() - started, 3)})
     return report
 
 
@@ -317,13 +317,13 @@ def covered_commit(engine: Engine, manifest: dict[str, Any] | None, paths: list[
         return head
     try:
         check = plan(engine, normalise_paths(root, rest), full=False)
-    except EngineError:
+    except ZgError:
         return previous
     return head if not check.changed and not check.deleted else previous
 
 
-def _nothing_changed(engine: Engine, manifest: dict[str, Any], work: Plan, report: dict[str, Any],
-                     started: float, paths: list[str] | None) -> dict[str, Any]:
+def _nothing_changed(engine: Engine, manifest: dict[str, Any], work: Plan, report: IndexReport,
+                     started: float, paths: list[str] | None) -> IndexReport:
     """Record refreshed stat data and the current commit without touching Milvus."""
     if work.touched:
         engine.save_files()
@@ -331,14 +331,8 @@ def _nothing_changed(engine: Engine, manifest: dict[str, Any], work: Plan, repor
     if manifest.get("commit") != commit:
         engine.ws.write_manifest({**manifest, "commit": commit})
     files = engine.files()
-    report.update(chunks=0, embedded=0, files=len(files), took_s=round(time.monotonic() - started, 3))
+    report.update({"chunks": 0, "embedded": 0, "files": len(files), "took_s": round(time.monotonic() - started, 3)})
     return report
-
-
-def _language(rel: str) -> str:
-    from zgrep.chunking import detect_language
-
-    return detect_language(rel)
 
 
 def _vectors(engine: Engine, chunks: list[Chunk]) -> tuple[dict[str, Any], int]:
@@ -358,15 +352,11 @@ def _vectors(engine: Engine, chunks: list[Chunk]) -> tuple[dict[str, Any], int]:
 
 def lexical_text(chunk: Chunk) -> str:
     """The BM25 field: path, scope and symbol (identifiers split), then the code."""
-    from zgrep.search.text import lexical_document
-
     head = " ".join((chunk.path.replace("/", " ").replace(".", " "), chunk.scope, chunk.symbol, chunk.symbol))
     return lexical_document(f"{head}\n{chunk.content}")
 
 
 def _row(chunk: Chunk, vector: Any, mtime: float) -> dict[str, Any]:
-    from zgrep.store.milvus import MAX_NAMES, clip_utf8
-
     return {
         "id": chunk_id(chunk.path, chunk.start_line, chunk.end_line, chunk.content_hash),
         "path": chunk.path, "language": chunk.language, "symbol": chunk.symbol[:500],

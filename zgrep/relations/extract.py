@@ -17,7 +17,7 @@ from tree_sitter import Node, Query, QueryCursor
 
 from zgrep.chunking.definitions import grammar_of, node_text, parse, walk_definitions
 from zgrep.chunking.languages import TABLE, detect_language
-from zgrep.chunking.references import _query as identifier_query
+from zgrep.chunking.references import identifier_query
 
 _IGNORED = frozenset({"self", "cls", "this", "super", "true", "false", "null", "nil", "None", "True", "False",
                       "undefined", "it", "_"})

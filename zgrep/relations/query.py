@@ -13,8 +13,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from zgrep.contracts import CallersArgs, CallersResult, TraceArgs, TraceResult
+from zgrep.engine import Engine
+from zgrep.progress import Progress
 from zgrep.relations.resolve import FileSet, local_files, module_files, submodule
 from zgrep.relations.store import RELATIONS_DB, connect, is_ready
+from zgrep.service import ErrorCode, FixedCodeError, ZgError
 
 SELF_NAMES = frozenset({"self", "this", "cls", "Self", "super"})
 DEFAULT_DEPTH = 3
@@ -23,8 +27,10 @@ MAX_TREE_NODES = 500
 _REEXPORT_DEPTH = 3
 
 
-class RelationsError(RuntimeError):
+class RelationsError(FixedCodeError):
     """The relations cannot be queried; the message names the fix."""
+
+    CODE = ErrorCode.NOT_INDEXED
 
 
 @dataclass(frozen=True)
@@ -221,7 +227,7 @@ def open_graph(root: Path) -> tuple[Graph, sqlite3.Connection]:
     return Graph(db), db
 
 
-def callers(root: Path, symbol: str, source_file: str | None = None, limit: int | None = None) -> dict[str, Any]:
+def callers(root: Path, symbol: str, source_file: str | None = None, limit: int | None = None) -> CallersResult:
     """The `callers` result: SYMBOL's definitions and who references them."""
     graph, db = open_graph(root)
     try:
@@ -229,7 +235,7 @@ def callers(root: Path, symbol: str, source_file: str | None = None, limit: int 
         found = graph.callers(definitions) if definitions else []
     finally:
         db.close()
-    result: dict[str, Any] = {"root": str(root), "symbol": symbol, "source_file": source_file,
+    result: CallersResult = {"root": str(root), "symbol": symbol, "source_file": source_file,
                               "definitions": [d.to_json() for d in definitions], "callers": found,
                               "total": len(found)}
     if limit is not None:
@@ -238,10 +244,10 @@ def callers(root: Path, symbol: str, source_file: str | None = None, limit: int 
 
 
 def trace(root: Path, entry: str, direction: str = "backward", depth: int = DEFAULT_DEPTH,
-          source_file: str | None = None) -> dict[str, Any]:
+          source_file: str | None = None) -> TraceResult:
     """The `trace` result: a call tree from ENTRY, breadth-first to `depth`, cycles cut."""
     if direction not in ("backward", "forward"):
-        raise ValueError(f"direction must be backward or forward, not {direction!r}")
+        raise ZgError(ErrorCode.BAD_REQUEST, f"direction must be backward or forward, not {direction!r}")
     graph, db = open_graph(root)
     try:
         roots = find_definitions(graph, entry, source_file)
@@ -292,37 +298,38 @@ def _neighbours(graph: Graph, definition: Definition, direction: str) -> list[tu
              c["line"], c["resolved"], c["via"]) for c in graph.callers([definition])]
 
 
-def _symbol(args: dict[str, Any], key: str) -> str:
-    """The SYMBOL / ENTRY argument; ValueError when it is empty."""
-    value = args.get(key)
+def _symbol(value: str | None) -> str:
+    """The SYMBOL / ENTRY argument; ZgError(BAD_REQUEST) when it is empty."""
     if not isinstance(value, str) or not value.strip():
-        raise ValueError("empty symbol: give a name, e.g. zg callers retry_with_backoff")
+        raise ZgError(ErrorCode.BAD_REQUEST, "empty symbol: give a name, e.g. zg callers retry_with_backoff")
     return value
 
 
-def _count(args: dict[str, Any], key: str, low: int, high: int | None = None) -> int | None:
-    """An integer argument in [low, high], None when absent; ValueError naming the flag otherwise."""
-    value = args.get(key)
+def _count(flag: str, value: int | None, low: int, high: int | None = None) -> int | None:
+    """An integer argument in [low, high], None when absent; ZgError(BAD_REQUEST) naming the flag otherwise."""
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or value < low or (high is not None and value > high):
-        raise ValueError(f"--{key} must be at least {low}" if high is None else f"--{key} must be {low} to {high}")
+        raise ZgError(ErrorCode.BAD_REQUEST,
+                      f"--{flag} must be at least {low}" if high is None else f"--{flag} must be {low} to {high}")
     return value
 
 
-def run_relations(engine: Any, op: str, args: dict[str, Any]) -> dict[str, Any]:
-    """Serve the `callers` / `trace` ops for an Engine; needs only the relations database."""
-    from zgrep.engine import EngineError
-
+def _indexed(engine: Engine) -> Path:
+    """The workspace root, once it has been indexed (the relations are written with the index)."""
     if engine.manifest() is None:
-        raise EngineError("not indexed; run zg index", code="not_indexed")
-    root = engine.ws.root
-    try:
-        if op == "callers":
-            return callers(root, _symbol(args, "symbol"), args.get("source_file"), _count(args, "limit", 1))
-        return trace(root, _symbol(args, "entry"), args.get("direction") or "backward",
-                     _count(args, "depth", 1, MAX_DEPTH) or DEFAULT_DEPTH, args.get("source_file"))
-    except RelationsError as exc:
-        raise EngineError(str(exc), code="not_indexed") from None
-    except ValueError as exc:
-        raise EngineError(str(exc), code="bad_request") from None
+        raise ZgError(ErrorCode.NOT_INDEXED, "not indexed; run zg index")
+    return engine.ws.root
+
+
+def run_callers(engine: Engine, args: CallersArgs, progress: Progress | None = None) -> CallersResult:
+    """The `callers` op: needs only the relations database."""
+    root = _indexed(engine)
+    return callers(root, _symbol(args.get("symbol")), args.get("source_file"), _count("limit", args.get("limit"), 1))
+
+
+def run_trace(engine: Engine, args: TraceArgs, progress: Progress | None = None) -> TraceResult:
+    """The `trace` op: needs only the relations database."""
+    root = _indexed(engine)
+    return trace(root, _symbol(args.get("entry")), args.get("direction") or "backward",
+                 _count("depth", args.get("depth"), 1, MAX_DEPTH) or DEFAULT_DEPTH, args.get("source_file"))

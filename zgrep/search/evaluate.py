@@ -10,13 +10,19 @@ from __future__ import annotations
 import json
 import math
 import statistics
-import sys
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from collections.abc import Callable, Iterator
 from typing import Any
+
+from zgrep.config import Config
+from zgrep.dispatch import handle
+from zgrep.engine import Engine
+from zgrep.server import client
+from zgrep.service import INDEX, SEARCH
 
 K = 10
 
@@ -111,8 +117,6 @@ Ask = Callable[[str, dict[str, Any]], dict[str, Any]]
 def _session(root: Path, mode: str) -> Iterator[tuple[Ask, list[str]]]:
     """How to run ops on `root`: in this process (direct, or auto with no daemon alive), else through
     the client (the daemon holding the workspace); with the modes used, filled in as ops run."""
-    from zgrep.server import client
-
     used: list[str] = []
     if mode == "server" or (mode == "auto" and client.live_daemon() is not None):
         def ask(op: str, args: dict[str, Any]) -> dict[str, Any]:
@@ -122,14 +126,11 @@ def _session(root: Path, mode: str) -> Iterator[tuple[Ask, list[str]]]:
 
         yield ask, used
         return
-    from zgrep.config import Config
-    from zgrep.engine import Engine
-
     client.refuse_if_daemon_holds(str(root))
     engine = Engine(root, Config.load(root))
     used.append("direct")
     try:
-        yield engine.handle, used
+        yield partial(handle, engine), used
     finally:
         engine.close()
 
@@ -139,14 +140,14 @@ def evaluate_workspace(root: Path, queries: list[Query], args: dict[str, Any] | 
     """Index `root` (timed), run every query (in-process, or through the daemon unless `mode` is direct), score."""
     with _session(root, mode) as (ask, used):
         started = time.monotonic()
-        ask("index", {})
+        ask(INDEX.name, {})
         index_s = time.monotonic() - started
         rows: list[dict[str, Any]] = []
         latencies: list[float] = []
         per_query: list[dict[str, Any]] = []
         for q in queries:
             t0 = time.monotonic()
-            res = ask("search", {"queries": [q.text], "limit": K, "preview": "none", "refresh": "off", **(args or {})})
+            res = ask(SEARCH.name, {"queries": [q.text], "limit": K, "preview": "none", "refresh": "off", **(args or {})})
             latencies.append(time.monotonic() - t0)
             metrics = score(res["hits"], q.targets)
             rows.append({**metrics, "category": q.category})
@@ -160,38 +161,6 @@ def evaluate_workspace(root: Path, queries: list[Query], args: dict[str, Any] | 
         "p50_latency_ms": round(statistics.median(latencies) * 1000, 1) if latencies else 0.0,
         "index_s": round(index_s, 2), "per_query": per_query, "rows": rows,
     }
-
-
-def main(paths: list[str], as_json: bool, root: Path | None = None) -> int:
-    """`zg eval ANNOTATIONS...`: score the current workspace against annotation files (--mode as for search)."""
-    from zgrep.server.client import ClientError
-    from zgrep.config import Config
-    from zgrep.workspace import find_root
-
-    if not paths:
-        print("zg: give one or more annotation files (semble format)", file=sys.stderr)
-        return 2
-    ws = root or find_root()
-    try:
-        queries = [q for p in paths for q in load_annotations(Path(p))]
-    except AnnotationError as exc:
-        print(f"zg: {exc}", file=sys.stderr)
-        return 2
-    from zgrep.engine import error_response
-
-    try:
-        result = evaluate_workspace(ws, queries, mode=Config.load(ws)["mode"])
-    except ClientError as exc:
-        print(f"zg: {exc}", file=sys.stderr)
-        return exc.exit_code
-    except Exception as exc:  # the engine's failures become its one-line messages
-        print(f"zg: {error_response(exc)['error']['message']}", file=sys.stderr)
-        return 2
-    if as_json:
-        print(json.dumps({k: v for k, v in result.items() if k != "rows"}))
-    else:
-        print(format_report({"workspace": result}))
-    return 0
 
 
 def format_report(results: dict[str, dict[str, Any]]) -> str:

@@ -4,17 +4,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from collections.abc import Iterable
-from typing import Any
 
+from zgrep.contracts import SearchArgs
 from zgrep.filetypes import GlobFilter, path_has_type, type_globs
+from zgrep.service import ErrorCode, FixedCodeError
 from zgrep.store.expr import in_list
 from zgrep.types import SYMBOL_KINDS
 
 MAX_PATHS_IN_EXPR = 4000
 
 
-class FilterError(ValueError):
+class FilterError(FixedCodeError, ValueError):
     """A filter argument is invalid (unknown type, symbol kind, ...)."""
+
+    CODE = ErrorCode.BAD_REQUEST
 
 
 @dataclass
@@ -31,7 +34,7 @@ class SearchFilter:
     modified_before: float | None
 
     @classmethod
-    def from_args(cls, args: dict[str, Any]) -> SearchFilter:
+    def from_args(cls, args: SearchArgs) -> SearchFilter:
         """Validate the filter fields of search args."""
         f = cls(
             globs=list(args.get("globs") or []),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import time
@@ -9,10 +10,14 @@ from pathlib import Path
 from collections.abc import Callable
 from typing import Any
 
-from zgrep.engine import Engine, EngineError, Progress
+from zgrep.contracts import SearchArgs, SearchGroup, SearchHit, SearchResult
+from zgrep.engine import Engine
+from zgrep.index.run import run_index
+from zgrep.progress import Progress
 from zgrep.search.filters import SearchFilter
 from zgrep.search.rank import RankSettings, fuse, path_matches, rerank
 from zgrep.search.text import STOPWORDS, lexical_query
+from zgrep.service import ErrorCode, ZgError
 from zgrep.store.expr import in_list
 from zgrep.types import RouteHit
 
@@ -27,27 +32,36 @@ _CODE_LIKE = re.compile(r"[_.]|[a-z0-9][A-Z]|[A-Z]{2,}[a-z]")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 
 
-def run_search(engine: Engine, args: dict[str, Any], progress: Progress | None) -> dict[str, Any]:
+def run_search(engine: Engine, args: SearchArgs, progress: Progress | None = None) -> SearchResult:
     """Search the workspace for one or several queries (SPEC JSON contract, minus `mode`)."""
     started = time.monotonic()
+    if (args.get("refresh") or "wait") != "wait":  # (a refreshing search verifies the index as it runs)
+        engine.verify_store()
     queries = [q for q in (args.get("queries") or [])]
     if not queries or any(not isinstance(q, str) or not q.strip() for q in queries):
-        raise EngineError("empty query: give search text, e.g. zg search \"retry with backoff\"", code="bad_request")
+        raise ZgError(ErrorCode.BAD_REQUEST, "empty query: give search text, e.g. zg search \"retry with backoff\"")
     search_mode = args.get("search_mode") or "hybrid"
     if search_mode not in SEARCH_MODES:
-        raise EngineError(f"unknown search mode {search_mode!r}; choose from {', '.join(SEARCH_MODES)}", code="bad_request")
+        raise ZgError(ErrorCode.BAD_REQUEST,
+                      f"unknown search mode {search_mode!r}; choose from {', '.join(SEARCH_MODES)}")
     preview = args.get("preview") or "short"
     if preview not in PREVIEWS:
-        raise EngineError(f"unknown preview {preview!r}; choose from {', '.join(PREVIEWS)}", code="bad_request")
-    limit = int(engine.config["search.limit"] if args.get("limit") is None else args["limit"])
-    if limit < 1:
-        raise EngineError("--limit must be at least 1", code="bad_request")
+        raise ZgError(ErrorCode.BAD_REQUEST, f"unknown preview {preview!r}; choose from {', '.join(PREVIEWS)}")
+    limit_arg = args.get("limit")
+    limit = engine.config["search.limit"] if limit_arg is None else limit_arg
+    if not limit >= 1:  # (NaN too)
+        raise ZgError(ErrorCode.BAD_REQUEST, "--limit must be at least 1")
+    limit = int(limit)
+    after, before = args.get("modified_after"), args.get("modified_before")
+    if after is not None and before is not None and after >= before:
+        raise ZgError(ErrorCode.BAD_REQUEST,
+                      "--modified-after must be earlier than --modified-before (no file can match both)")
     filters = SearchFilter.from_args(args)
     filters.paths = _check_scope(engine, filters.paths, args)
     _ensure_index(engine, args, progress)
     expr, possible, post_filter = filters.expression(engine.files().keys())
     admits = filters.admits_path if post_filter else None
-    groups = []
+    groups: list[SearchGroup] = []
     for query in queries:
         hits = (_search_one(engine, query[:MAX_QUERY_CHARS], search_mode, expr, limit, args, preview, admits)
                 if possible else [])
@@ -60,7 +74,7 @@ def run_search(engine: Engine, args: dict[str, Any], progress: Progress | None) 
     return {"root": root, "took_ms": took_ms, "groups": groups, "distinct_locations": len(locations)}
 
 
-def _check_scope(engine: Engine, paths: list[str], args: dict[str, Any]) -> list[str]:
+def _check_scope(engine: Engine, paths: list[str], args: SearchArgs) -> list[str]:
     """Workspace-relative --path values; refuses ones outside the workspace or naming nothing
     there, and scores outside 0-1."""
     root = engine.ws.root
@@ -68,25 +82,25 @@ def _check_scope(engine: Engine, paths: list[str], args: dict[str, Any]) -> list
     for rel in paths:
         target = Path(os.path.normpath(root / rel))
         if not target.is_relative_to(root):
-            raise EngineError(f"--path {rel} is outside the workspace {root}", code="bad_request")
+            raise ZgError(ErrorCode.BAD_REQUEST, f"--path {rel} is outside the workspace {root}")
         if not target.exists():
-            raise EngineError(f"--path {rel}: no such file or directory in {root}", code="bad_request")
+            raise ZgError(ErrorCode.BAD_REQUEST, f"--path {rel}: no such file or directory in {root}")
         if target != root:
             scoped.append(target.relative_to(root).as_posix())
-    for name in ("min_score", "min_score_diff"):
-        value = args.get(name)
+    for flag, value in (("min-score", args.get("min_score")), ("min-score-diff", args.get("min_score_diff"))):
         if value is not None and not 0.0 <= float(value) <= 1.0:
-            raise EngineError(f"--{name.replace('_', '-')} must lie between 0 and 1 (got {value})", code="bad_request")
+            raise ZgError(ErrorCode.BAD_REQUEST, f"--{flag} must lie between 0 and 1 (got {value})")
+    for flag, value in (("modified-after", args.get("modified_after")), ("modified-before", args.get("modified_before"))):
+        if value is not None and not math.isfinite(value):
+            raise ZgError(ErrorCode.BAD_REQUEST, f"--{flag} must be a time in seconds (got {value})")
     return scoped
 
 
-def _ensure_index(engine: Engine, args: dict[str, Any], progress: Progress | None) -> None:
-    from zgrep.index.run import run_index
-
+def _ensure_index(engine: Engine, args: SearchArgs, progress: Progress | None) -> None:
     refresh = args.get("refresh") or "wait"
     if engine.manifest() is None:
         if args.get("no_index"):
-            raise EngineError(f"{engine.ws.root} is not indexed yet; run: zg index", code="not_indexed")
+            raise ZgError(ErrorCode.NOT_INDEXED, f"{engine.ws.root} is not indexed yet; run: zg index")
         run_index(engine, {}, progress)
     elif refresh == "wait":
         run_index(engine, {}, progress)
@@ -94,8 +108,8 @@ def _ensure_index(engine: Engine, args: dict[str, Any], progress: Progress | Non
         engine.check_manifest()
 
 
-def _search_one(engine: Engine, query: str, search_mode: str, expr: str, limit: int, args: dict[str, Any],
-                preview: str, admits: Callable[[str], bool] | None) -> list[dict[str, Any]]:
+def _search_one(engine: Engine, query: str, search_mode: str, expr: str, limit: int, args: SearchArgs,
+                preview: str, admits: Callable[[str], bool] | None) -> list[SearchHit]:
     cfg = engine.config
     pool = max(cfg["search.candidates"], limit * 3) * (POST_FILTER_POOL_FACTOR if admits else 1)
     routes = _routes(engine, query, search_mode, expr, pool, admits)
@@ -155,7 +169,7 @@ def symbol_candidates(query: str) -> list[str]:
     return names[:MAX_SYMBOL_NAMES]
 
 
-def _hit(cand: Any, preview: str, wanted: set[str]) -> dict[str, Any]:
+def _hit(cand: Any, preview: str, wanted: set[str]) -> SearchHit:
     f = cand.fields
     symbol = f.get("symbol") or None
     if symbol not in wanted:

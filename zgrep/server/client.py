@@ -1,7 +1,7 @@
 """Route a request to the daemon or run it in-process (--mode auto|server|direct).
 
-Thin path: the standard library, the protocol and runtime modules; pyzmq only once a
-daemon's endpoint file exists; the engine only in direct mode.
+Thin path: the standard library, the operation table, the protocol and runtime modules; pyzmq
+only once a daemon's endpoint file exists; the engine only in direct mode.
 """
 
 from __future__ import annotations
@@ -12,13 +12,13 @@ from pathlib import Path
 from typing import Any
 
 from zgrep.server import protocol, runtime
+from zgrep.service import PING, SEARCH, ErrorCode, ZgError, operation
 from zgrep.config import DEFAULTS, env_name
 from zgrep.locking import ENGINE_LOCK, lock_holder
 from zgrep.procfs import process_state
 from zgrep.workspace import STATE_DIR
 
 MODES = ("auto", "server", "direct")
-READ_ONLY_OPS = frozenset({"search", "status", "callers", "trace"})
 POLL_S = 0.2
 READ_ONLY_DEADLINE_S = 600.0
 BUSY_PROBE_MS = 1000
@@ -27,13 +27,12 @@ NO_DAEMON = "no zgrep daemon is ready; start one with: zg server on"
 RESTART = "restart it: zg server off; zg server on"
 
 
-class ClientError(RuntimeError):
+class ClientError(ZgError):
     """A request failed; `exit_code` is what the CLI should exit with."""
 
-    def __init__(self, message: str, exit_code: int = 2, code: str = "error") -> None:
-        super().__init__(message)
+    def __init__(self, code: ErrorCode, message: str, exit_code: int = 2) -> None:
+        super().__init__(code, message)
         self.exit_code = exit_code
-        self.code = code
 
 
 class DaemonLost(RuntimeError):
@@ -102,7 +101,7 @@ def probe(timeout_ms: int) -> dict[str, Any] | None:
     info = runtime.read_info()
     if info is None or not runtime.pid_alive(info["pid"]) or pid_stopped(info["pid"]):
         return None
-    request = protocol.make_request("ping", None, token=runtime.read_token())
+    request = protocol.make_request(PING.name, None, token=runtime.read_token())
     try:
         reply = exchange(info["endpoint"], request, timeout_ms / 1000, info["pid"])
     except DaemonLost:
@@ -131,29 +130,30 @@ def call_server(info: dict[str, Any], op: str, root: str, args: dict[str, Any]) 
     """Run `op` in the daemon described by `info`; DaemonLost when it fails mid-way."""
     from zgrep.progress import stderr_progress
 
-    show = stderr_progress() if op in ("index", "search") else None
+    served = operation(op)
+    show = stderr_progress() if served.progress else None
     sent = {**args, "config": {**env_config(), **(args.get("config") or {})}, "progress": show is not None}
     request = protocol.make_request(op, root, sent, token=runtime.read_token())
-    timeout = READ_ONLY_DEADLINE_S if op in READ_ONLY_OPS else None
+    timeout = READ_ONLY_DEADLINE_S if served.read_only else None
     response = exchange(info["endpoint"], request, timeout, info["pid"], show)
     if not response["ok"]:
         err = response["error"]
-        raise ClientError(err["message"], code=err["code"])
+        raise ClientError(err["code"], err["message"])
     return response["result"]
 
 
 def call_direct(op: str, root: str, args: dict[str, Any]) -> dict[str, Any]:
     """Run `op` in this process with the same Engine the daemon uses."""
-    if op == "search" and args.get("refresh") == "background":
-        raise ClientError("--refresh background needs the daemon: zg server on", code="needs_daemon")
-    from zgrep.engine import run_direct
+    if op == SEARCH.name and args.get("refresh") == "background":
+        raise ClientError(ErrorCode.NEEDS_DAEMON, "--refresh background needs the daemon: zg server on")
+    from zgrep.dispatch import run_direct  # the engine stack: loaded only in direct mode (thin client)
     from zgrep.progress import stderr_progress
 
-    request = protocol.make_request("index" if op == "refresh" else op, root, args)
-    response = run_direct(request, stderr_progress() if op in ("index", "search", "refresh") else None)
+    request = protocol.make_request(op, root, args)
+    response = run_direct(request, stderr_progress() if operation(op).progress else None)
     if not response["ok"]:
         err = response["error"]
-        raise ClientError(err["message"], code=err["code"])
+        raise ClientError(err["code"], err["message"])
     return response["result"]
 
 
@@ -186,8 +186,8 @@ def daemon_holding(root: str) -> int | None:
 
 def unresponsive(pid: int) -> ClientError:
     """The daemon holds the workspace (so direct mode cannot open it) but does not answer."""
-    return ClientError(f"the zg daemon (pid {pid}) holds this index and is not answering; {RESTART}",
-                       code="workspace_busy")
+    return ClientError(ErrorCode.WORKSPACE_BUSY,
+                       f"the zg daemon (pid {pid}) holds this index and is not answering; {RESTART}")
 
 
 def refuse_if_daemon_holds(root: str) -> None:
@@ -195,9 +195,9 @@ def refuse_if_daemon_holds(root: str) -> None:
     pid = daemon_holding(root)
     if pid is None:
         return
-    raise ClientError(f"the index of {root} is held by the zg daemon (pid {pid}); drop --mode direct "
-                      "(auto and server mode use the daemon), or release it first: zg server off",
-                      code="workspace_busy")
+    raise ClientError(ErrorCode.WORKSPACE_BUSY,
+                      f"the index of {root} is held by the zg daemon (pid {pid}); drop --mode direct "
+                      "(auto and server mode use the daemon), or release it first: zg server off")
 
 
 def call_direct_checked(op: str, root: str, args: dict[str, Any], mode: str) -> dict[str, Any]:
@@ -205,7 +205,7 @@ def call_direct_checked(op: str, root: str, args: dict[str, Any], mode: str) -> 
     try:
         return call_direct(op, root, args)
     except ClientError as exc:
-        if exc.code != "workspace_busy" or (pid := daemon_holding(root)) is None:
+        if exc.code != ErrorCode.WORKSPACE_BUSY or (pid := daemon_holding(root)) is None:
             raise
         if mode == "direct":
             refuse_if_daemon_holds(root)
@@ -216,7 +216,7 @@ def call(op: str, root: str, args: dict[str, Any], mode: str = "auto",
          probe_ms: int = DEFAULTS["server.probe_timeout_ms"]) -> tuple[dict[str, Any], str]:
     """Run `op` for workspace `root`; return (result, mode actually used)."""
     if mode not in MODES:
-        raise ClientError(f"unknown mode {mode!r}; choose from {', '.join(MODES)}")
+        raise ClientError(ErrorCode.BAD_REQUEST, f"unknown mode {mode!r}; choose from {', '.join(MODES)}")
     if mode == "direct":
         refuse_if_daemon_holds(root)
         return call_direct_checked(op, root, args, mode), "direct"
@@ -228,19 +228,19 @@ def call(op: str, root: str, args: dict[str, Any], mode: str = "auto",
             if (pid := daemon_holding(root)) is not None:
                 raise unresponsive(pid)  # direct mode could not open the index either: say so now
             if mode == "server":
-                raise ClientError(f"the zg daemon (pid {running['pid']}) is not answering; {RESTART}",
-                                  code="no_daemon")
+                raise ClientError(ErrorCode.NO_DAEMON,
+                                  f"the zg daemon (pid {running['pid']}) is not answering; {RESTART}")
     if info is None:
         if mode == "server":
-            raise ClientError(NO_DAEMON, code="no_daemon")
+            raise ClientError(ErrorCode.NO_DAEMON, NO_DAEMON)
         return call_direct_checked(op, root, args, mode), "direct"
     try:
         return call_server(info, op, root, args), "server"
     except DaemonLost as exc:
         if (pid := daemon_holding(root)) is not None:
             raise unresponsive(pid) from None  # alive, stopped or hung, and still holding the index
-        if mode == "auto" and op in READ_ONLY_OPS:
+        if mode == "auto" and operation(op).read_only:
             wait_workspace_free(root)
             return call_direct_checked(op, root, args, mode), "direct"
-        raise ClientError(f"the zgrep daemon failed during {op}: {exc}; check `zg server status`, "
-                          f"or run with --mode direct", code="daemon_lost") from None
+        raise ClientError(ErrorCode.DAEMON_LOST, f"the zgrep daemon failed during {op}: {exc}; check "
+                          "`zg server status`, or run with --mode direct") from None

@@ -32,9 +32,13 @@ from typing import Any
 
 import zmq
 
-from zgrep import __version__
-from zgrep.server import protocol, runtime
+from zgrep import __version__, service
 from zgrep.config import Config, ConfigError, env_name
+from zgrep.contracts import NoArgs, Pong, ServerStatus, Stopping
+from zgrep.dispatch import error_response, serve
+from zgrep.engine import Engine, load_embedder
+from zgrep.server import protocol, runtime
+from zgrep.service import INDEX, SEARCH, ErrorCode, Scope
 from zgrep.fsutil import atomic_write
 from zgrep.server.watcher import Watcher
 
@@ -44,8 +48,6 @@ REPLIES = "inproc://zgrep-replies"
 WORKERS = 4
 LOOP_TICK_MS = 250
 SHUTDOWN_GRACE_S = 5.0
-WORKSPACE_OPS = frozenset({"status", "search", "index", "refresh", "callers", "trace"})
-RELATION_OPS = frozenset({"callers", "trace"})
 
 
 @dataclass
@@ -77,9 +79,7 @@ class EmbedderPool:
         return (provider, config["embedding.model"], config["embedding.url"], config["embedding.api_key_env"], *consent)
 
     def get(self, config: Config, root: Path) -> Any:
-        """The shared model for `config`, loaded on first use (EngineError without a remote opt-in)."""
-        from zgrep.engine import load_embedder
-
+        """The shared model for `config`, loaded on first use (ZgError without a remote opt-in)."""
         with self._lock:
             key = self.key(config)
             if key not in self._models:
@@ -119,8 +119,6 @@ class Held:
     # ----- engine ------------------------------------------------------------------------
     def prepare(self, open_store: bool) -> Any:
         """The engine, created with the shared model, file table loaded; store opened if asked."""
-        from zgrep.engine import Engine
-
         with self.lock:
             if self.engine is None:
                 config = Config.load(self.root, self.flags)
@@ -210,17 +208,15 @@ class Held:
 
     def _run_job(self, work: Work) -> dict[str, Any]:
         """Run one index pass with the engine, unless the workspace's settings changed since it was built."""
-        from zgrep.engine import error_response, serve
-
         if self.stale():  # e.g. remote consent withdrawn: this engine must not embed another file
-            return protocol.error("config_changed", f"the settings of {self.root} changed; run the command again")
+            return protocol.error(ErrorCode.CONFIG_CHANGED, f"the settings of {self.root} changed; run the command again")
         args = {"full": work.full, "paths": None if work.paths is None else sorted(work.paths)}
         try:
             engine = self.prepare(open_store=False)
             with self.lock:
                 engine.open_store(create=True)
             self.start_watcher()
-            return serve(engine, protocol.make_request("index", str(self.root), args), self._progress)
+            return serve(engine, protocol.make_request(INDEX.name, str(self.root), args), self._progress)
         except Exception as exc:  # engine construction failures become the job's error reply
             return error_response(exc)
 
@@ -248,7 +244,7 @@ class Held:
             still_running = self.running
             if still_running:  # wake requests waiting on a job that outlives the daemon
                 self.completed = self.requested
-                self.last_response = protocol.error("shutting_down", "the daemon stopped before the index job finished; run it again")
+                self.last_response = protocol.error(ErrorCode.SHUTTING_DOWN, "the daemon stopped before the index job finished; run it again")
                 self.cond.notify_all()
         if self.engine is not None and not still_running:
             self.engine.close()
@@ -331,46 +327,40 @@ class Daemon:
             reply = protocol.error(exc.code, str(exc))
         except Exception as exc:  # a bug must cost one request, not the daemon
             log.exception("a request failed before reaching a worker")
-            reply = protocol.error("internal", f"{type(exc).__name__} while reading the request")
+            reply = protocol.error(ErrorCode.INTERNAL, f"{type(exc).__name__} while reading the request")
         if reply is not None:
             self.router.send_multipart([*envelope, protocol.encode(reply)])
 
     def handle(self, frames: list[bytes]) -> dict[str, Any] | None:
         """Validate a message (shape, size, fields, token) and run it; its reply, or None once a worker has it."""
         if sum(len(f) for f in frames) > protocol.MAX_MESSAGE_BYTES:
-            raise protocol.ProtocolError("too_large", f"message exceeds the {protocol.MAX_MESSAGE_BYTES}-byte limit")
+            raise protocol.ProtocolError(ErrorCode.TOO_LARGE, f"message exceeds the {protocol.MAX_MESSAGE_BYTES}-byte limit")
         if len(frames) > 3 or (len(frames) == 3 and frames[1]):
-            raise protocol.ProtocolError("malformed", "a request is one frame (after an optional empty delimiter)")
+            raise protocol.ProtocolError(ErrorCode.MALFORMED, "a request is one frame (after an optional empty delimiter)")
         request = protocol.decode_request(frames[-1])
         if not hmac.compare_digest(request.get("token", "").encode(), self.token.encode()):
             log.warning("rejected a request with a wrong token")
-            return protocol.error("unauthorized", "wrong or missing token (the daemon was restarted? run the command again)")
-        op = request["op"]
-        if op in WORKSPACE_OPS:
+            return protocol.error(ErrorCode.UNAUTHORIZED, "wrong or missing token (the daemon was restarted? run the command again)")
+        operation = service.operation(request["op"])
+        if operation.scope is not Scope.DAEMON:
             return self.dispatch(frames[:-1], request)
-        if op == "ping":
-            return protocol.ok({"pong": True, "pid": os.getpid(), "version": __version__})
-        if op == "server_status":
-            return protocol.ok(self.status())
-        log.info("shutdown requested")
-        self.stopping.set()
-        return protocol.ok({"stopping": True, "pid": os.getpid()})
+        return protocol.ok(service.handler(operation)(self, request.get("args") or {}, None))
 
     def dispatch(self, envelope: list[bytes], request: dict[str, Any]) -> dict[str, Any] | None:
         """Find or create the workspace's Held and run the request on a worker (None), or refuse (an error)."""
         root = workspace_root(request.get("root"))
         if root is None:
-            return protocol.error("bad_request", "workspace root must be an existing absolute directory")
+            return protocol.error(ErrorCode.BAD_REQUEST, "workspace root must be an existing absolute directory")
         flags = (request.get("args") or {}).get("config") or {}
         try:
             key = settings_key(root, flags)
         except ConfigError as exc:
-            return protocol.error("config", str(exc))
+            return error_response(exc)
         with self.lock:
             held = self.held.get(root)
             if held is not None and held.key != key:
                 if held.active or held.busy():
-                    return protocol.error("workspace_busy", f"the daemon is serving {root} with other settings right now; retry shortly")
+                    return protocol.error(ErrorCode.WORKSPACE_BUSY, f"the daemon is serving {root} with other settings right now; retry shortly")
                 self.release(held)
                 held = None
             if held is None:
@@ -387,8 +377,6 @@ class Daemon:
         try:
             response = self.answer(held, envelope, request)
         except Exception as exc:  # a bug must cost one request, not the daemon
-            from zgrep.engine import error_response
-
             log.exception("request %s failed", request["op"])
             response = error_response(exc)
         finally:
@@ -402,27 +390,18 @@ class Daemon:
 
     def answer(self, held: Held, envelope: list[bytes], request: dict[str, Any]) -> dict[str, Any]:
         """Route one op: index work goes through the job queue, reads use a snapshot."""
-        from zgrep.engine import serve
-
-        op = request["op"]
+        operation = service.operation(request["op"])
         args = dict(request.get("args") or {})
-        listener = envelope if args.pop("progress", False) else None
-        if op == "refresh":
-            paths = args.get("paths")
-            held.prepare(open_store=False)
-            held.submit(Work(paths=None if paths is None else set(paths)))
-            return protocol.ok({"root": str(held.root), "queued": True})
-        if op in RELATION_OPS:  # the relations database only: no model, no Milvus
-            from zgrep.engine import Engine
-
+        listener = envelope if args.pop("progress", False) and operation.progress else None
+        if operation.scope is Scope.RELATIONS:  # the relations database only: no model, no Milvus
             reader = Engine(held.root, Config.load(held.root, held.flags))
-            return serve(reader, protocol.make_request(op, str(held.root), args))
-        if op == "index" and not args.get("dry_run"):
+            return serve(reader, protocol.make_request(operation.name, str(held.root), args))
+        if operation is INDEX and not args.get("dry_run"):
             paths = args.get("paths")
             work = Work(full=bool(args.get("full")), paths=None if paths is None else set(paths))
             return held.wait(held.submit(work), listener)
         engine = held.prepare(open_store=False)
-        if op == "search":
+        if operation is SEARCH:
             refresh = args.get("refresh") or ("off" if held.watcher is not None else "wait")
             if engine.manifest() is None:  # build it first, unless --no-index (then the searcher says so)
                 refresh = "off" if args.get("no_index") else "wait"
@@ -435,7 +414,7 @@ class Daemon:
             args["refresh"] = "off"
             if engine.manifest() is not None:
                 held.prepare(open_store=True)
-        return serve(held.view(), protocol.make_request(op, str(held.root), args))
+        return serve(held.view(), protocol.make_request(operation.name, str(held.root), args))
 
     # ----- workspaces --------------------------------------------------------------------
     def release(self, held: Held) -> None:
@@ -451,13 +430,15 @@ class Daemon:
                 if not held.active and not held.busy() and held.idle_for() > self.idle_timeout:
                     self.release(held)
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> ServerStatus:
         with self.lock:
             workspaces = [h.describe() for h in self.held.values()]
+        models = self.embedders.describe()
         return {"pid": os.getpid(), "endpoint": self.endpoint, "version": __version__,
                 "protocol": protocol.PROTOCOL_VERSION, "started": self.started,
                 "uptime_s": round(time.time() - self.started, 1), "workspaces": workspaces,
-                **self.embedders.describe(), "requests_served": self.served,
+                "models": models["models"], "model_instances": models["model_instances"],
+                "requests_served": self.served,
                 "jobs_running": sum(w["job_running"] for w in workspaces),
                 "jobs_queued": sum(w["job_queued"] for w in workspaces),
                 "idle_timeout_s": self.idle_timeout, "max_rss_mb": round(max_rss_mb(), 1)}
@@ -471,6 +452,23 @@ class Daemon:
         self.router.close(0)
         self.replies.close(0)
         log.info("daemon stopped")
+
+
+def ping(daemon: Daemon, args: NoArgs, progress: Any = None) -> Pong:
+    """The `ping` op: the readiness probe's answer."""
+    return {"pong": True, "pid": os.getpid(), "version": __version__}
+
+
+def server_status(daemon: Daemon, args: NoArgs, progress: Any = None) -> ServerStatus:
+    """The `server_status` op: pid, uptime, held workspaces, models, jobs, memory."""
+    return daemon.status()
+
+
+def shutdown(daemon: Daemon, args: NoArgs, progress: Any = None) -> Stopping:
+    """The `shutdown` op: stop after answering."""
+    log.info("shutdown requested")
+    daemon.stopping.set()
+    return {"stopping": True, "pid": os.getpid()}
 
 
 def settings_key(root: Path, flags: dict[str, Any]) -> str:
@@ -496,14 +494,14 @@ def max_rss_mb() -> float:
 
 
 def warm_up(pool: EmbedderPool) -> None:
-    """Import the engine stack and load the default model so the first request is fast."""
+    """Import every use case and load the default model so the first request is fast."""
     try:
-        import zgrep.index.run
-        import zgrep.search.run
+        for operation in service.OPERATIONS.values():
+            if operation.scope is not Scope.DAEMON:
+                service.handler(operation)
         config = Config.load(None)
         if config["embedding.provider"] == "local":
             pool.get(config, Path.cwd())
-        import zgrep.store.milvus  # noqa: F401
     except Exception:  # warm-up is an optimisation; requests report real failures
         log.exception("warm-up failed")
 

@@ -1,4 +1,5 @@
-"""Versioned request/response messages shared by the thin client and the daemon.
+"""Versioned request/response messages shared by the thin client and the daemon; the ops and
+error codes they carry are `zgrep.service`'s.
 
 Imported on the thin client path: standard library only.
 """
@@ -6,19 +7,17 @@ Imported on the thin client path: standard library only.
 from __future__ import annotations
 
 import json
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
+
+from zgrep.service import OPERATIONS, ErrorCode, ZgError
 
 PROTOCOL_VERSION = 1
 MAX_MESSAGE_BYTES = 8 * 1024 * 1024
-OPS = frozenset({"ping", "status", "search", "index", "refresh", "shutdown", "server_status", "callers", "trace"})
 
 
-class ProtocolError(ValueError):
+class ProtocolError(ZgError, ValueError):
     """A message that is malformed, oversized, of another version, or names an unknown op."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
 
 
 def make_request(op: str, root: str | None, args: dict[str, Any] | None = None, token: str | None = None) -> dict[str, Any]:
@@ -34,7 +33,7 @@ def ok(result: dict[str, Any]) -> dict[str, Any]:
     return {"v": PROTOCOL_VERSION, "ok": True, "result": result}
 
 
-def error(code: str, message: str) -> dict[str, Any]:
+def error(code: ErrorCode, message: str) -> dict[str, Any]:
     """A failed response; `code` is a stable machine name, `message` one human line."""
     return {"v": PROTOCOL_VERSION, "ok": False, "error": {"code": code, "message": message}}
 
@@ -59,7 +58,7 @@ def _parse(data: bytes, what: str) -> Any:
     try:
         return json.loads(data.decode("utf-8"))
     except Exception as exc:  # RecursionError, ValueError and whatever else the decoder raises
-        raise ProtocolError("malformed", f"{what} is not UTF-8 JSON: {_brief(str(exc))}") from None
+        raise ProtocolError(ErrorCode.MALFORMED, f"{what} is not UTF-8 JSON: {_brief(str(exc))}") from None
 
 
 def _is_text(value: Any) -> bool:
@@ -117,36 +116,35 @@ ARG_CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
 
 def _check_args(args: Any) -> None:
     if not isinstance(args, dict):
-        raise ProtocolError("malformed", "args must be a JSON object")
+        raise ProtocolError(ErrorCode.MALFORMED, "args must be a JSON object")
     for key, (valid, expected) in ARG_CHECKS.items():
         if key in args and not valid(args[key]):
-            raise ProtocolError("malformed", f"args.{key} must be {expected}")
+            raise ProtocolError(ErrorCode.MALFORMED, f"args.{key} must be {expected}")
 
 
 def decode_request(data: bytes) -> dict[str, Any]:
     """Parse and validate a request (size, JSON, the type of every field); raise ProtocolError with a precise reason."""
     if len(data) > MAX_MESSAGE_BYTES:
-        raise ProtocolError("too_large", f"message of {len(data)} bytes exceeds the {MAX_MESSAGE_BYTES}-byte limit")
+        raise ProtocolError(ErrorCode.TOO_LARGE, f"message of {len(data)} bytes exceeds the {MAX_MESSAGE_BYTES}-byte limit")
     msg = _parse(data, "request")
     if not isinstance(msg, dict):
-        raise ProtocolError("malformed", "request must be a JSON object")
+        raise ProtocolError(ErrorCode.MALFORMED, "request must be a JSON object")
     version = msg.get("v")
     if version is not None and type(version) is not int:
-        raise ProtocolError("malformed", "v must be an integer protocol version")
+        raise ProtocolError(ErrorCode.MALFORMED, "v must be an integer protocol version")
     if version != PROTOCOL_VERSION:
-        raise ProtocolError(
-            "version_mismatch",
+        raise ProtocolError(ErrorCode.VERSION_MISMATCH,
             f"client speaks protocol {_brief(version)}, daemon speaks {PROTOCOL_VERSION}; restart the daemon (zg server off; zg server on)",
         )
     op = msg.get("op")
     if not isinstance(op, str):
-        raise ProtocolError("malformed", "op must be a string")
-    if op not in OPS:
-        raise ProtocolError("unknown_op", f"unknown op {_brief(op)}")
+        raise ProtocolError(ErrorCode.MALFORMED, "op must be a string")
+    if op not in OPERATIONS:
+        raise ProtocolError(ErrorCode.UNKNOWN_OP, f"unknown op {_brief(op)}")
     if msg.get("root") is not None and not _is_text(msg["root"]):
-        raise ProtocolError("malformed", "root must be a UTF-8 string path without NUL")
+        raise ProtocolError(ErrorCode.MALFORMED, "root must be a UTF-8 string path without NUL")
     if not _is_text(msg.get("token", "")):
-        raise ProtocolError("malformed", "token must be a UTF-8 string")
+        raise ProtocolError(ErrorCode.MALFORMED, "token must be a UTF-8 string")
     _check_args(msg.get("args", {}))
     return msg
 
@@ -160,9 +158,8 @@ def decode_response(data: bytes) -> dict[str, Any]:
     """Parse a response (or a progress message) from the daemon; ProtocolError when it is neither."""
     msg = _parse(data, "daemon reply")
     if not isinstance(msg, dict) or ("ok" not in msg and not isinstance(msg.get("progress"), dict)):
-        raise ProtocolError("malformed", "daemon reply lacks 'ok'")
+        raise ProtocolError(ErrorCode.MALFORMED, "daemon reply lacks 'ok'")
     if msg.get("v") != PROTOCOL_VERSION:
-        raise ProtocolError(
-            "version_mismatch", f"daemon speaks protocol {msg.get('v')!r}, client speaks {PROTOCOL_VERSION}; restart the daemon"
+        raise ProtocolError(ErrorCode.VERSION_MISMATCH, f"daemon speaks protocol {msg.get('v')!r}, client speaks {PROTOCOL_VERSION}; restart the daemon"
         )
     return msg

@@ -8,12 +8,15 @@ import os
 import re
 import shutil
 from pathlib import Path
-from typing import Any, Iterable
+from collections.abc import Callable, Iterable
+from functools import wraps
+from typing import Any, ParamSpec, TypeVar
 
 from pymilvus import DataType, Function, FunctionType, MilvusClient
 from pymilvus.exceptions import MilvusException
 
 from zgrep.locking import lock_holder
+from zgrep.service import ErrorCode, FixedCodeError
 from zgrep.store.expr import in_list, quote
 from zgrep.types import RouteHit
 from zgrep.workspace import redact
@@ -28,8 +31,10 @@ for _name in ("pymilvus", "milvus_lite"):
     logging.getLogger(_name).setLevel(logging.CRITICAL)
 
 
-class StoreError(RuntimeError):
+class StoreError(FixedCodeError):
     """Milvus is unreachable or refused an operation; one line for the user."""
+
+    CODE = ErrorCode.STORE
 
 
 class StoreBusy(StoreError):
@@ -38,6 +43,21 @@ class StoreBusy(StoreError):
 
 class StoreDamaged(StoreError):
     """The Milvus Lite data directory cannot be read as it is."""
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def reported(method: Callable[P, R]) -> Callable[P, R]:
+    """A store method whose Milvus failures become StoreError (one line, credentials masked)."""
+    @wraps(method)
+    def call(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return method(*args, **kwargs)
+        except MilvusException as exc:
+            raise StoreError(redact(f"Milvus: {exc.message}")) from None
+    return call
 
 
 def is_lite(uri: str) -> bool:
@@ -114,7 +134,7 @@ class MilvusStore:
             raise _open_failure(uri, str(exc)) from None
         self._loaded = False
 
-    def sibling(self, collection: str) -> "MilvusStore":
+    def sibling(self, collection: str) -> MilvusStore:
         """Another collection through the same connection (closing either closes both)."""
         other = copy.copy(self)
         other.collection = collection
@@ -136,6 +156,7 @@ class MilvusStore:
             raise _open_failure(self.uri, exc.message) from None
         return int(stats.get("row_count", 0))
 
+    @reported
     def create(self) -> None:
         """Create the collection with dense, BM25-sparse and scalar fields."""
         schema = MilvusClient.create_schema(auto_id=False, enable_dynamic_field=False)
@@ -162,6 +183,7 @@ class MilvusStore:
         self.client.create_collection(self.collection, schema=schema, index_params=index)
         self._loaded = True
 
+    @reported
     def drop(self) -> None:
         """Drop the collection if it exists (in Milvus Lite, also what a killed create or drop left of it)."""
         if self.exists():
@@ -170,12 +192,14 @@ class MilvusStore:
             shutil.rmtree(os.path.join(self.uri, "collections", self.collection), ignore_errors=True)
         self._loaded = False
 
+    @reported
     def ensure_loaded(self) -> None:
         """Load the collection into memory (collections start released after a reopen)."""
         if not self._loaded:
             self.client.load_collection(self.collection)
             self._loaded = True
 
+    @reported
     def delete_paths(self, paths: Iterable[str]) -> None:
         """Remove every chunk of the given paths."""
         batch = list(paths)
@@ -183,15 +207,18 @@ class MilvusStore:
             part = batch[i : i + _DELETE_BATCH]
             self.client.delete(self.collection, filter=in_list("path", part))
 
+    @reported
     def insert(self, rows: list[dict[str, Any]]) -> None:
         """Insert chunk rows (fields of the schema except `sparse`)."""
         if rows:
             self.client.insert(self.collection, rows)
 
+    @reported
     def flush(self) -> None:
         """Seal written data so searches use built indexes instead of scanning growing segments."""
         self.client.flush(self.collection)
 
+    @reported
     def search_dense(self, vector: list[float], limit: int, expr: str = "") -> list[RouteHit]:
         """Nearest chunks by inner product of normalised vectors."""
         self.ensure_loaded()
@@ -199,6 +226,7 @@ class MilvusStore:
                                  output_fields=list(SCALAR_FIELDS), search_params={"metric_type": "IP"})
         return _route_hits(res)
 
+    @reported
     def search_lexical(self, text: str, limit: int, expr: str = "") -> list[RouteHit]:
         """Best BM25 chunks for already-normalised query text."""
         if not text.strip():
@@ -208,6 +236,7 @@ class MilvusStore:
                                  output_fields=list(SCALAR_FIELDS), search_params={"metric_type": "BM25"})
         return _route_hits(res)
 
+    @reported
     def search_symbols(self, names: list[str], limit: int, expr: str = "") -> list[RouteHit]:
         """Chunks defining one of `names` exactly (as their symbol or merged in), definitions first."""
         if not names:

@@ -1,0 +1,175 @@
+"""The typed arguments and results of the operations (`zgrep.service`): JSON objects on the wire.
+
+Standard library only (the thin client imports it). Fields are only ever added, never renamed.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypedDict
+
+Setting = str | int | float | bool | list[str] | None
+
+
+class CommonArgs(TypedDict, total=False):
+    """What the client adds to every workspace request."""
+
+    config: dict[str, Setting]  # settings from flags and ZG_* variables, applied over the workspace's
+    progress: bool  # stream progress messages before the final response
+
+
+class NoArgs(CommonArgs, total=False):
+    """An op that takes no arguments of its own (status, ping, server_status, shutdown)."""
+
+
+class SearchArgs(CommonArgs, total=False):
+    queries: list[str]
+    limit: int | None
+    globs: list[str] | None
+    iglobs: list[str] | None
+    types: list[str] | None
+    types_not: list[str] | None
+    symbol_types: list[str] | None
+    paths: list[str] | None
+    min_score: float | None
+    min_score_diff: float | None
+    preview: str | None  # none | short | full
+    search_mode: str | None  # hybrid | semantic | lexical
+    refresh: str | None  # wait | off | background
+    no_index: bool | None
+    modified_after: float | None  # epoch seconds
+    modified_before: float | None
+
+
+class SearchHit(TypedDict):
+    """One located chunk (SPEC's JSON contract)."""
+
+    path: str
+    start_line: int
+    end_line: int
+    score: float
+    symbol: str | None
+    symbol_kind: str | None
+    scope: str | None
+    language: str | None
+    matched_by: list[str]
+    preview: str
+
+
+class SearchGroup(TypedDict):
+    query: str
+    hits: list[SearchHit]
+
+
+class SearchResult(TypedDict, total=False):
+    """One query: `query` and `hits`; several: `groups` and `distinct_locations` (the client adds `mode`)."""
+
+    query: str
+    root: str
+    took_ms: float
+    hits: list[SearchHit]
+    groups: list[SearchGroup]
+    distinct_locations: int
+
+
+class IndexArgs(CommonArgs, total=False):
+    full: bool | None
+    dry_run: bool | None
+    paths: list[str] | None  # workspace-relative; None = the whole tree
+
+
+class IndexReport(TypedDict, total=False):
+    root: str
+    changed: int
+    deleted: int
+    unchanged: int
+    skipped: dict[str, int]
+    dry_run: bool
+    repaired: bool
+    repair_reason: str
+    changed_paths: list[str]  # dry runs only
+    deleted_paths: list[str]
+    chunks: int
+    embedded: int
+    files: int
+    took_s: float
+
+
+class Status(TypedDict, total=False):
+    """The index's own status (an unindexed workspace has the first five fields only)."""
+
+    root: str
+    indexed: bool
+    files: int
+    chunks: int
+    languages: dict[str, int]
+    model: str | None
+    dim: int | None
+    milvus_uri: str | None
+    collection: str | None
+    last_indexed: float | None
+    root_hash: str | None
+    indexed_commit: str | None
+    head_commit: str | None
+    stale_vs_head: bool
+    changed_files: int | None
+    fresh: bool
+    problem: str | None
+    run_unfinished: bool
+
+
+class CallersArgs(CommonArgs, total=False):
+    symbol: str
+    source_file: str | None
+    limit: int | None
+
+
+class TraceArgs(CommonArgs, total=False):
+    entry: str
+    direction: str | None  # backward | forward
+    depth: int | None
+    source_file: str | None
+
+
+class CallersResult(TypedDict):
+    root: str
+    symbol: str
+    source_file: str | None
+    definitions: list[dict[str, Any]]
+    callers: list[dict[str, Any]]
+    total: int
+
+
+class TraceResult(TypedDict):
+    root: str
+    entry: str
+    direction: str
+    depth: int
+    tree: dict[str, Any] | None
+
+
+class Pong(TypedDict):
+    pong: bool
+    pid: int
+    version: str
+
+
+class ServerStatus(TypedDict):
+    pid: int
+    endpoint: str
+    version: str
+    protocol: int
+    started: float
+    uptime_s: float
+    workspaces: list[dict[str, Any]]
+    models: list[str]
+    model_instances: int
+    requests_served: int
+    jobs_running: int
+    jobs_queued: int
+    idle_timeout_s: float
+    max_rss_mb: float
+
+
+class Stopping(TypedDict):
+    stopping: bool
+    pid: int
