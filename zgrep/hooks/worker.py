@@ -41,13 +41,14 @@ def settle(root: Path, linger: float) -> None:
 def index_pass(root: Path, paths: list[str]) -> bool:
     """Index `paths` once (daemon when ready, else in-process); log the pass; False on failure."""
     from zgrep.server.client import ClientError, call
+    from zgrep.service import INDEX, ErrorCode
 
     for attempt in range(BUSY_RETRIES):
         start = time.monotonic()
         try:
-            report, used = call("index", str(root), {"paths": paths}, "auto")
+            report, used = call(INDEX.name, str(root), {"paths": paths}, "auto")
         except ClientError as exc:
-            if exc.code == "workspace_busy" and attempt + 1 < BUSY_RETRIES:
+            if exc.code == ErrorCode.WORKSPACE_BUSY and attempt + 1 < BUSY_RETRIES:
                 time.sleep(1.0 + attempt)
                 continue
             pending.log(root, f"index pass failed ({len(paths)} paths kept pending): {exc}")
