@@ -126,3 +126,15 @@ def test_no_notice_without_gated_settings_and_trust_needs_a_file(tmp_path: Path)
     (root / ".zgrep.toml").unlink()
     proc = run("trust", cwd=root)
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and ".zgrep.toml" in proc.stderr
+
+
+def test_doctor_builds_the_model_through_the_remote_opt_in(tmp_path: Path, server: EmbeddingServer) -> None:
+    """`zg doctor` used its own embedder builder, which skipped the opt-in: a trusted file naming a remote
+    provider without `allow_remote` must not make the doctor send anything."""
+    toml = remote_toml(server.openai_url).replace("allow_remote = true\n", "")
+    root = workspace(tmp_path / "clone", toml)
+    assert run("trust", cwd=root).returncode == 0
+    proc = run("doctor", "--json", cwd=root)
+    model = next(c for c in json.loads(proc.stdout) if c["name"] == "model")
+    assert not model["ok"] and "opt in" in model["detail"], model
+    assert server.requests == []

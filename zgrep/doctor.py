@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import tempfile
 from dataclasses import dataclass
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 
 from zgrep.config import Config
 
@@ -36,11 +36,10 @@ def _guard(name: str, fix: str, probe: Callable[[], str]) -> Check:
         return Check(name, False, f"{type(exc).__name__}: {exc}".splitlines()[0][:300], fix)
 
 
-def _model(cfg: Config) -> str:
-    from zgrep.embedding.factory import make_embedder
+def _model(cfg: Config, root: Path) -> str:
+    from zgrep.engine import load_embedder  # lazily, like every heavy import of the doctor
 
-    emb = make_embedder(cfg["embedding.provider"], cfg["embedding.model"] or None, cfg["embedding.url"] or None,
-                        api_key_env=cfg["embedding.api_key_env"] or None, timeout=min(cfg["embedding.timeout"], 10.0))
+    emb = load_embedder(cfg, root, timeout=10.0)  # the one builder: a remote model needs the workspace's opt-in
     vec = emb.embed_query("doctor probe")
     return f"{emb.model_id}, {len(vec)}-d"
 
@@ -112,7 +111,7 @@ def _hooks(root: Path) -> str:
 def run_checks(root: Path, cfg: Config) -> list[Check]:
     """All checks, in the order a user would fix them."""
     return [
-        _guard("model", "check [embedding] settings (zg config show) or reinstall zgrep", lambda: _model(cfg)),
+        _guard("model", "check [embedding] settings (zg config show) or reinstall zgrep", lambda: _model(cfg, root)),
         _guard("milvus", "check --milvus-uri / ZG_MILVUS_URI and ZG_MILVUS_TOKEN, or unset them for Milvus Lite",
                lambda: _milvus(cfg, root)),
         _guard("grammars", "pip install 'tree-sitter-language-pack>=0.13,<1'", _grammars),

@@ -48,8 +48,9 @@ class FileRecord:
         return cls(*raw)
 
 
-def load_embedder(config: Config, root: Path) -> Any:
-    """The configured embedding model; a remote provider needs the workspace's opt-in."""
+def load_embedder(config: Config, root: Path, timeout: float | None = None) -> Any:
+    """The configured embedding model; a remote provider needs the workspace's opt-in (`timeout` caps the
+    provider's own)."""
     from zgrep.embedding.factory import make_embedder
 
     provider = config["embedding.provider"]
@@ -62,7 +63,8 @@ def load_embedder(config: Config, root: Path) -> Any:
     return make_embedder(
         provider, config["embedding.model"] or None, config["embedding.url"] or None,
         api_key_env=config["embedding.api_key_env"] or None, batch_size=config["embedding.batch_size"],
-        timeout=config["embedding.timeout"], max_retries=config["embedding.max_retries"])
+        timeout=min(config["embedding.timeout"], timeout or config["embedding.timeout"]),
+        max_retries=config["embedding.max_retries"])
 
 
 def root_hash(files: dict[str, FileRecord]) -> str:

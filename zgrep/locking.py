@@ -41,8 +41,9 @@ def lock_holder(path: Path) -> str | None:
 class FileLock:
     """An exclusive flock on `path` (created on demand); a context manager that waits for it."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, mode: int = 0o644) -> None:
         self.path = path
+        self.mode = mode
         self._fd: int | None = None
 
     @property
@@ -52,7 +53,7 @@ class FileLock:
 
     def acquire(self, blocking: bool = True) -> bool:
         """Take the lock; False when `blocking` is off and another process holds it."""
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, self.mode)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
         except BlockingIOError:

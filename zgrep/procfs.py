@@ -21,3 +21,25 @@ def describe(pid: int, argv: list[str]) -> str:
     """How zgrep names a process, e.g. "pid 123 (zg server run)": the program and two arguments."""
     command = " ".join(" ".join([os.path.basename(argv[0]), *argv[1:3]]).split())[:80] if argv else ""
     return f"pid {pid} ({command})" if command else f"pid {pid}"
+
+
+def cmdline(pid: int) -> list[str]:
+    """The argument vector of process `pid`, or [] when unreadable."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            return [a.decode("utf-8", "replace") for a in fh.read().split(b"\0") if a]
+    except OSError:
+        return []
+
+
+def flock_holder(device: str) -> int | None:
+    """The pid holding an flock on the file `MAJ:MIN:INODE` (hex major/minor, as /proc/locks writes it), or None."""
+    try:
+        with open("/proc/locks", encoding="ascii", errors="replace") as fh:
+            for line in fh:
+                fields = line.split()
+                if len(fields) > 5 and fields[1] == "FLOCK" and fields[5].lower() == device and fields[4].isdigit():
+                    return int(fields[4])
+    except OSError:
+        pass
+    return None

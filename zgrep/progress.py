@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 Progress = Callable[[dict[str, Any]], None]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -65,22 +66,10 @@ def validate_records(adrs: AdrSet) -> list[Problem]:
 
 
 def _link_problems(adr: Adr, by_id: dict[str, list[Adr]], ids: set[str]) -> list[Problem]:
-    out = []
-    line_sb, line_s = adr.line_of("superseded_by"), adr.line_of("supersedes")
-    for succ in adr.superseded_by:
-        if succ not in ids:
-            out.append(Problem("unknown_link", adr.path, line_sb, f"superseded_by names {succ}, which does not exist", adr.id))
-        elif adr.id not in by_id[succ][0].supersedes:
-            out.append(Problem("link_mismatch", adr.path, line_sb,
-                               f"superseded_by {succ}, but {succ} does not list {adr.id} in `supersedes`", adr.id,
-                               hint=f"add {adr.id} to `supersedes` of {succ} ({by_id[succ][0].path})"))
-    for old in adr.supersedes:
-        if old not in ids:
-            out.append(Problem("unknown_link", adr.path, line_s, f"supersedes names {old}, which does not exist", adr.id))
-        elif adr.id not in by_id[old][0].superseded_by:
-            out.append(Problem("link_mismatch", adr.path, line_s,
-                               f"supersedes {old}, but {old} does not name {adr.id} in `superseded_by`", adr.id,
-                               hint=f"run: zg adr update {old} --superseded-by {adr.id}"))
+    out = [*_one_way_links(adr, by_id, ids, "superseded_by", "supersedes",
+                           lambda other: f"add {adr.id} to `supersedes` of {other} ({by_id[other][0].path})"),
+           *_one_way_links(adr, by_id, ids, "supersedes", "superseded_by",
+                           lambda other: f"run: zg adr update {other} --superseded-by {adr.id}")]
     if adr.status == "superseded" and not adr.superseded_by:
         out.append(Problem("no_successor", adr.path, adr.line_of("status"),
                            "status is superseded but `superseded_by` names no successor", adr.id,
@@ -89,6 +78,22 @@ def _link_problems(adr: Adr, by_id: dict[str, list[Adr]], ids: set[str]) -> list
         out.append(Problem("status_mismatch", adr.path, adr.line_of("status"),
                            f"has superseded_by {', '.join(adr.superseded_by)} but status is {adr.status}", adr.id,
                            hint="set status: superseded, or remove superseded_by"))
+    return out
+
+
+def _one_way_links(adr: Adr, by_id: dict[str, list[Adr]], ids: set[str], attr: str, back: str,
+                   hint: Callable[[str], str]) -> list[Problem]:
+    """Links in `adr.<attr>` that name no ADR, or whose target does not link back in `<back>`."""
+    out = []
+    line = adr.line_of(attr)
+    for other in getattr(adr, attr):
+        if other not in ids:
+            out.append(Problem("unknown_link", adr.path, line, f"{attr} names {other}, which does not exist", adr.id))
+        elif adr.id not in getattr(by_id[other][0], back):
+            verb = "list" if back == "supersedes" else "name"
+            out.append(Problem("link_mismatch", adr.path, line,
+                               f"{attr} {other}, but {other} does not {verb} {adr.id} in `{back}`", adr.id,
+                               hint=hint(other)))
     return out
 
 

@@ -246,34 +246,34 @@ def read_adr(text: str, path: str) -> tuple[Adr | None, list[AdrError]]:
     if not isinstance(meta, dict):
         return None, [AdrError("front matter must be a YAML mapping", 2)]
     kl = key_lines(fm_lines)
-    line = kl.get
+    line_of = kl.get
     errors: list[AdrError] = []
     adr_id = str(meta.get("id") or "")
     if not adr_id:
         errors.append(AdrError("missing required field `id` (e.g. id: ADR-0001)", 1, "missing_id"))
     elif not ID_RE.match(adr_id):
-        errors.append(AdrError(f"bad id {meta['id']!r} (expected ADR-NNNN)", line("id", 1), "bad_id"))
+        errors.append(AdrError(f"bad id {meta['id']!r} (expected ADR-NNNN)", line_of("id", 1), "bad_id"))
         adr_id = ""
     title = meta.get("title")
     title = "" if title is None else str(title)
     if not title.strip():
         what = "empty title" if "title" in meta else "missing required field `title`"
-        errors.append(AdrError(f"{what} (give the decision a short title)", line("title", 1), "empty_title"))
+        errors.append(AdrError(f"{what} (give the decision a short title)", line_of("title", 1), "empty_title"))
     status = str(meta.get("status") or "")
     if status not in STATUSES:
         errors.append(AdrError(f"unknown status {status!r} (expected one of {', '.join(STATUSES)})",
-                               line("status", 1), "bad_status"))
+                               line_of("status", 1), "bad_status"))
     change_type = str(meta.get("change_type") or "")
     if change_type and change_type not in CHANGE_TYPES:
         errors.append(AdrError(f"unknown change_type {change_type!r} (expected one of {', '.join(CHANGE_TYPES)})",
-                               line("change_type", 1), "bad_change_type"))
+                               line_of("change_type", 1), "bad_change_type"))
     raw_anchors = meta.get("code_anchors") or []
     if not isinstance(raw_anchors, list):
-        errors.append(AdrError("`code_anchors` must be a list", line("code_anchors", 1)))
+        errors.append(AdrError("`code_anchors` must be a list", line_of("code_anchors", 1)))
         raw_anchors = []
     all_item_lines = item_lines(fm_lines, "code_anchors")
     if len(all_item_lines) != len(raw_anchors):
-        all_item_lines = [line("code_anchors", 1)] * len(raw_anchors)
+        all_item_lines = [line_of("code_anchors", 1)] * len(raw_anchors)
     anchors, anchor_lines = [], []
     for item, item_line in zip(raw_anchors, all_item_lines):
         anchor = _field(errors, anchor_from_yaml, item, item_line)
@@ -284,11 +284,11 @@ def read_adr(text: str, path: str) -> tuple[Adr | None, list[AdrError]]:
     adr = Adr(
         path=path, id=adr_id, title=title, status=status, change_type=change_type,
         date=date.isoformat() if isinstance(date, (dt.date, dt.datetime)) else str(date),
-        supersedes=_field(errors, _ids, meta, "supersedes", line("supersedes", 1), default=[]),
-        superseded_by=_field(errors, _ids, meta, "superseded_by", line("superseded_by", 1), default=[]),
+        supersedes=_field(errors, _ids, meta, "supersedes", line_of("supersedes", 1), default=[]),
+        superseded_by=_field(errors, _ids, meta, "superseded_by", line_of("superseded_by", 1), default=[]),
         anchors=anchors,
-        constraints=_field(errors, _str_list, meta, "constraints", line("constraints", 1), default=[]),
-        tags=_field(errors, _str_list, meta, "tags", line("tags", 1), default=[]),
+        constraints=_field(errors, _str_list, meta, "constraints", line_of("constraints", 1), default=[]),
+        tags=_field(errors, _str_list, meta, "tags", line_of("tags", 1), default=[]),
         body=body, meta=meta, key_lines=kl, anchor_lines=anchor_lines,
     )
     errors.sort(key=lambda e: e.line)

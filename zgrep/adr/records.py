@@ -11,7 +11,7 @@ from typing import Any
 
 from zgrep.adr.edit import FrontMatter, dump_inline
 from zgrep.adr.model import Anchor, AdrError, anchor_from_yaml
-from zgrep.workspace import atomic_write
+from zgrep.fsutil import atomic_write
 
 
 def template_text() -> str:

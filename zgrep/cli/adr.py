@@ -113,7 +113,7 @@ def adr() -> None:
 def new_cmd(title: str, anchors: tuple[str, ...], constraints: tuple[str, ...], change_type: str, status: str) -> None:
     """Write the next-numbered ADR from the template and print its path."""
     from zgrep.adr.records import render_new, slugify
-    from zgrep.workspace import atomic_write
+    from zgrep.fsutil import atomic_write
 
     if not title.strip():
         _fail("the title is empty: give the decision a short title, e.g. zg adr new \"Use ZeroMQ for IPC\"")

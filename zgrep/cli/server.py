@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import fcntl
 import ipaddress
 import os
 import signal
@@ -16,7 +15,7 @@ import click
 from zgrep.cli import output
 from zgrep.cli.main import fail
 from zgrep.config import Config, ConfigError
-from zgrep.locking import lock_holder
+from zgrep.locking import FileLock, lock_holder
 from zgrep.server import client, protocol, runtime
 from zgrep.service import SERVER_STATUS, SHUTDOWN
 from zgrep.workspace import WorkspaceError, find_root
@@ -125,9 +124,7 @@ def on(endpoint: str | None, allow_non_loopback: bool, idle_timeout: float | Non
         click.echo(f"zg daemon already running (pid {info['pid']}, {info['endpoint']})")
         return
     rdir = runtime.runtime_dir(create=True)
-    start_fd = os.open(rdir / runtime.START_LOCK, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(start_fd, fcntl.LOCK_EX)  # concurrent `zg server on`s start one daemon
+    with FileLock(rdir / runtime.START_LOCK, mode=0o600):  # concurrent `zg server on`s start one daemon
         info = client.probe(500)
         if info is not None:
             click.echo(f"zg daemon already running (pid {info['pid']}, {info['endpoint']})")
@@ -139,8 +136,6 @@ def on(endpoint: str | None, allow_non_loopback: bool, idle_timeout: float | Non
             pid = _daemon_pid()
             fail(f"a zg daemon (pid {pid}) is running but not answering; stop it with: zg server off")
         _start(endpoint, allow_non_loopback, idle_timeout, timeout)
-    finally:
-        os.close(start_fd)
 
 
 def _start(endpoint: str, allow_non_loopback: bool, idle_timeout: float, timeout: float) -> None:

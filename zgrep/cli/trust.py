@@ -15,7 +15,8 @@ import click
 from zgrep.cli.main import fail
 from zgrep.config import (GATED, WORKSPACE_FILE, ConfigError, read_toml, trust_key, trust_path, trust_state,
                           trusted_digests)
-from zgrep.workspace import WorkspaceError, atomic_write, find_root
+from zgrep.fsutil import atomic_write
+from zgrep.workspace import WorkspaceError, find_root
 
 
 def _record(root: Path, digest: str | None) -> None:

@@ -14,7 +14,6 @@ index about a second after they are saved) and `wait` before that (first use).
 from __future__ import annotations
 
 import errno
-import fcntl
 import hmac
 import json
 import logging
@@ -40,6 +39,7 @@ from zgrep.engine import Engine, load_embedder
 from zgrep.server import protocol, runtime
 from zgrep.service import INDEX, SEARCH, ErrorCode, Scope
 from zgrep.fsutil import atomic_write
+from zgrep.locking import FileLock
 from zgrep.server.watcher import Watcher
 
 log = logging.getLogger("zgrep.server.daemon")
@@ -523,16 +523,13 @@ class AlreadyRunning(RuntimeError):
     """Another daemon holds the runtime dir."""
 
 
-def take_alive_lock() -> int:
-    """flock the runtime dir's alive lock for this process's life; AlreadyRunning if taken."""
-    fd = os.open(runtime.runtime_dir(create=True) / runtime.ALIVE_LOCK, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
+def take_alive_lock() -> FileLock:
+    """Lock the runtime dir's alive lock for this process's life; AlreadyRunning if taken."""
+    lock = FileLock(runtime.runtime_dir(create=True) / runtime.ALIVE_LOCK, mode=0o600)
+    if not lock.acquire(blocking=False):
         info = runtime.read_info() or {}
-        raise AlreadyRunning(f"a zg daemon is already running (pid {info.get('pid', '?')})") from None
-    return fd
+        raise AlreadyRunning(f"a zg daemon is already running (pid {info.get('pid', '?')})")
+    return lock
 
 
 def run_daemon(endpoint: str, idle_timeout: float, foreground: bool = False) -> None:
@@ -550,7 +547,7 @@ def run_daemon(endpoint: str, idle_timeout: float, foreground: bool = False) -> 
         token = runtime.new_token()
         daemon = Daemon(endpoint or runtime.default_endpoint(), token, idle_timeout, pool)
     except Exception:
-        os.close(alive)
+        alive.release()
         raise
     rdir = runtime.runtime_dir()
     atomic_write(rdir / runtime.PID_FILE, f"{os.getpid()}\n")
@@ -563,4 +560,4 @@ def run_daemon(endpoint: str, idle_timeout: float, foreground: bool = False) -> 
         daemon.run()
     finally:
         runtime.remove_files(daemon.endpoint)
-        os.close(alive)
+        alive.release()

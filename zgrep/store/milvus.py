@@ -15,6 +15,7 @@ from typing import Any, ParamSpec, TypeVar
 from pymilvus import DataType, Function, FunctionType, MilvusClient
 from pymilvus.exceptions import MilvusException
 
+from zgrep import procfs
 from zgrep.locking import lock_holder
 from zgrep.service import ErrorCode, FixedCodeError
 from zgrep.store.expr import in_list, quote
@@ -93,26 +94,8 @@ def lite_holder(uri: str) -> str | None:
     if lock_holder(Path(lock)) is None:
         return None
     st = os.stat(lock)
-    device = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
-    try:
-        with open("/proc/locks", encoding="ascii", errors="replace") as fh:
-            for line in fh:
-                fields = line.split()
-                if len(fields) > 5 and fields[1] == "FLOCK" and fields[5].lower() == device:
-                    return _describe_pid(fields[4])
-    except OSError:
-        pass
-    return "another process"
-
-
-def _describe_pid(pid: str) -> str:
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as fh:
-            argv = [a.decode("utf-8", "replace") for a in fh.read().split(b"\0") if a]
-    except OSError:
-        return f"pid {pid}"
-    command = " ".join(" ".join([os.path.basename(argv[0]), *argv[1:3]]).split())[:80] if argv else ""
-    return f"pid {pid} ({command})" if command else f"pid {pid}"
+    pid = procfs.flock_holder(f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}")
+    return "another process" if pid is None else procfs.describe(pid, procfs.cmdline(pid))
 
 
 class MilvusStore:
