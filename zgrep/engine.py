@@ -102,6 +102,7 @@ class Engine:
         self._opening = threading.Lock()
         self._switching = threading.Lock()
         self.repaired: str | None = None  # why open_store recreated damaged Milvus Lite data
+        self._view = False  # a snapshot: its file table may lag rows an index job is writing
 
     # ----- lifecycle -------------------------------------------------------------------
     @property
@@ -163,7 +164,7 @@ class Engine:
             if not (create and self.owns_milvus_data):
                 raise
             shutil.rmtree(self.ws.path(MILVUS_LITE), ignore_errors=True)
-            self.repaired = str(exc).split("; rebuild")[0]
+            self.repaired = f"recreated damaged Milvus Lite data ({exc.detail})"
             store, present = connect()
         if not present:
             if not create:
@@ -247,6 +248,7 @@ class Engine:
         with self._switching:
             view = copy.copy(self)
             view._files = dict(self.files())
+        view._view = True
         return view
 
     def has_store(self) -> bool:
@@ -352,7 +354,8 @@ class Engine:
         except (StoreError, EngineError) as exc:
             return str(exc)
         expected = sum(rec.chunks for rec in self.files().values())
-        if manifest.get("complete", True) and count != expected:
+        differ = (count == 0) != (expected == 0) if self._view else count != expected
+        if manifest.get("complete", True) and differ:
             return (f"the Milvus collection {store.collection} holds {count} chunks where the index records "
                     f"{expected}; repair it with: zg index")
         return None
