@@ -263,3 +263,6 @@ def test_an_unreachable_server_is_named_and_its_credentials_masked(indexed: dict
     status = run_zg("status", "--json", "--mode", "direct", cwd=root, env=env)
     assert status.returncode == 1 and "unreachable" in json.loads(status.stdout)["problem"]
     assert "s3cret" not in status.stdout + status.stderr
+    doctor = run_zg("doctor", cwd=root, env=env)
+    assert doctor.returncode != 0 and "unreachable" in doctor.stdout, doctor.stdout
+    assert "s3cret" not in doctor.stdout + doctor.stderr

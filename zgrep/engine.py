@@ -306,7 +306,8 @@ class Engine:
         return {
             "root": root, "indexed": True, "files": len(files), "chunks": sum(r.chunks for r in files.values()),
             "languages": dict(sorted(languages.items(), key=lambda kv: -kv[1])),
-            "model": manifest.get("model_id"), "dim": manifest.get("dim"), "milvus_uri": manifest.get("milvus_uri"),
+            "model": manifest.get("model_id"), "dim": manifest.get("dim"),
+            "milvus_uri": redact(str(manifest.get("milvus_uri"))),
             "collection": manifest.get("collection"), "last_indexed": manifest.get("last_indexed"),
             "root_hash": manifest.get("root_hash"), "indexed_commit": manifest.get("commit"), "head_commit": head,
             "stale_vs_head": bool(head and manifest.get("commit") != head),
@@ -382,9 +383,9 @@ def error_response(exc: BaseException) -> dict[str, Any]:
     if isinstance(exc, LockBusy):
         return protocol.error("workspace_busy", str(exc))
     if isinstance(exc, WorkspaceError):
-        return protocol.error("workspace", str(exc))
+        return protocol.error("workspace", redact(str(exc)))
     if isinstance(exc, ConfigError):
-        return protocol.error("config", str(exc))
+        return protocol.error("config", redact(str(exc)))
     if isinstance(exc, EmbeddingError):
         return protocol.error("embedding", str(exc))
     from zgrep.search.filters import FilterError
