@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import glob
 import json
+import os
 import shutil
 import signal
 import socket
@@ -96,6 +97,11 @@ def test_daemon_answers_searches_from_the_old_index_while_a_full_rebuild_runs(tm
 
 # --- item 2: kill -9 in a full rebuild ------------------------------------------------------------------------
 
+def _rebuild_started(state: Path) -> bool:
+    """A rebuild has begun writing: its marker (or, before issue 8, an incomplete manifest)."""
+    return (state / "rebuild.json").exists() or json.loads((state / "manifest.json").read_text()).get("complete") is False
+
+
 def _kill_when(proc: subprocess.Popen[bytes], ready: Any) -> None:
     """SIGKILL `proc` as soon as `ready()` holds."""
     deadline = time.monotonic() + 60
@@ -116,8 +122,7 @@ def test_kill_9_during_full_keeps_a_whole_index(tmp_path: Path, moment: str) -> 
     proc = subprocess.Popen([ZG, "index", "--full", "--mode", "direct"], cwd=root, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     if moment == "rebuild started":
-        ready = lambda: (state / "rebuild.json").exists() or (  # noqa: E731
-            json.loads((state / "manifest.json").read_text()).get("complete") is False)
+        ready = lambda: _rebuild_started(state)  # noqa: E731
     else:
         ready = lambda: (state / "files.json").stat().st_mtime_ns != saved  # noqa: E731
     _kill_when(proc, ready)
@@ -130,6 +135,27 @@ def test_kill_9_during_full_keeps_a_whole_index(tmp_path: Path, moment: str) -> 
     assert len({r["path"] for r in rows}) == 240
     assert not (state / "rebuild.json").exists() and not (state / "relations.next.sqlite").exists()
     assert len(glob.glob(str(state / "milvus.db" / "collections" / "*"))) == 1, "the abandoned rebuild's collection"
+
+
+def test_kill_9_of_the_daemon_during_full_keeps_a_whole_index(tmp_path: Path) -> None:
+    user = User(tmp_path / "user")
+    root = make_repo(tmp_path / "repo", generated_files(240))
+    pid = user.start()
+    try:
+        assert user.zg("index", "--mode", "server", cwd=root).returncode == 0
+        rebuild = user.popen("index", "--full", "--mode", "server", cwd=root)
+        wait_for(lambda: _rebuild_started(root / ".zgrep") or rebuild.poll() is not None, 60, "the rebuild to start")
+        assert rebuild.poll() is None, "the rebuild finished before the daemon could be killed"
+        os.kill(pid, signal.SIGKILL)
+        rebuild.communicate(timeout=60)
+        wait_for(lambda: not Path(f"/proc/{pid}").exists(), 30, "the daemon to go")
+    finally:
+        user.zg("server", "off")
+    env = {**user.env}
+    assert top_path(search(root, env, "crashtoken200q", "--refresh", "off", "--mode", "direct")) == "pkg0/mod200.py"
+    assert run_zg("index", "--mode", "direct", cwd=root, env=env).returncode == 0
+    assert len({r["path"] for r in assert_consistent(root)}) == 240
+    assert not (root / ".zgrep" / "rebuild.json").exists()
 
 
 def test_rows_that_disagree_with_the_file_state_are_reported_then_repaired(indexed: dict[str, Any]) -> None:
@@ -237,3 +263,6 @@ def test_an_unreachable_server_is_named_and_its_credentials_masked(indexed: dict
     status = run_zg("status", "--json", "--mode", "direct", cwd=root, env=env)
     assert status.returncode == 1 and "unreachable" in json.loads(status.stdout)["problem"]
     assert "s3cret" not in status.stdout + status.stderr
+    doctor = run_zg("doctor", cwd=root, env=env)
+    assert doctor.returncode != 0 and "unreachable" in doctor.stdout, doctor.stdout
+    assert "s3cret" not in doctor.stdout + doctor.stderr

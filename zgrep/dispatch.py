@@ -26,7 +26,7 @@ def handle(engine: Engine, op: str, args: Any, progress: Progress | None = None)
 def error_response(exc: BaseException) -> dict[str, Any]:
     """The error response for a failure: a ZgError's code and line, anything else `internal`."""
     if isinstance(exc, ZgError):
-        return protocol.error(exc.code, str(exc))
+        return protocol.error(exc.code, redact(str(exc)))
     return protocol.error(ErrorCode.INTERNAL, redact(f"{type(exc).__name__}: {exc}"))
 
 

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from zgrep.config import Config
+from zgrep.workspace import redact
 
 GRAMMAR_SAMPLES = {
     "python": "def f():\n    pass\n", "javascript": "function f() {}\n", "typescript": "function f(): void {}\n",
@@ -33,7 +34,7 @@ def _guard(name: str, fix: str, probe: Callable[[], str]) -> Check:
     try:
         return Check(name, True, probe())
     except Exception as exc:  # a doctor reports every failure instead of stopping
-        return Check(name, False, f"{type(exc).__name__}: {exc}".splitlines()[0][:300], fix)
+        return Check(name, False, redact(f"{type(exc).__name__}: {exc}").splitlines()[0][:300], fix)
 
 
 def _model(cfg: Config, root: Path) -> str:
@@ -52,7 +53,7 @@ def _milvus(cfg: Config, root: Path) -> str:
         store = MilvusStore(uri, "zg_doctor_probe", 4)
         store.client.list_collections()
         store.close()
-        return f"server reachable at {uri}"
+        return f"server reachable at {redact(uri)}"
     with tempfile.TemporaryDirectory() as tmp:
         store = MilvusStore(str(Path(tmp) / "probe.db"), "zg_doctor_probe", 4)
         store.create()

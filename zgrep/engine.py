@@ -96,6 +96,7 @@ class Engine:
         self._opening = threading.Lock()
         self._switching = threading.Lock()
         self.repaired: str | None = None  # why open_store recreated damaged Milvus Lite data
+        self._view = False  # a snapshot: its file table may lag rows an index job is writing
 
     # ----- lifecycle -------------------------------------------------------------------
     @property
@@ -157,7 +158,7 @@ class Engine:
             if not (create and self.owns_milvus_data):
                 raise
             shutil.rmtree(self.ws.path(MILVUS_LITE), ignore_errors=True)
-            self.repaired = str(exc).split("; rebuild")[0]
+            self.repaired = f"recreated damaged Milvus Lite data ({exc.detail})"
             store, present = connect()
         if not present:
             if not create:
@@ -242,6 +243,7 @@ class Engine:
         with self._switching:
             view = copy.copy(self)
             view._files = dict(self.files())
+        view._view = True
         return view
 
     def has_store(self) -> bool:
@@ -301,7 +303,8 @@ class Engine:
         except ZgError as exc:  # damaged or unreachable Milvus, a missing collection
             return str(exc)
         expected = sum(rec.chunks for rec in self.files().values())
-        if manifest.get("complete", True) and count != expected:
+        differ = (count == 0) != (expected == 0) if self._view else count != expected
+        if manifest.get("complete", True) and differ:
             return (f"the Milvus collection {store.collection} holds {count} chunks where the index records "
                     f"{expected}; repair it with: zg index")
         return None

@@ -7,6 +7,7 @@ from zgrep.engine import REBUILD_STATE, Engine
 from zgrep.git import head_commit
 from zgrep.index.run import plan
 from zgrep.progress import Progress
+from zgrep.workspace import redact
 
 
 def run_status(engine: Engine, args: NoArgs, progress: Progress | None = None) -> Status:
@@ -25,7 +26,7 @@ def run_status(engine: Engine, args: NoArgs, progress: Progress | None = None) -
     return {
         "root": root, "indexed": True, "files": len(files), "chunks": sum(r.chunks for r in files.values()),
         "languages": dict(sorted(languages.items(), key=lambda kv: -kv[1])),
-        "model": manifest.get("model_id"), "dim": manifest.get("dim"), "milvus_uri": manifest.get("milvus_uri"),
+        "model": manifest.get("model_id"), "dim": manifest.get("dim"), "milvus_uri": redact(str(manifest.get("milvus_uri"))),
         "collection": manifest.get("collection"), "last_indexed": manifest.get("last_indexed"),
         "root_hash": manifest.get("root_hash"), "indexed_commit": manifest.get("commit"), "head_commit": head,
         "stale_vs_head": bool(head and manifest.get("commit") != head),

@@ -45,6 +45,10 @@ class StoreBusy(StoreError):
 class StoreDamaged(StoreError):
     """The Milvus Lite data directory cannot be read as it is."""
 
+    def __init__(self, uri: str, detail: str) -> None:
+        super().__init__(f"the Milvus Lite data in {uri} is damaged ({detail}); rebuild it with: zg index --full")
+        self.detail = detail
+
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -69,7 +73,7 @@ def is_lite(uri: str) -> bool:
 def _open_failure(uri: str, detail: str) -> StoreError:
     """The error for a Milvus that could not be opened, naming the fix."""
     if is_lite(uri):
-        return StoreDamaged(f"the Milvus Lite data in {uri} is damaged ({detail}); rebuild it with: zg index --full")
+        return StoreDamaged(uri, detail)
     return StoreError(f"cannot open Milvus at {redact(uri)}: the server is unreachable ({redact(detail)}); start it, "
                       "or fix --milvus-uri / ZG_MILVUS_URI")
 
