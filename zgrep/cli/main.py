@@ -6,6 +6,7 @@ Thin path: click, the client and the protocol. Each command lives in its own mod
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import signal
@@ -105,11 +106,16 @@ def fail(message: str, code: int = 2) -> NoReturn:
 
 
 def interrupted() -> NoReturn:
-    """Exit 130 after Ctrl-C; a second Ctrl-C cannot cut this short (an index run resumes next time)."""
+    """Exit 130 after Ctrl-C, at once: a Milvus Lite server thread cut off mid-call can keep the interpreter
+    from exiting, and every write made so far survives a kill (an index run resumes next time)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if sys.stderr.isatty():
         click.echo(err=True)  # end the terminal's ^C echo
-    fail("interrupted", 130)
+    click.echo("zg: interrupted", err=True)
+    with contextlib.suppress(OSError, ValueError):
+        sys.stdout.flush()
+        sys.stderr.flush()
+    os._exit(130)
 
 
 def reader_gone() -> NoReturn:
