@@ -56,6 +56,8 @@ def zg_ws(ws: dict[str, Any], *args: str) -> subprocess.CompletedProcess[str]:
     (("index", "--paths-from", "/nonexistent/list"), ("--paths-from", "/nonexistent/list")),
     (("search", "x", "--modified-after", "5", "--modified-before", "1"), ("--modified-after", "--modified-before")),
     (("search", "x", "--modified-after", "5", "--modified-before", "5"), ("--modified-after", "--modified-before")),
+    (("search", "x", "-g", "["), ("bad glob", "unclosed character class")),
+    (("search", "x", "--iglob", "src/{a,b"), ("bad glob", "unclosed alternate group")),
 ])
 def test_usage_errors_exit_2_with_one_line(ws, args, needles):
     assert_one_line_error(zg_ws(ws, *args), *needles)

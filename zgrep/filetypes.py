@@ -139,7 +139,8 @@ class GlobFilter:
 
 
 def _compile(glob: str, icase: bool) -> _Glob:
-    """Parse a gitignore-style glob (`!`, leading/trailing `/`, `**`, `{a,b}`, `[..]`)."""
+    """Parse a gitignore-style glob (`!`, leading/trailing `/`, `**`, `{a,b}`, `[..]`); ValueError when it is
+    malformed (an unclosed `[` or `{`, as ripgrep says)."""
     negated = glob.startswith("!")
     body = glob[1:] if negated else glob
     dir_only = body.endswith("/") and len(body) > 1
@@ -172,6 +173,8 @@ def _glob_to_regex(glob: str) -> str:
             out.append(_char_class(glob[i + 1:end]))
             i = end + 1
             continue
+        elif c == "[":
+            raise ValueError(f"bad glob {glob!r}: unclosed character class '['")
         elif c == "{":
             depth += 1
             out.append("(?:")
@@ -186,7 +189,9 @@ def _glob_to_regex(glob: str) -> str:
         else:
             out.append(re.escape(c))
         i += 1
-    return "".join(out) + ")" * depth
+    if depth:
+        raise ValueError(f"bad glob {glob!r}: unclosed alternate group '{{'")
+    return "".join(out)
 
 
 def _char_class(body: str) -> str:

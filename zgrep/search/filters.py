@@ -32,6 +32,7 @@ class SearchFilter:
     symbol_types: list[str]
     modified_after: float | None
     modified_before: float | None
+    glob_filter: GlobFilter | None = None
 
     @classmethod
     def from_args(cls, args: SearchArgs) -> SearchFilter:
@@ -54,6 +55,11 @@ class SearchFilter:
         for kind in f.symbol_types:
             if kind not in SYMBOL_KINDS:
                 raise FilterError(f"unknown symbol type {kind!r}; choose from {', '.join(SYMBOL_KINDS)}")
+        if f.globs or f.iglobs:
+            try:
+                f.glob_filter = GlobFilter(f.globs, f.iglobs)
+            except ValueError as exc:
+                raise FilterError(str(exc)) from None
         return f
 
     def admits_path(self, path: str) -> bool:
@@ -64,7 +70,7 @@ class SearchFilter:
             return False
         if any(path_has_type(path, t) for t in self.types_not):
             return False
-        return not (self.globs or self.iglobs) or GlobFilter(self.globs, self.iglobs).matches(path)
+        return self.glob_filter is None or self.glob_filter.matches(path)
 
     def expression(self, indexed_paths: Iterable[str]) -> tuple[str, bool, bool]:
         """(Milvus expr, whether anything can match, whether hits must still pass `admits_path`).
