@@ -138,3 +138,12 @@ def test_doctor_builds_the_model_through_the_remote_opt_in(tmp_path: Path, serve
     model = next(c for c in json.loads(proc.stdout) if c["name"] == "model")
     assert not model["ok"] and "opt in" in model["detail"], model
     assert server.requests == []
+
+
+def test_concurrent_trust_runs_each_keep_their_entry(tmp_path: Path) -> None:
+    """Eight workspaces trusted at the same moment: the record keeps all eight (it is rewritten under a lock)."""
+    roots = [workspace(tmp_path / f"w{i}", '[search]\nlimit = 5\n') for i in range(8)]
+    procs = [subprocess.Popen([ZG, "trust", str(r)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for r in roots]
+    assert all(p.wait(timeout=120) == 0 for p in procs)
+    assert all(run("trust", "--status", str(r), cwd=r).returncode == 0 for r in roots)

@@ -16,16 +16,20 @@ from zgrep.cli.main import fail
 from zgrep.config import (GATED, WORKSPACE_FILE, ConfigError, read_toml, trust_key, trust_path, trust_state,
                           trusted_digests)
 from zgrep.fsutil import atomic_write
+from zgrep.locking import FileLock
 from zgrep.workspace import WorkspaceError, find_root
 
 
 def _record(root: Path, digest: str | None) -> None:
-    """Set (or with None, drop) the trusted digest of `root`'s workspace file."""
-    digests = trusted_digests()
-    digests.pop(trust_key(root), None)
-    if digest is not None:
-        digests[trust_key(root)] = digest
-    atomic_write(trust_path(), json.dumps(digests, indent=1, sort_keys=True) + "\n")
+    """Set (or with None, drop) the trusted digest of `root`'s workspace file (under a lock: concurrent
+    `zg trust` runs each keep their entry)."""
+    trust_path().parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(trust_path().with_suffix(".lock"), mode=0o600):
+        digests = trusted_digests()
+        digests.pop(trust_key(root), None)
+        if digest is not None:
+            digests[trust_key(root)] = digest
+        atomic_write(trust_path(), json.dumps(digests, indent=1, sort_keys=True) + "\n")
 
 
 @click.command()
