@@ -227,6 +227,14 @@ def test_plain_index_repairs_damaged_milvus_data_and_says_so(indexed: dict[str, 
     assert_consistent(root)
 
 
+def test_human_index_says_it_repaired(indexed: dict[str, Any]) -> None:
+    root, env = indexed["root"], indexed["env"]
+    DAMAGE["truncated parquet"](_collection_dir(root))
+    out = run_zg("index", "--mode", "direct", cwd=root, env=env)
+    assert out.returncode == 0 and len(out.stdout.splitlines()) == 1, out.stdout
+    assert "rebuilt the whole index" in out.stderr and "damaged" in out.stderr, out.stderr
+
+
 # --- item 4: state files of the wrong JSON type ----------------------------------------------------------------
 
 @pytest.mark.parametrize("name,content", [("manifest.json", "[]"), ("manifest.json", '"x"'),

@@ -96,7 +96,9 @@ def hit_count(result: dict[str, Any]) -> int:
 # --- index -----------------------------------------------------------------------------------------------
 
 def write_index_report(report: dict[str, Any], dry_run: bool) -> None:
-    """What a dry run would change, then the one-line summary."""
+    """What a dry run would change, then the one-line summary (a repair is said on stderr)."""
+    if report.get("repaired"):
+        click.echo(f"zg: rebuilt the whole index: {report.get('repair_reason') or 'an interrupted run'}", err=True)
     if dry_run:
         for rel in report.get("changed_paths", []):
             click.echo(f"index   {rel}")
