@@ -40,9 +40,14 @@ def interrupt_when(proc: subprocess.Popen[str], ready: object, what: str, timeou
     return proc.communicate(timeout=120)
 
 
+def default_sigint() -> None:
+    """A terminal's foreground job gets Ctrl-C; a test run as a background job inherits SIGINT ignored."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def start(root: Path, env: dict[str, str], *args: str) -> subprocess.Popen[str]:
     return subprocess.Popen([ZG, *args, "--mode", "direct"], cwd=root, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+                            stderr=subprocess.PIPE, text=True, start_new_session=True, preexec_fn=default_sigint)
 
 
 def assert_interrupted(proc: subprocess.Popen[str], stderr: str) -> None:
