@@ -17,6 +17,9 @@ Aggregation follows semble's published tables: a repo's figure is the mean over 
 language's figure the mean over its repos, the overall figure the mean over repos. The mean over
 all queries and the mean over languages are printed beside it.
 
+Columns: index_s is the index call's wall time (cold with --fresh, else the incremental check);
+new_chks the chunks that call wrote (the corpus's whole chunk count only with --fresh).
+
 Usage: python bench/semble.py [--half dev|val|all] [--languages go,rust] [--repos flask,gin]
            [--json OUT] [--resume] [--fresh] [--mode-search hybrid|lexical|semantic]
            [--order size|repos] [--show-misses]
@@ -179,7 +182,7 @@ def report(results: dict[str, dict[str, Any]], repos: list[dict[str, Any]], summ
            missing: dict[str, str]) -> str:
     meta = {r["name"]: r for r in repos}
     lines = [f"{'repo':<20} {'lang':<11} {'half':<4} {'n':>4} {'ndcg@10':>7} {'semble':>6} {'delta':>6} {'mrr':>6} "
-             f"{'hit@1':>6} {'p50ms':>7} {'index_s':>8} {'files':>6} {'chunks':>7}"]
+             f"{'hit@1':>6} {'p50ms':>7} {'index_s':>8} {'files':>6} {'new_chks':>8}"]
     for r in repos:
         n = r["name"]
         if n not in results:
@@ -189,7 +192,7 @@ def report(results: dict[str, dict[str, Any]], repos: list[dict[str, Any]], summ
         idx = res.get("index") or {}
         lines.append(f"{n:<20} {r['language']:<11} {r['half']:<4} {o['queries']:>4} {o['ndcg@10']:>7.3f} {f3(s):>6} "
                      f"{(o['ndcg@10'] - s if s is not None else 0):>+6.3f} {o['mrr']:>6.3f} {o['hit@1']:>6.3f} "
-                     f"{res['p50_latency_ms']:>7.1f} {res['index_s']:>8.2f} {idx.get('files', ''):>6} {idx.get('chunks', ''):>7}")
+                     f"{res['p50_latency_ms']:>7.1f} {res['index_s']:>8.2f} {idx.get('files', ''):>6} {idx.get('chunks', ''):>8}")
     halves = summary["halves"]
     cols = [h for h in ("dev", "val", "all") if h in halves]
     lines += ["", "per language (mean over repos; 'same' = semble's own figure on the repos scored here)",
