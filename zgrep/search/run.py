@@ -15,7 +15,7 @@ from zgrep.engine import Engine
 from zgrep.index.run import run_index
 from zgrep.progress import Progress
 from zgrep.search.filters import SearchFilter
-from zgrep.search.rank import RankSettings, fuse, path_matches, rerank
+from zgrep.search.rank import RankSettings, fuse, path_matches, rerank, unsupported
 from zgrep.search.text import STOPWORDS, lexical_query
 from zgrep.service import ErrorCode, ZgError
 from zgrep.store.expr import in_list
@@ -115,6 +115,11 @@ def _search_one(engine: Engine, query: str, search_mode: str, expr: str, limit: 
     routes = _routes(engine, query, search_mode, expr, pool, admits)
     if admits is not None:
         routes = {name: [h for h in hits if admits(h.fields["path"])] for name, hits in routes.items()}
+    # noise gets no hits; not a query of stop words only (no lexical terms to look for), nor one whose
+    # words a filter merely hides (they are spelled in files outside it)
+    if (unsupported(routes) and lexical_query(query)
+            and not ((expr or admits) and _spelled_anywhere(engine, query))):
+        return []
     settings = RankSettings(fusion=cfg["search.fusion"], rrf_k=cfg["search.rrf_k"], weights={
         "lexical": cfg["search.lexical_weight"], "semantic": cfg["search.dense_weight"],
         "symbol": cfg["search.symbol_weight"], "path": cfg["search.path_weight"]})
@@ -145,6 +150,7 @@ def _routes(engine: Engine, query: str, search_mode: str, expr: str, pool: int,
         routes["lexical"] = store.search_lexical(text, pool, expr)
         routes["symbol"] = store.search_symbols(symbol_candidates(query), pool, expr)
         named = path_matches(query, [p for p in engine.files() if admits is None or admits(p)], PATH_ROUTE_FILES)
+        routes["path"] = []  # always present, so every query of a mode is normalised by the same route weights
         if named:
             clause = in_list("path", named)
             routes["path"] = store.search_lexical(text, pool, f"({expr}) and {clause}" if expr else clause)
@@ -152,6 +158,13 @@ def _routes(engine: Engine, query: str, search_mode: str, expr: str, pool: int,
         vector = engine.embedder.embed_query(query)
         routes["semantic"] = store.search_dense([float(x) for x in vector], pool, expr)
     return routes
+
+
+def _spelled_anywhere(engine: Engine, query: str) -> bool:
+    """Whether any route but the dense one matches the query in the whole workspace, unfiltered."""
+    store = engine.open_store(create=False)
+    return bool(store.search_lexical(lexical_query(query), 1) or store.search_symbols(symbol_candidates(query), 1)
+                or path_matches(query, list(engine.files()), 1))
 
 
 def symbol_candidates(query: str) -> list[str]:
