@@ -12,7 +12,7 @@ from corpus import make_repo, run_zg, user_env
 
 FILES = {
     "core/kernel.py": '''\
-"""The service container."""
+"""Dependency injection."""
 
 
 class Application:

@@ -58,6 +58,9 @@ class RerankSettings:
     symbol_exact: float = 1.0  # a definition named exactly by a code-like query token (case-sensitive)
     symbol_embedded: float = 0.5  # share of symbol_exact when that token sits in a natural-language query
     symbol_partial: float = 0.25
+    # a chunk whose code spells a code-like query token whole (`FORCE_COLOR` read in `is_terminal`): the
+    # dense route cannot tell such a use from chunks about its parts (force, color)
+    identifier_use: float = 0.5
     path_match: float = 1.0
     # the best chunk of each file gains this share of its file's summed fused score (relative to the best
     # file's): files with several matching chunks rise; 0.35-0.8 all beat 0.2 on the dev half, 0.5 best
@@ -134,15 +137,45 @@ def code_names(query: str) -> tuple[frozenset[str], bool]:
 
 
 def _keywords(query: str) -> set[str]:
-    return {w for w in (m.lower() for m in re.findall(r"[A-Za-z][A-Za-z0-9]*", query)) if len(w) > 2 and w not in STOPWORDS}
+    """Plain words of a query that a file name may share (by prefix): code-like tokens are left to
+    `_identifiers`, so `FORCE_COLOR` does not name color.py."""
+    words = (seg for token in _QUERY_TOKEN.findall(query) for seg in _QUALIFIER.split(token)
+             if seg and not _CODE_TOKEN.search(seg))
+    return {w for w in (m.lower() for seg in words for m in re.findall(r"[A-Za-z][A-Za-z0-9]*", seg))
+            if len(w) > 2 and w not in STOPWORDS}
+
+
+def _identifiers(query: str) -> set[str]:
+    """Code-like tokens of a query, joined lowercase (`FORCE_COLOR` → forcecolor, `HttpClient` → httpclient):
+    they name a file or directory only when spelt whole (force_color.py, HttpClient.java)."""
+    return {_joined(seg) for token in _QUERY_TOKEN.findall(query) for seg in _QUALIFIER.split(token)
+            if seg and _CODE_TOKEN.search(seg)}
+
+
+def _joined(name: str) -> str:
+    return re.sub(r"[_\-]", "", name).lower()
 
 
 @functools.lru_cache(maxsize=1 << 16)
 def _path_parts(path: str) -> frozenset[str]:
     """Words of a file's stem and its parent directory (`sansio/app.py` → sansio, app)."""
+    return frozenset(p for name in _path_names(path) for p in split_identifier(name) if len(p) > 1)
+
+
+def _path_names(path: str) -> list[str]:
     pieces = path.split("/")
-    names = [pieces[-1].split(".", 1)[0]] + ([pieces[-2]] if len(pieces) > 1 else [])
-    return frozenset(p for name in names for p in split_identifier(name) if len(p) > 1)
+    return [pieces[-1].split(".", 1)[0]] + ([pieces[-2]] if len(pieces) > 1 else [])
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _path_joined(path: str) -> frozenset[str]:
+    """A file's stem and parent directory, joined lowercase (`color_triplet.py` → colortriplet)."""
+    return frozenset(_joined(name) for name in _path_names(path))
+
+
+def _path_overlap(keywords: set[str], identifiers: set[str], path: str) -> int:
+    """Query words sharing a prefix with a path part, plus identifiers spelling a stem or directory whole."""
+    return _prefix_overlap(keywords, _path_parts(path)) + len(identifiers & _path_joined(path))
 
 
 def _prefix_overlap(keywords: set[str], parts: Set[str]) -> int:
@@ -159,10 +192,10 @@ def _prefix_overlap(keywords: set[str], parts: Set[str]) -> int:
 
 def path_matches(query: str, paths: list[str], limit: int) -> list[str]:
     """Indexed files whose stem or parent directory share the most words with the query."""
-    keywords = _keywords(query)
-    if not keywords:
+    keywords, identifiers = _keywords(query), _identifiers(query)
+    if not keywords and not identifiers:
         return []
-    scored = [(n, p) for p in paths if (n := _prefix_overlap(keywords, _path_parts(p)))]
+    scored = [(n, p) for p in paths if (n := _path_overlap(keywords, identifiers, p))]
     scored.sort(key=lambda item: (-item[0], len(item[1])))
     return [p for _, p in scored[:limit]]
 
@@ -174,29 +207,39 @@ def rerank(query: str, candidates: list[Candidate], settings: RerankSettings | N
         return []
     top = max(c.fused for c in candidates)
     terms = query_terms(query)
-    keywords = _keywords(query)
+    keywords, identifiers = _keywords(query), _identifiers(query)
     exact_names, whole_symbol = code_names(query)
     exact_boost = cfg.symbol_exact * (1.0 if whole_symbol else cfg.symbol_embedded)
+    spelt = [re.compile(rf"(?<![A-Za-z0-9_]){re.escape(n)}(?![A-Za-z0-9_])") for n in exact_names if _CODE_TOKEN.search(n)]
     wants_tests = bool(terms & {"test", "spec", "fixture"})
     file_sum: dict[str, float] = {}
-    best_of_file: dict[str, Candidate] = {}
     for cand in candidates:
-        path = cand.fields["path"]
-        file_sum[path] = file_sum.get(path, 0.0) + cand.fused
-        if path not in best_of_file or cand.fused > best_of_file[path].fused:
-            best_of_file[path] = cand
+        file_sum[cand.fields["path"]] = file_sum.get(cand.fields["path"], 0.0) + cand.fused
     max_file = max(file_sum.values())
-    for cand in candidates:
+    best_of_file: dict[str, Candidate] = {}
+    for cand in candidates:  # name, identifier and path boosts first: they pick each file's best chunk
         f = cand.fields
         score = cand.fused
         symbol = f.get("symbol") or ""
         if exact_names and any(name in exact_names for name in f.get("names") or [symbol] if name):
             score += top * exact_boost
-        elif symbol and terms:
-            score += top * cfg.symbol_partial * len(_name_terms(symbol) & terms) / max(1, len(_name_terms(symbol)))
-        if keywords:
-            ratio = _prefix_overlap(keywords, _path_parts(f["path"])) / len(keywords)
+        elif symbol and terms and len(name := _name_terms(symbol)) > 1:
+            # words spelling parts of a compound name (`start_services`); a one-word name (`Application`,
+            # `Color`) is what an English word or an identifier's part matches by accident. A one-symbol
+            # query wants all of its parts named.
+            score += top * cfg.symbol_partial * len(name & terms) / max(len(name), len(terms) if whole_symbol else 0)
+        if spelt and any(p.search(f.get("content") or "") for p in spelt):
+            score += top * cfg.identifier_use
+        if keywords or identifiers:
+            ratio = _path_overlap(keywords, identifiers, f["path"]) / (len(keywords) + len(identifiers))
             score += top * cfg.path_match * ratio
+        cand.score = score
+        best = best_of_file.get(f["path"])
+        if best is None or score > best.score:
+            best_of_file[f["path"]] = cand
+    for cand in candidates:
+        f = cand.fields
+        score = cand.score
         if best_of_file[f["path"]] is cand:
             score += top * cfg.file_coherence * file_sum[f["path"]] / max_file
         if f.get("symbol_kind") in _DEFINITION_KINDS:

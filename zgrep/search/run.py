@@ -28,6 +28,7 @@ SHORT_PREVIEW_LINES = 4
 MAX_SYMBOL_NAMES = 16
 PATH_ROUTE_FILES = 20
 POST_FILTER_POOL_FACTOR = 5  # wider candidate pools when path filters are applied after retrieval
+_CONTAINER_KINDS = ("class", "interface")  # a chunk of one of these holds its members
 _CODE_LIKE = re.compile(r"[_.]|[a-z0-9][A-Z]|[A-Z]{2,}[a-z]")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 
@@ -124,10 +125,10 @@ def _search_one(engine: Engine, query: str, search_mode: str, expr: str, limit: 
         "lexical": cfg["search.lexical_weight"], "semantic": cfg["search.dense_weight"],
         "symbol": cfg["search.symbol_weight"], "path": cfg["search.path_weight"]})
     ranked = rerank(query, fuse(routes, settings))
+    wanted = set(_IDENT.findall(query)) | {part for token in _IDENT.findall(query) for part in token.split(".")}
     min_score = args.get("min_score")
     min_diff = args.get("min_score_diff")
     best = ranked[0].score if ranked else 0.0
-    wanted = set(_IDENT.findall(query)) | {part for token in _IDENT.findall(query) for part in token.split(".")}
     hits = []
     for cand in ranked:
         if min_score is not None and cand.score < float(min_score):
@@ -183,9 +184,11 @@ def symbol_candidates(query: str) -> list[str]:
 
 
 def _hit(cand: Any, preview: str, wanted: set[str]) -> SearchHit:
+    """A search hit labelled with the definition its chunk holds: a class's chunk is the class's even when
+    the query named one of its members; of sibling definitions merged into one chunk, the one named."""
     f = cand.fields
     symbol = f.get("symbol") or None
-    if symbol not in wanted:
+    if f.get("symbol_kind") not in _CONTAINER_KINDS and symbol not in wanted:
         symbol = next((n for n in f.get("names") or [] if n in wanted), symbol)
     content = f.get("content", "")
     if preview == "none":
