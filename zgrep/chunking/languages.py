@@ -226,7 +226,9 @@ TABLE: Mapping[str, LangSpec] = MappingProxyType({
         default_names={"init_declaration": "init", "deinit_declaration": "deinit"},
     ),
     "bash": LangSpec("bash", defs={"function_definition": "function"},
-                     values=_f("variable_assignment")),
+                     values=_f("variable_assignment"),
+                     # `{ ... }` wrapping a whole script (nvm.sh), definitions inside `if` branches
+                     containers=_f("compound_statement", "if_statement", "elif_clause", "else_clause")),
     "lua": LangSpec(
         "lua", defs={"function_declaration": "function"},
         values=_f("variable_declaration", "assignment_statement"),
