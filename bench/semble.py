@@ -1,9 +1,28 @@
-"""End-to-end retrieval benchmark on semble's annotated Python subset (184 queries, 9 repos).
+"""End-to-end retrieval benchmark on semble's whole annotated set (63 repos, 19 languages).
 
-Downloads each pinned sdist once (PyPI), copies its benchmark root into a fresh workspace
-(keeping the path prefix), indexes it with the configured model and scores every query by
-the benchmark's own rule.
-Usage: python bench/semble.py [--repos flask,click] [--json OUT] [--fresh] [--mode-search lexical]
+Every repository of `semble/repos.json` is indexed (only its benchmark root) and every annotated
+query is scored by the benchmark's own rule (binary NDCG@10 over relevant + secondary targets).
+Corpora live under CORPORA (default `../corpora` next to the checkout, or $ZG_BENCH_CORPORA):
+- the Python subset from its pinned PyPI sdists (python-corpora.json; downloaded once into
+  CORPORA/_sdists and unpacked to CORPORA/<name>, keeping the path prefix);
+- every other language as one-commit git repos made by
+  `python ../shared/bench/materialize.py MIRROR_ROOT CORPORA` (CORPORA/<name>/.git).
+A repo whose corpus is absent is listed as missing, not scored.
+
+Halves (issue 14): for each language, the repos with an even index in repos.json order (0-based
+within that language) are the development half (`--half dev`), the rest validation (`--half val`).
+Choose constants on dev only; report val untouched.
+
+Aggregation follows semble's published tables: a repo's figure is the mean over its queries, a
+language's figure the mean over its repos, the overall figure the mean over repos. The mean over
+all queries and the mean over languages are printed beside it.
+
+Columns: index_s is the index call's wall time (cold with --fresh, else the incremental check);
+new_chks the chunks that call wrote (the corpus's whole chunk count only with --fresh).
+
+Usage: python bench/semble.py [--half dev|val|all] [--languages go,rust] [--repos flask,gin]
+           [--json OUT] [--resume] [--fresh] [--mode-search hybrid|lexical|semantic]
+           [--order size|repos] [--show-misses]
 """
 
 from __future__ import annotations
@@ -12,31 +31,62 @@ import argparse
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tarfile
+import time
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 SHARED = Path(os.environ.get("ZG_BENCH_DATA", HERE.parent.parent / "shared" / "bench"))
-CACHE = Path(os.environ.get("ZG_BENCH_CACHE", Path.home() / ".cache" / "zgrep-bench"))
+CORPORA = Path(os.environ.get("ZG_BENCH_CORPORA") or os.environ.get("ZG_BENCH_CACHE") or HERE.parent.parent / "corpora")
+
+# semble's published per-language NDCG@10 (benchmarks/README.md): (semble, CodeRankEmbed hybrid).
+PUBLISHED_LANG = {
+    "scala": (.909, .922), "cpp": (.915, .913), "ruby": (.909, .909), "elixir": (.894, .905),
+    "javascript": (.917, .903), "zig": (.913, .901), "csharp": (.885, .889), "go": (.895, .884),
+    "python": (.867, .880), "php": (.858, .874), "swift": (.860, .873), "bash": (.825, .852),
+    "lua": (.823, .847), "java": (.849, .841), "kotlin": (.821, .830), "rust": (.856, .827),
+    "c": (.741, .806), "haskell": (.765, .771), "typescript": (.706, .708),
+}
+PUBLISHED_OVERALL = (.854, .862)
+PUBLISHED_CATEGORY = {"architecture": (.802, .811), "semantic": (.846, .863), "symbol": (.958, .941)}
+# semble's own per-repo NDCG@10 (MinishLab/semble benchmarks/results/semble-hybrid-0332378809c5.json,
+# whose mean over these 63 repos is the published .854): lets a subset compare like with like.
+SEMBLE_REPO = {
+    "abseil-cpp": .949, "aeson": .762, "aiohttp": .852, "alamofire": .964, "axios": .874, "axum": .801,
+    "bash-it": .670, "bats-core": .841, "cats": .911, "chi": .867, "circe": .859, "click": 1.0, "cobra": .959,
+    "commons-lang": .896, "curl": .726, "dapper": .881, "ecto": .927, "exposed": .712, "express": .964,
+    "fastapi": .787, "flask": .913, "fmtlib": .935, "gin": .860, "gson": .917, "guzzle": .933, "http4s": .957,
+    "httpx": .860, "jackson-databind": .733, "kotlinx-coroutines": .907, "ktor": .843,
+    "laravel-framework": .741, "lazy.nvim": .682, "libuv": .615, "messagepack-csharp": .883,
+    "mini.nvim": .982, "model2vec": .693, "monolog": .901, "newtonsoft-json": .891, "nlohmann-json": .862,
+    "nvm": .963, "pandoc": .719, "phoenix": .852, "plug": .901, "pydantic": .792, "rack": .893,
+    "rails": .881, "redis": .881, "redux": .914, "requests": .965, "serde": .815, "sinatra": .953,
+    "snapkit": .787, "starlette": .945, "telescope.nvim": .805, "tokio": .953, "trpc": .811,
+    "vapor": .830, "vitest": .691, "xmonad": .814, "zig": .920, "zig-clap": .910, "zls": .910, "zod": .615,
+}
 
 
 def corpus(name: str, sdist: str, root: str, fresh: bool) -> Path:
-    """A workspace holding `root` of the sdist at its original relative path."""
-    dl = CACHE / "sdists"
+    """A workspace holding `root` of the sdist at its original relative path (the Python subset)."""
+    dl = CORPORA / "_sdists"
     dl.mkdir(parents=True, exist_ok=True)
     pkg, version = sdist.split("==")
-    archives = [p for p in dl.glob("*.tar.gz") if p.name.lower().replace("_", "-").startswith(f"{pkg}-{version}".lower())]
-    if not archives:
+
+    def archives() -> list[Path]:
+        return [p for p in dl.glob("*.tar.gz") if p.name.lower().replace("_", "-").startswith(f"{pkg}-{version}".lower())]
+
+    if not archives():
         subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:", sdist,
                         "-d", str(dl)], check=True)
-        archives = [p for p in dl.glob("*.tar.gz") if p.name.lower().replace("_", "-").startswith(f"{pkg}-{version}".lower())]
-    ws = CACHE / "workspaces" / name
+    ws = CORPORA / name
     if fresh and ws.exists():
         shutil.rmtree(ws)
     if not (ws / root).exists():
-        with tarfile.open(archives[0]) as tar:
+        with tarfile.open(archives()[0]) as tar:
             top = tar.getnames()[0].split("/")[0]
             members = [m for m in tar.getmembers() if m.name.startswith(f"{top}/{root}/") and m.isfile()]
             for m in members:
@@ -46,41 +96,238 @@ def corpus(name: str, sdist: str, root: str, fresh: bool) -> Path:
 
 
 def scratch_copy(name: str, dest: Path) -> Path:
-    """A fresh copy (no index state) of corpus `name` under `dest`, for timing whole commands."""
+    """A fresh copy (no index state) of Python corpus `name` under `dest`, for timing whole commands."""
     spec = json.loads((SHARED / "python-corpora.json").read_text())[name]
     ws = dest / name
     shutil.copytree(corpus(name, spec["sdist"], spec["root"], fresh=False), ws, ignore=shutil.ignore_patterns(".zgrep"))
     return ws
 
 
-def main() -> int:
-    from zgrep.search.evaluate import evaluate_workspace, format_report, load_annotations
+def plan_repos() -> list[dict[str, Any]]:
+    """repos.json with each repo's half: index within its language, even = dev."""
+    seen: dict[str, int] = {}
+    out = []
+    for repo in json.loads((SHARED / "semble" / "repos.json").read_text()):
+        i = seen.get(repo["language"], 0)
+        seen[repo["language"]] = i + 1
+        out.append({**repo, "lang_index": i, "half": "dev" if i % 2 == 0 else "val"})
+    return out
 
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--repos", default="", help="comma-separated subset of python-corpora.json")
-    ap.add_argument("--json", dest="json_out", default="", help="write full results here")
-    ap.add_argument("--fresh", action="store_true", help="rebuild workspaces and indexes from scratch")
+
+def resolve(repo: dict[str, Any], python: dict[str, Any], fresh: bool) -> tuple[Path | None, str]:
+    """The workspace of a repo (materialized git corpus, else the Python sdist), or why there is none."""
+    ws = CORPORA / repo["name"]
+    if (ws / ".git").exists():
+        if fresh:
+            shutil.rmtree(ws / ".zgrep", ignore_errors=True)
+        return ws, "git"
+    if repo["name"] in python:
+        spec = python[repo["name"]]
+        return corpus(repo["name"], spec["sdist"], spec["root"], fresh), "sdist"
+    return None, f"no corpus at {ws} (run materialize.py; mirror missing or lacks the pinned commit)"
+
+
+def corpus_bytes(ws: Path) -> int:
+    return sum(p.stat().st_size for p in ws.rglob("*") if p.is_file() and ".git" not in p.parts and ".zgrep" not in p.parts)
+
+
+def mean(xs: list[float]) -> float | None:
+    return round(statistics.fmean(xs), 4) if xs else None
+
+
+def summarise(results: dict[str, dict[str, Any]], repos: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per-language, per-category and overall figures for dev, val and all (semble's aggregation)."""
+    meta = {r["name"]: r for r in repos}
+    out: dict[str, Any] = {"halves": {}}
+    for half in ("dev", "val", "all"):
+        names = [n for n in results if half == "all" or meta[n]["half"] == half]
+        if not names:
+            continue
+        rows = [row for n in names for row in results[n]["rows"]]
+        langs = sorted({meta[n]["language"] for n in names})
+        by_lang = {}
+        for lang in langs:
+            ln = [n for n in names if meta[n]["language"] == lang]
+            by_lang[lang] = {"repos": ln, "ndcg@10": mean([results[n]["overall"]["ndcg@10"] for n in ln]),
+                             "semble_same_repos": mean([SEMBLE_REPO[n] for n in ln if n in SEMBLE_REPO]),
+                             "queries": sum(results[n]["overall"]["queries"] for n in ln)}
+        cats = sorted({r["category"] for r in rows})
+        by_cat = {c: {"ndcg@10": mean([r["ndcg@10"] for r in rows if r["category"] == c]),
+                      "queries": sum(1 for r in rows if r["category"] == c)} for c in cats}
+        latencies = [q["latency_ms"] for n in names for q in results[n]["per_query"] if "latency_ms" in q]
+        index_s = [results[n]["index_s"] for n in names]
+        out["halves"][half] = {
+            "repos": len(names), "queries": len(rows),
+            "ndcg@10_repo_mean": mean([results[n]["overall"]["ndcg@10"] for n in names]),
+            "ndcg@10_query_mean": mean([r["ndcg@10"] for r in rows]),
+            "ndcg@10_language_mean": mean([v["ndcg@10"] for v in by_lang.values()]),
+            "semble_same_repos": mean([SEMBLE_REPO[n] for n in names if n in SEMBLE_REPO]),
+            "mrr": mean([r["mrr"] for r in rows]), "recall@10": mean([r["recall@10"] for r in rows]),
+            "hit@1": mean([r["hit@1"] for r in rows]),
+            "by_language": by_lang, "by_category": by_cat,
+            "p50_latency_ms": round(statistics.median(latencies), 2) if latencies else None,
+            "p90_latency_ms": round(statistics.quantiles(latencies, n=10)[-1], 2) if len(latencies) > 1 else None,
+            "index_s_total": round(sum(index_s), 1), "index_s_median": round(statistics.median(index_s), 2),
+            "languages_at_or_above_semble": sum(1 for lang, v in by_lang.items()
+                                                if v["ndcg@10"] is not None and v["ndcg@10"] >= PUBLISHED_LANG[lang][0]),
+        }
+    return out
+
+
+def f3(x: float | None) -> str:
+    return "   -" if x is None else f"{x:.3f}"
+
+
+def report(results: dict[str, dict[str, Any]], repos: list[dict[str, Any]], summary: dict[str, Any],
+           missing: dict[str, str]) -> str:
+    meta = {r["name"]: r for r in repos}
+    lines = [f"{'repo':<20} {'lang':<11} {'half':<4} {'n':>4} {'ndcg@10':>7} {'semble':>6} {'delta':>6} {'mrr':>6} "
+             f"{'hit@1':>6} {'p50ms':>7} {'index_s':>8} {'files':>6} {'new_chks':>8}"]
+    for r in repos:
+        n = r["name"]
+        if n not in results:
+            continue
+        res, o = results[n], results[n]["overall"]
+        s = SEMBLE_REPO.get(n)
+        idx = res.get("index") or {}
+        lines.append(f"{n:<20} {r['language']:<11} {r['half']:<4} {o['queries']:>4} {o['ndcg@10']:>7.3f} {f3(s):>6} "
+                     f"{(o['ndcg@10'] - s if s is not None else 0):>+6.3f} {o['mrr']:>6.3f} {o['hit@1']:>6.3f} "
+                     f"{res['p50_latency_ms']:>7.1f} {res['index_s']:>8.2f} {idx.get('files', ''):>6} {idx.get('chunks', ''):>8}")
+    halves = summary["halves"]
+    cols = [h for h in ("dev", "val", "all") if h in halves]
+    lines += ["", "per language (mean over repos; 'same' = semble's own figure on the repos scored here)",
+              f"{'language':<11} {'repos':>5} " + " ".join(f"{h:>6}" for h in cols)
+              + f" {'same':>6} {'semble':>6} {'CRE-h':>6} {'delta':>6}"]
+    for lang in sorted(PUBLISHED_LANG, key=lambda x: -PUBLISHED_LANG[x][0]):
+        if lang not in halves.get("all", {}).get("by_language", {}):
+            lines.append(f"{lang:<11} {0:>5} " + " ".join(f"{'-':>6}" for _ in cols)
+                         + f" {'-':>6} {PUBLISHED_LANG[lang][0]:>6.3f} {PUBLISHED_LANG[lang][1]:>6.3f}")
+            continue
+        a = halves["all"]["by_language"][lang]
+        vals = [halves[h]["by_language"].get(lang, {}).get("ndcg@10") for h in cols]
+        lines.append(f"{lang:<11} {len(a['repos']):>5} " + " ".join(f"{f3(v):>6}" for v in vals)
+                     + f" {f3(a['semble_same_repos']):>6} {PUBLISHED_LANG[lang][0]:>6.3f} {PUBLISHED_LANG[lang][1]:>6.3f}"
+                     f" {a['ndcg@10'] - PUBLISHED_LANG[lang][0]:>+6.3f}")
+    lines += ["", "per category (mean over queries)", f"{'category':<13} {'n':>5} " + " ".join(f"{h:>6}" for h in cols)
+              + f" {'semble':>6} {'CRE-h':>6}"]
+    for cat in sorted(halves["all"]["by_category"]):
+        vals = [halves[h]["by_category"].get(cat, {}).get("ndcg@10") for h in cols]
+        pub = PUBLISHED_CATEGORY.get(cat, (None, None))
+        lines.append(f"{cat:<13} {halves['all']['by_category'][cat]['queries']:>5} " + " ".join(f"{f3(v):>6}" for v in vals)
+                     + f" {f3(pub[0]):>6} {f3(pub[1]):>6}")
+    lines += ["", f"{'overall':<22} " + " ".join(f"{h:>6}" for h in cols)]
+    for key, label in (("repos", "repos"), ("queries", "queries"), ("ndcg@10_repo_mean", "ndcg@10 (repo mean)"),
+                       ("semble_same_repos", "semble, same repos"), ("ndcg@10_query_mean", "ndcg@10 (query mean)"),
+                       ("ndcg@10_language_mean", "ndcg@10 (lang mean)"), ("mrr", "mrr"), ("hit@1", "hit@1"),
+                       ("languages_at_or_above_semble", "langs >= semble"), ("p50_latency_ms", "p50 latency ms"),
+                       ("p90_latency_ms", "p90 latency ms"), ("index_s_median", "index s (median)"),
+                       ("index_s_total", "index s (total)")):
+        vals = [halves[h].get(key) for h in cols]
+        fmt = (lambda v: f"{v:>6}") if key in ("repos", "queries", "languages_at_or_above_semble") else \
+            (lambda v: f"{v:>6.1f}" if v is not None and v >= 10 else f"{f3(v):>6}")
+        lines.append(f"{label:<22} " + " ".join(fmt(v) for v in vals))
+    lines.append(f"published: semble {PUBLISHED_OVERALL[0]:.3f}, CodeRankEmbed hybrid {PUBLISHED_OVERALL[1]:.3f} "
+                 "(mean over all 63 repos)")
+    if missing:
+        lines += ["", "not scored:"] + [f"  {n:<20} {meta[n]['language']:<11} {meta[n]['half']:<4} {why}"
+                                       for n, why in missing.items()]
+    return "\n".join(lines)
+
+
+def main() -> int:
+    from zgrep.search.evaluate import evaluate_workspace, load_annotations
+
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--repos", default="", help="comma-separated repo names (repos.json)")
+    ap.add_argument("--languages", default="", help="comma-separated languages")
+    ap.add_argument("--half", default="all", choices=["dev", "val", "all"],
+                    help="dev: even index within each language in repos.json order; val: the rest")
+    ap.add_argument("--json", dest="json_out", default="", help="write every figure (and per-query results) here")
+    ap.add_argument("--resume", action="store_true", help="keep repos already in --json OUT, run the rest")
+    ap.add_argument("--fresh", action="store_true", help="drop each workspace's index (and re-unpack sdists) first")
     ap.add_argument("--show-misses", action="store_true", help="print queries with NDCG below 0.5")
     ap.add_argument("--mode-search", default="hybrid", choices=["hybrid", "lexical", "semantic"],
                     help="which routes to run (ablation)")
+    ap.add_argument("--order", default="size", choices=["size", "repos"],
+                    help="run order: smallest corpus first (default) or repos.json order")
     opts = ap.parse_args()
-    corpora = {k: v for k, v in json.loads((SHARED / "python-corpora.json").read_text()).items() if not k.startswith("_")}
-    wanted = [r for r in opts.repos.split(",") if r] or list(corpora)
-    results = {}
-    for name in wanted:
-        spec = corpora[name]
-        ws = corpus(name, spec["sdist"], spec["root"], opts.fresh)
+
+    repos = plan_repos()
+    python = {k: v for k, v in json.loads((SHARED / "python-corpora.json").read_text()).items() if not k.startswith("_")}
+    want_repos = {r for r in opts.repos.split(",") if r}
+    want_langs = {x for x in opts.languages.split(",") if x}
+    unknown = want_repos - {r["name"] for r in repos}
+    if unknown:
+        print(f"semble.py: unknown repos: {', '.join(sorted(unknown))}", file=sys.stderr)
+        return 2
+    chosen = [r for r in repos if (not want_repos or r["name"] in want_repos)
+              and (not want_langs or r["language"] in want_langs) and (opts.half == "all" or r["half"] == opts.half)]
+
+    results: dict[str, dict[str, Any]] = {}
+    out_path = Path(opts.json_out) if opts.json_out else None
+    if opts.resume and out_path and out_path.exists():
+        previous = json.loads(out_path.read_text())
+        if previous.get("mode_search") == opts.mode_search:
+            results = {n: r for n, r in previous.get("repos", {}).items() if n in {c["name"] for c in chosen}}
+    missing: dict[str, str] = {}
+    todo = []
+    for r in chosen:
+        if r["name"] in results:
+            continue
+        ws, how = resolve(r, python, opts.fresh)
+        if ws is None:
+            missing[r["name"]] = how
+        else:
+            todo.append((r, ws, how))
+    if opts.order == "size":
+        todo.sort(key=lambda t: corpus_bytes(t[1]))
+
+    def save() -> dict[str, Any]:
+        ordered = {r["name"]: results[r["name"]] for r in repos if r["name"] in results}
+        summary = summarise(ordered, repos)
+        if out_path:
+            doc = {"mode_search": opts.mode_search, "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                   "corpora": str(CORPORA), "summary": summary, "missing": missing,
+                   "halves": {r["name"]: r["half"] for r in repos},
+                   "published": {"overall": PUBLISHED_OVERALL, "language": PUBLISHED_LANG,
+                                 "category": PUBLISHED_CATEGORY, "semble_repo": SEMBLE_REPO},
+                   "repos": ordered}
+            tmp = out_path.with_suffix(out_path.suffix + ".tmp")
+            tmp.write_text(json.dumps(doc, indent=1))
+            tmp.replace(out_path)
+        return summary
+
+    for r, ws, how in todo:
+        name = r["name"]
         queries = load_annotations(SHARED / "semble" / "annotations" / f"{name}.json")
-        results[name] = evaluate_workspace(ws, queries, {"search_mode": opts.mode_search})
-        o = results[name]["overall"]
-        print(f"{name}: ndcg@10 {o['ndcg@10']:.3f} over {o['queries']} queries", file=sys.stderr)
+        t0 = time.monotonic()
+        print(f"{name} ({r['language']}, {r['half']}, {how}) ...", file=sys.stderr, flush=True)
+        try:
+            res = evaluate_workspace(ws, queries, {"search_mode": opts.mode_search})
+        except Exception as exc:  # one repo's failure is reported, the run goes on
+            missing[name] = f"failed: {type(exc).__name__}: {exc}"[:300]
+            print(f"  {missing[name]}", file=sys.stderr, flush=True)
+            save()
+            continue
+        res.update(language=r["language"], half=r["half"], source=how)
+        results[name] = res
+        o = res["overall"]
+        print(f"  ndcg@10 {o['ndcg@10']:.3f} over {o['queries']} queries (semble {SEMBLE_REPO.get(name, 0):.3f}); "
+              f"index {res['index_s']:.1f}s, p50 {res['p50_latency_ms']:.1f}ms, wall {time.monotonic() - t0:.0f}s",
+              file=sys.stderr, flush=True)
         if opts.show_misses:
-            for q in results[name]["per_query"]:
+            for q in res["per_query"]:
                 if q["ndcg@10"] < 0.5:
                     print(f"  MISS {q['ndcg@10']:.2f} [{q['category']}] {q['query']!r} -> {q['top']}", file=sys.stderr)
-    print(format_report(results))
-    if opts.json_out:
-        Path(opts.json_out).write_text(json.dumps(results, indent=1))
+        save()
+    if not results:
+        print("semble.py: nothing scored", file=sys.stderr)
+        for n, why in missing.items():
+            print(f"  {n}: {why}", file=sys.stderr)
+        return 1
+    summary = save()
+    ordered = {r["name"]: results[r["name"]] for r in repos if r["name"] in results}
+    print(report(ordered, repos, summary, missing))
     return 0
 
 

@@ -70,7 +70,7 @@ def resolve(anchor: Anchor, tree: WorkTree | IndexTree) -> Resolution:
         return Resolution("ok")
     from zgrep.chunking import detect_language
 
-    language = detect_language(path)
+    language = detect_language(path, text)
     if language == "text":
         return Resolution("anchor_symbol_unsupported",
                           f"cannot find symbols in {path} (no parser for it): anchor a line range instead")

@@ -58,7 +58,8 @@ def _moved_symbol(tree: Any, anchor: Anchor, candidates: set[str]) -> Anchor | N
         data = tree.read(path)
         if data is None or b"\0" in data[:8192]:
             continue
-        found = find_symbol(data.decode("utf-8", "replace"), detect_language(path), anchor.symbol)
+        source = data.decode("utf-8", "replace")
+        found = find_symbol(source, detect_language(path, source), anchor.symbol)
         hits += [(path, (s.start_line, s.end_line)) for s in found]
     if len({p for p, _ in hits}) != 1:
         return None

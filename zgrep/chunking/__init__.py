@@ -20,14 +20,14 @@ from zgrep.types import Chunk, Symbol
 
 __all__ = ["CHUNKER_VERSION", "chunk_file", "detect_language", "extract_symbols"]
 
-CHUNKER_VERSION = 7  # bump when chunk boundaries or fields change: indexes re-chunk (vectors stay cached)
+CHUNKER_VERSION = 9  # bump when chunk boundaries or fields change: indexes re-chunk (vectors stay cached)
 
 
 def chunk_file(path: str, text: str, *, context_lines: int = 2) -> list[Chunk]:
     """Chunks of one file (`path` workspace-relative); never raises, [] for blank text."""
     if not text.strip():
         return []
-    language = detect_language(path)
+    language = detect_language(path, text)
     lines = Lines(text)
     try:
         if language in TABLE:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from collections.abc import Mapping
@@ -35,15 +36,24 @@ _FILENAMES: Mapping[str, str] = MappingProxyType({
 })
 
 
-def detect_language(path: str) -> str:
-    """Language name for a path by file name or extension; "text" when unknown."""
+def detect_language(path: str, text: str | None = None) -> str:
+    """Language name for a path by file name or extension; "text" when unknown. With the file's
+    `text`, a `.h` header written in C++ (templates, namespaces, classes, access labels) is "cpp"."""
     name = path.replace("\\", "/").rsplit("/", 1)[-1].lower()
     if name in _FILENAMES:
         return _FILENAMES[name]
     if name.startswith("dockerfile"):
         return "dockerfile"
     dot = name.rfind(".")
-    return _EXTENSIONS.get(name[dot:], "text") if dot > 0 else "text"
+    language = _EXTENSIONS.get(name[dot:], "text") if dot > 0 else "text"
+    if language == "c" and name.endswith(".h") and text and _CPP_HEADER.search(text, 0, _SNIFF_CHARS):
+        return "cpp"
+    return language
+
+
+_SNIFF_CHARS = 200_000
+_CPP_HEADER = re.compile(r"^[ \t]*(?:template[ \t]*<|namespace(?:[ \t]+[\w:]+)?[ \t]*\{|class[ \t]+\w+[^;(]*$"
+                         r"|(?:public|private|protected)[ \t]*:|using[ \t]+namespace[ \t])|\bstd::\w", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -216,7 +226,9 @@ TABLE: Mapping[str, LangSpec] = MappingProxyType({
         default_names={"init_declaration": "init", "deinit_declaration": "deinit"},
     ),
     "bash": LangSpec("bash", defs={"function_definition": "function"},
-                     values=_f("variable_assignment")),
+                     values=_f("variable_assignment"),
+                     # `{ ... }` wrapping a whole script (nvm.sh), definitions inside `if` branches
+                     containers=_f("compound_statement", "if_statement", "elif_clause", "else_clause")),
     "lua": LangSpec(
         "lua", defs={"function_declaration": "function"},
         values=_f("variable_declaration", "assignment_statement"),

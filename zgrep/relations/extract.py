@@ -236,7 +236,7 @@ def _import_query(language: str) -> Query:
 
 def extract(path: str, text: str) -> FileRelations:
     """Definitions, references and imports of one file; empty for unsupported or unparsable files."""
-    language = detect_language(path)
+    language = detect_language(path, text)
     result = FileRelations(path, language, text.count("\n") + (0 if text.endswith("\n") else 1))
     if language not in TABLE or not text.strip():
         return result

@@ -42,8 +42,9 @@ class Target:
         return cls(raw["path"], raw.get("start_line"), raw.get("end_line"))
 
     def covered_by(self, hit: dict[str, Any]) -> bool:
-        """The benchmark's coverage rule (path suffix match, overlapping lines)."""
-        if not hit["path"].endswith(self.path) and not self.path.endswith(hit["path"]):
+        """The benchmark's coverage rule (one path ends with the other at a `/` boundary, overlapping lines)."""
+        path, want = hit["path"].replace("\\", "/"), self.path.replace("\\", "/")
+        if path != want and not path.endswith(f"/{want}") and not want.endswith(f"/{path}"):
             return False
         if self.start_line is None or self.end_line is None:
             return True
@@ -93,7 +94,8 @@ def score(hits: list[dict[str, Any]], targets: tuple[Target, ...]) -> dict[str, 
         for i, target in enumerate(targets):
             if i not in first_rank and target.covered_by(hit):
                 first_rank[i] = rank
-    dcg = sum(1.0 / math.log2(r + 1) for r in first_rank.values())
+    # a rank counts once even when its chunk covers several targets (semble's ndcg_at_k), so NDCG <= 1
+    dcg = sum(1.0 / math.log2(r + 1) for r in set(first_rank.values()))
     ideal = sum(1.0 / math.log2(r + 1) for r in range(1, min(K, len(targets)) + 1))
     any_rank = min(first_rank.values(), default=None)
     return {
@@ -140,7 +142,7 @@ def evaluate_workspace(root: Path, queries: list[Query], args: dict[str, Any] | 
     """Index `root` (timed), run every query (in-process, or through the daemon unless `mode` is direct), score."""
     with _session(root, mode) as (ask, used):
         started = time.monotonic()
-        ask(INDEX.name, {})
+        index_report = ask(INDEX.name, {})
         index_s = time.monotonic() - started
         rows: list[dict[str, Any]] = []
         latencies: list[float] = []
@@ -151,15 +153,19 @@ def evaluate_workspace(root: Path, queries: list[Query], args: dict[str, Any] | 
             latencies.append(time.monotonic() - t0)
             metrics = score(res["hits"], q.targets)
             rows.append({**metrics, "category": q.category})
-            per_query.append({"query": q.text, "category": q.category, **metrics,
-                              "top": [f"{h['path']}:{h['start_line']}-{h['end_line']}" for h in res["hits"][:3]]})
+            top = [f"{h['path']}:{h['start_line']}-{h['end_line']}" for h in res["hits"][:K]]
+            per_query.append({"query": q.text, "category": q.category, **metrics, "top": top[:3],
+                              "top10": top, "symbols": [h.get("symbol") or "" for h in res["hits"][:K]],
+                              "matched_by": [h.get("matched_by") or [] for h in res["hits"][:K]],
+                              "latency_ms": round(latencies[-1] * 1000, 2)})
     categories = sorted({r["category"] for r in rows})
     return {
         "mode": used[-1],
         "overall": mean_metrics(rows),
         "by_category": {c: mean_metrics([r for r in rows if r["category"] == c]) for c in categories},
         "p50_latency_ms": round(statistics.median(latencies) * 1000, 1) if latencies else 0.0,
-        "index_s": round(index_s, 2), "per_query": per_query, "rows": rows,
+        "index_s": round(index_s, 2), "index": index_report if isinstance(index_report, dict) else {},
+        "per_query": per_query, "rows": rows,
     }
 
 

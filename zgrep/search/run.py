@@ -15,7 +15,7 @@ from zgrep.engine import Engine
 from zgrep.index.run import run_index
 from zgrep.progress import Progress
 from zgrep.search.filters import SearchFilter
-from zgrep.search.rank import RankSettings, fuse, path_matches, rerank
+from zgrep.search.rank import RankSettings, fuse, path_matches, rerank, unsupported
 from zgrep.search.text import STOPWORDS, lexical_query
 from zgrep.service import ErrorCode, ZgError
 from zgrep.store.expr import in_list
@@ -28,6 +28,7 @@ SHORT_PREVIEW_LINES = 4
 MAX_SYMBOL_NAMES = 16
 PATH_ROUTE_FILES = 20
 POST_FILTER_POOL_FACTOR = 5  # wider candidate pools when path filters are applied after retrieval
+_CONTAINER_KINDS = ("class", "interface")  # a chunk of one of these holds its members
 _CODE_LIKE = re.compile(r"[_.]|[a-z0-9][A-Z]|[A-Z]{2,}[a-z]")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 
@@ -115,14 +116,19 @@ def _search_one(engine: Engine, query: str, search_mode: str, expr: str, limit: 
     routes = _routes(engine, query, search_mode, expr, pool, admits)
     if admits is not None:
         routes = {name: [h for h in hits if admits(h.fields["path"])] for name, hits in routes.items()}
+    # noise gets no hits; not a query of stop words only (no lexical terms to look for), nor one whose
+    # words a filter merely hides (they are spelled in files outside it)
+    if (unsupported(routes) and lexical_query(query)
+            and not ((expr or admits) and _spelled_anywhere(engine, query))):
+        return []
     settings = RankSettings(fusion=cfg["search.fusion"], rrf_k=cfg["search.rrf_k"], weights={
         "lexical": cfg["search.lexical_weight"], "semantic": cfg["search.dense_weight"],
         "symbol": cfg["search.symbol_weight"], "path": cfg["search.path_weight"]})
     ranked = rerank(query, fuse(routes, settings))
+    wanted = set(_IDENT.findall(query)) | {part for token in _IDENT.findall(query) for part in token.split(".")}
     min_score = args.get("min_score")
     min_diff = args.get("min_score_diff")
     best = ranked[0].score if ranked else 0.0
-    wanted = set(_IDENT.findall(query)) | {part for token in _IDENT.findall(query) for part in token.split(".")}
     hits = []
     for cand in ranked:
         if min_score is not None and cand.score < float(min_score):
@@ -145,6 +151,7 @@ def _routes(engine: Engine, query: str, search_mode: str, expr: str, pool: int,
         routes["lexical"] = store.search_lexical(text, pool, expr)
         routes["symbol"] = store.search_symbols(symbol_candidates(query), pool, expr)
         named = path_matches(query, [p for p in engine.files() if admits is None or admits(p)], PATH_ROUTE_FILES)
+        routes["path"] = []  # always present, so every query of a mode is normalised by the same route weights
         if named:
             clause = in_list("path", named)
             routes["path"] = store.search_lexical(text, pool, f"({expr}) and {clause}" if expr else clause)
@@ -152,6 +159,13 @@ def _routes(engine: Engine, query: str, search_mode: str, expr: str, pool: int,
         vector = engine.embedder.embed_query(query)
         routes["semantic"] = store.search_dense([float(x) for x in vector], pool, expr)
     return routes
+
+
+def _spelled_anywhere(engine: Engine, query: str) -> bool:
+    """Whether any route but the dense one matches the query in the whole workspace, unfiltered."""
+    store = engine.open_store(create=False)
+    return bool(store.search_lexical(lexical_query(query), 1) or store.search_symbols(symbol_candidates(query), 1)
+                or path_matches(query, list(engine.files()), 1))
 
 
 def symbol_candidates(query: str) -> list[str]:
@@ -170,9 +184,11 @@ def symbol_candidates(query: str) -> list[str]:
 
 
 def _hit(cand: Any, preview: str, wanted: set[str]) -> SearchHit:
+    """A search hit labelled with the definition its chunk holds: a class's chunk is the class's even when
+    the query named one of its members; of sibling definitions merged into one chunk, the one named."""
     f = cand.fields
     symbol = f.get("symbol") or None
-    if symbol not in wanted:
+    if f.get("symbol_kind") not in _CONTAINER_KINDS and symbol not in wanted:
         symbol = next((n for n in f.get("names") or [] if n in wanted), symbol)
     content = f.get("content", "")
     if preview == "none":
