@@ -214,6 +214,23 @@ def run_zg(*args: str, cwd: Path, env: dict[str, str] | None = None, input: str 
                           capture_output=True, text=True, timeout=timeout)
 
 
+def indexed_repo(base: Path, files: dict[str, str | bytes]) -> tuple[Path, dict[str, str]]:
+    """A git repository of `files` under `base`, indexed with `zg index`; (root, env)."""
+    root = make_repo(base / "repo", files)
+    env = user_env(base)
+    proc = run_zg("index", cwd=root, env=env)
+    assert proc.returncode == 0, proc.stderr
+    return root, env
+
+
+def search_hits(repo: tuple[Path, dict[str, str]], *args: str) -> list[dict[str, Any]]:
+    """The JSON hits of `zg search ARGS` in an indexed repository (a search that must succeed)."""
+    root, env = repo
+    proc = run_zg("search", *args, "--json", cwd=root, env=env)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)["hits"]
+
+
 def json_out(proc: subprocess.CompletedProcess[str]) -> Any:
     assert proc.returncode in (0, 1), f"exit {proc.returncode}: {proc.stderr}"
     return json.loads(proc.stdout)
@@ -257,3 +274,13 @@ def store_rows(root: Path) -> list[dict[str, Any]]:
 def state_files(root: Path) -> dict[str, list[Any]]:
     """The per-file state zg keeps in .zgrep/files.json."""
     return json.loads((root / ".zgrep" / "files.json").read_text())["files"]
+
+
+def assert_consistent(root: Path) -> list[dict[str, Any]]:
+    """Milvus holds exactly the chunks the state records: same count, same paths, no duplicate ids."""
+    rows = store_rows(root)
+    state = state_files(root)
+    assert len({r["id"] for r in rows}) == len(rows), "duplicate chunk ids"
+    assert len(rows) == sum(rec[4] for rec in state.values())
+    assert {r["path"] for r in rows} == {p for p, rec in state.items() if rec[4]}
+    return rows

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from conftest import ZG
-from corpus import FILES, assert_one_line_error, make_repo, run_zg, state_files, store_rows, user_env
+from corpus import FILES, assert_consistent, assert_one_line_error, make_repo, run_zg, user_env
 from daemon_helpers import User, wait_for
 
 SMALL = {rel: FILES[rel] for rel in ("src/auth/users.py", "src/net/retry.py", "web/render.js")}
@@ -39,16 +39,6 @@ def top_path(proc: subprocess.CompletedProcess[str]) -> str | None:
     assert proc.returncode in (0, 1), proc.stderr
     hits = json.loads(proc.stdout)["hits"]
     return hits[0]["path"] if hits else None
-
-
-def assert_consistent(root: Path) -> list[dict[str, Any]]:
-    """Milvus holds exactly the chunks the file state records, each once."""
-    rows = store_rows(root)
-    state = state_files(root)
-    assert len({r["id"] for r in rows}) == len(rows), "duplicate chunk ids"
-    assert len(rows) == sum(rec[4] for rec in state.values())
-    assert {r["path"] for r in rows} == {p for p, rec in state.items() if rec[4]}
-    return rows
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from corpus import (FILES, assert_one_line_error, engine_index, json_out, make_repo, run_zg, state_files, store_rows,
+from corpus import (FILES, assert_consistent, assert_one_line_error, engine_index, json_out, make_repo, run_zg, state_files, store_rows,
                     user_env)
 from embedding_server import EmbeddingServer
 
@@ -26,16 +26,6 @@ def index_json(root: Path, env: dict[str, str], *args: str) -> dict[str, Any]:
     proc = run_zg("index", "--json", *args, cwd=root, env=env)
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
-
-
-def assert_consistent(root: Path) -> list[dict[str, Any]]:
-    """Milvus holds exactly the chunks the state records: same count, same paths, no duplicate ids."""
-    rows = store_rows(root)
-    state = state_files(root)
-    assert len({r["id"] for r in rows}) == len(rows), "duplicate chunk ids"
-    assert len(rows) == sum(rec[4] for rec in state.values())
-    assert {r["path"] for r in rows} == {p for p, rec in state.items() if rec[4]}
-    return rows
 
 
 # --- files that cannot be indexed --------------------------------------------------------------------------

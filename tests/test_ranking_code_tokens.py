@@ -3,12 +3,11 @@ that merely shares their spelling (a real repo, real Milvus Lite, the real `zg` 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
-from corpus import make_repo, run_zg, user_env
+from corpus import indexed_repo, search_hits
 
 FILES = {
     "core/kernel.py": '''\
@@ -70,19 +69,10 @@ def parse_route_table(lines):
 
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
-    base = tmp_path_factory.mktemp("rank")
-    root = make_repo(base / "repo", FILES)
-    env = user_env(base)
-    proc = run_zg("index", cwd=root, env=env)
-    assert proc.returncode == 0, proc.stderr
-    return root, env
+    return indexed_repo(tmp_path_factory.mktemp("rank"), FILES)
 
 
-def search(repo: tuple[Path, dict[str, str]], *args: str) -> list[dict]:
-    root, env = repo
-    proc = run_zg("search", *args, "--json", cwd=root, env=env)
-    assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout)["hits"]
+search = search_hits
 
 
 def test_english_word_does_not_lift_a_same_named_class(repo):

@@ -3,12 +3,11 @@ search finds by name); plain C headers stay C (a real repo, real Milvus Lite, th
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
-from corpus import make_repo, run_zg, user_env
+from corpus import indexed_repo, search_hits
 
 FILES = {
     "include/geo/shapes.h": '''\
@@ -101,19 +100,10 @@ int ring_buffer_pop(struct ring_buffer *rb, char *out);
 
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
-    base = tmp_path_factory.mktemp("headers")
-    root = make_repo(base / "repo", FILES)
-    env = user_env(base)
-    proc = run_zg("index", cwd=root, env=env)
-    assert proc.returncode == 0, proc.stderr
-    return root, env
+    return indexed_repo(tmp_path_factory.mktemp("headers"), FILES)
 
 
-def search(repo: tuple[Path, dict[str, str]], *args: str) -> list[dict]:
-    root, env = repo
-    proc = run_zg("search", *args, "--json", cwd=root, env=env)
-    assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout)["hits"]
+search = search_hits
 
 
 def test_cpp_header_class_is_a_cpp_definition(repo):

@@ -4,12 +4,11 @@ with a member name the query happened to match (a real repo, real Milvus Lite, t
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
-from corpus import make_repo, run_zg, user_env
+from corpus import indexed_repo, search_hits
 
 _FIELDS = [("width", "int"), ("height", "int"), ("markup", "bool"), ("highlight", "bool"), ("encoding", "str"),
            ("legacy_windows", "bool"), ("justify", "str"), ("overflow", "str"), ("no_wrap", "bool"),
@@ -93,19 +92,10 @@ class Console:
 
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
-    base = tmp_path_factory.mktemp("idents")
-    root = make_repo(base / "repo", FILES)
-    env = user_env(base)
-    proc = run_zg("index", cwd=root, env=env)
-    assert proc.returncode == 0, proc.stderr
-    return root, env
+    return indexed_repo(tmp_path_factory.mktemp("idents"), FILES)
 
 
-def search(repo: tuple[Path, dict[str, str]], *args: str) -> list[dict]:
-    root, env = repo
-    proc = run_zg("search", *args, "--json", cwd=root, env=env)
-    assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout)["hits"]
+search = search_hits
 
 
 @pytest.mark.parametrize("mode", ["hybrid", "lexical"])
