@@ -135,7 +135,7 @@ def test_searches_are_served_while_an_index_job_runs(daemon: tuple[User, Path], 
     user, first = daemon
     repo = make_repo(tmp_path / "busy")
     assert user.zg("index", "--mode", "direct", cwd=repo).returncode == 0
-    make_repo(tmp_path / "more", files=300)
+    make_repo(tmp_path / "more", files=1200)
     for path in (tmp_path / "more").glob("gen_*.py"):
         path.rename(repo / path.name)
     indexing = user.popen("index", "--mode", "server", "--json", cwd=repo)
@@ -155,7 +155,7 @@ def test_searches_are_served_while_an_index_job_runs(daemon: tuple[User, Path], 
     assert len(status["workspaces"]) == 2 and status["model_instances"] == 1  # one model for both
     stdout, stderr = indexing.communicate(timeout=120)
     assert indexing.returncode == 0, stderr
-    assert json.loads(stdout)["files"] == 300
+    assert json.loads(stdout)["files"] == 1200
 
 
 def test_kill9_midway_falls_back_to_direct_and_on_cleans_stale_files(tmp_path: Path,
