@@ -134,15 +134,7 @@ def stored_rows(root: Path) -> list[dict[str, Any]]:
 
     engine = Engine(root)
     try:
-        store = engine.open_store(create=False)
-        store.ensure_loaded()
-        rows: list[dict[str, Any]] = []
-        iterator = store.client.query_iterator(store.collection, batch_size=1000, filter="",
-                                               output_fields=["id", "path", "content"])
-        while batch := iterator.next():
-            rows.extend(batch)
-        iterator.close()
-        return rows
+        return engine.open_store(create=False).rows(["id", "path", "content"])
     finally:
         engine.close()
 

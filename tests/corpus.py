@@ -255,18 +255,7 @@ def store_rows(root: Path) -> list[dict[str, Any]]:
 
     engine = Engine(root)
     try:
-        store = engine.open_store(create=False)
-        store.ensure_loaded()
-        rows: list[dict[str, Any]] = []
-        iterator = store.client.query_iterator(store.collection, batch_size=1000, filter="",
-                                               output_fields=["id", "path", "start_line", "end_line"])
-        while True:
-            batch = iterator.next()
-            if not batch:
-                iterator.close()
-                break
-            rows.extend(batch)
-        return rows
+        return engine.open_store(create=False).rows(["id", "path", "start_line", "end_line"])
     finally:
         engine.close()
 

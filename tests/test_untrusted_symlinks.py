@@ -10,14 +10,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 
-from conftest import ZG, git
+from conftest import git
 from daemon_helpers import User, wait_for
-from zgrep.hooks import pending
+from test_hooks import wait_idle
 
 CANARY = "zgleakcanary"          # text only the files outside the workspace contain
 INSIDE = "zginsidemarker"        # text of a file inside, to prove the search itself works
@@ -101,11 +100,7 @@ def test_post_commit_hook_refuses_links_out(base_repo: Path, outside: Path, zg) 
     add_links(base_repo, outside)
     git(base_repo, "add", "-A")
     subprocess.run(["git", "commit", "-q", "-m", "links"], cwd=base_repo, check=True, capture_output=True)
-    deadline = time.monotonic() + HOOK_WAIT_S
-    time.sleep(0.2)
-    while pending.pending_count(base_repo) or pending.worker_running(base_repo):
-        assert time.monotonic() < deadline, "the hook's background indexer did not finish"
-        time.sleep(0.2)
+    wait_idle(base_repo, timeout=HOOK_WAIT_S)
     assert_no_leak(zg, base_repo)
 
 

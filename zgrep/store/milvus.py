@@ -144,6 +144,17 @@ class MilvusStore:
         return int(stats.get("row_count", 0))
 
     @reported
+    def rows(self, fields: list[str]) -> list[dict[str, Any]]:
+        """Every stored row with `fields` (checks and benchmarks of what the index holds)."""
+        self.ensure_loaded()
+        iterator = self.client.query_iterator(self.collection, batch_size=1000, filter="", output_fields=fields)
+        out: list[dict[str, Any]] = []
+        while batch := iterator.next():
+            out.extend(batch)
+        iterator.close()
+        return out
+
+    @reported
     def create(self) -> None:
         """Create the collection with dense, BM25-sparse and scalar fields."""
         schema = MilvusClient.create_schema(auto_id=False, enable_dynamic_field=False)
