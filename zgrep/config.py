@@ -25,7 +25,8 @@ TRUST_FILE = "trusted.json"
 # Settings that send code off the machine, pick which secret to read, or point at a server
 # (embedding.model goes with the provider: it names a model of the provider the file chose).
 GATED = ("embedding.provider", "embedding.model", "embedding.url", "embedding.api_key_env",
-         "embedding.allow_remote", "milvus.uri", "server.endpoint")
+         "embedding.allow_remote", "milvus.uri", "server.endpoint",
+         "telemetry.enabled", "telemetry.include_queries")  # a cloned repository may not turn on recording
 
 DEFAULTS: dict[str, Any] = {
     "mode": "auto",
@@ -54,6 +55,8 @@ DEFAULTS: dict[str, Any] = {
     "server.probe_timeout_ms": 30,
     "adr.dir": "docs/adr",
     "adr.doc_dirs": ["docs/specs", "docs/plans"],
+    "telemetry.enabled": False,  # local JSONL usage lines in the user's state dir (zg stats); never sent
+    "telemetry.include_queries": False,
 }
 
 MINIMUMS: dict[str, float] = {

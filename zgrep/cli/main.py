@@ -11,13 +11,14 @@ import importlib
 import os
 import signal
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
 
 import click
 
-from zgrep import __version__
+from zgrep import __version__, telemetry
 from zgrep.config import Config, ConfigError
 from zgrep.embedding.base import EmbeddingError
 from zgrep.embedding.factory import parse_model_spec
@@ -31,6 +32,7 @@ COMMANDS = {  # name -> "module:attribute": one module per command group, import
     "index": "zgrep.cli.index:index", "read": "zgrep.cli.read:read", "search": "zgrep.cli.search:search",
     "server": "zgrep.cli.server:server", "status": "zgrep.cli.status:status", "trace": "zgrep.cli.relations:trace",
     "trust": "zgrep.cli.trust:trust",
+    "mcp": "zgrep.cli.mcp:mcp",
 }
 
 
@@ -160,11 +162,16 @@ def resolve(path: str | None) -> tuple[Path, Config]:
 
 
 def run(op: Operation, root: Path, cfg: Config, args: dict[str, Any], mode: str | None) -> tuple[dict[str, Any], str]:
-    """Send a request through the client; errors become one line and exit 2."""
+    """Send a request through the client; errors become one line and exit 2. Telemetry (off by default)
+    records search, index and status here, for every command that runs them."""
+    started = time.monotonic()
     try:
-        return call(op.name, str(root), args, mode or cfg["mode"], probe_ms=cfg["server.probe_timeout_ms"])
+        result, used = call(op.name, str(root), args, mode or cfg["mode"], probe_ms=cfg["server.probe_timeout_ms"])
     except ClientError as exc:
+        telemetry.record(cfg, op.name, started, None, None, exc.exit_code, queries=args.get("queries"))
         fail(str(exc), exc.exit_code)
+    telemetry.record(cfg, op.name, started, used, result, queries=args.get("queries"))
+    return result, used
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

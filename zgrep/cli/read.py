@@ -33,28 +33,42 @@ def confined_path(root: Path, rel: str) -> str | None:
     return confinement.real_root if norm == os.curdir else confinement.path(norm)
 
 
+class ReadRefused(ValueError):
+    """Why a slice cannot be printed: one line naming the fix."""
+
+
+def file_slice(root: Path, location: str) -> tuple[str, list[str], int, int]:
+    """(relative path, the file's lines, start, end) for `PATH[:START[-END]]`; ReadRefused names the problem.
+    `zg read`, the MCP server and the HTTP API all read through here."""
+    rel, _, span = location.partition(":")
+    target = confined_path(root, rel)
+    if target is None:
+        raise ReadRefused(f"refusing a path outside the workspace {root}: {rel}")
+    try:
+        start, end = parse_span(span)
+    except ValueError:
+        raise ReadRefused(f"bad line range {span!r}; use PATH:START-END") from None
+    try:
+        data = Path(target).read_bytes()
+    except OSError as exc:
+        raise ReadRefused(f"cannot read {rel}: {exc.strerror}") from None
+    if looks_binary(data):
+        raise ReadRefused(f"refusing to print {rel}: it is a binary file (the index skips it too)")
+    lines = data.decode("utf-8-sig", errors="replace").splitlines()
+    end = len(lines) if end is None else min(end, len(lines))
+    if start < 1 or start > max(end, 1):
+        raise ReadRefused(f"line range {span} is outside {rel} ({len(lines)} lines)")
+    return rel, lines, start, end
+
+
 @click.command()
 @click.argument("location")
 @click.option("--root", "root_dir", default=None)
 def read(location: str, root_dir: str | None) -> None:
     """Print a slice of a file: PATH[:START[-END]] (confined to the workspace)."""
     root, _ = resolve(root_dir)
-    rel, _, span = location.partition(":")
-    target = confined_path(root, rel)
-    if target is None:
-        fail(f"refusing a path outside the workspace {root}: {rel}")
     try:
-        start, end = parse_span(span)
-    except ValueError:
-        fail(f"bad line range {span!r}; use PATH:START-END")
-    try:
-        data = Path(target).read_bytes()
-    except OSError as exc:
-        fail(f"cannot read {rel}: {exc.strerror}")
-    if looks_binary(data):
-        fail(f"refusing to print {rel}: it is a binary file (the index skips it too)")
-    lines = data.decode("utf-8-sig", errors="replace").splitlines()
-    end = len(lines) if end is None else min(end, len(lines))
-    if start < 1 or start > max(end, 1):
-        fail(f"line range {span} is outside {rel} ({len(lines)} lines)")
+        _, lines, start, end = file_slice(root, location)
+    except ReadRefused as exc:
+        fail(str(exc))
     output.write_numbered(lines, start, end)

@@ -16,6 +16,7 @@ from zgrep.service import PING, SEARCH, ErrorCode, ZgError, operation
 from zgrep.config import DEFAULTS, env_name
 from zgrep.locking import ENGINE_LOCK, lock_holder
 from zgrep.procfs import process_state
+from zgrep.progress import Progress
 from zgrep.workspace import STATE_DIR
 
 MODES = ("auto", "server", "direct")
@@ -126,12 +127,13 @@ def env_config() -> dict[str, str]:
             if key != "mode" and not key.startswith("server.") and env_name(key) in os.environ}
 
 
-def call_server(info: dict[str, Any], op: str, root: str, args: dict[str, Any]) -> dict[str, Any]:
+def call_server(info: dict[str, Any], op: str, root: str, args: dict[str, Any],
+                on_progress: Progress | None = None) -> dict[str, Any]:
     """Run `op` in the daemon described by `info`; DaemonLost when it fails mid-way."""
     from zgrep.progress import stderr_progress
 
     served = operation(op)
-    show = stderr_progress() if served.progress else None
+    show = (on_progress or stderr_progress()) if served.progress else None
     sent = {**args, "config": {**env_config(), **(args.get("config") or {})}, "progress": show is not None}
     request = protocol.make_request(op, root, sent, token=runtime.read_token())
     timeout = READ_ONLY_DEADLINE_S if served.read_only else None
@@ -142,7 +144,7 @@ def call_server(info: dict[str, Any], op: str, root: str, args: dict[str, Any]) 
     return response["result"]
 
 
-def call_direct(op: str, root: str, args: dict[str, Any]) -> dict[str, Any]:
+def call_direct(op: str, root: str, args: dict[str, Any], on_progress: Progress | None = None) -> dict[str, Any]:
     """Run `op` in this process with the same Engine the daemon uses."""
     if op == SEARCH.name and args.get("refresh") == "background":
         raise ClientError(ErrorCode.NEEDS_DAEMON, "--refresh background needs the daemon: zg server on")
@@ -150,7 +152,7 @@ def call_direct(op: str, root: str, args: dict[str, Any]) -> dict[str, Any]:
     from zgrep.progress import stderr_progress
 
     request = protocol.make_request(op, root, args)
-    response = run_direct(request, stderr_progress() if operation(op).progress else None)
+    response = run_direct(request, (on_progress or stderr_progress()) if operation(op).progress else None)
     if not response["ok"]:
         err = response["error"]
         raise ClientError(err["code"], err["message"])
@@ -200,10 +202,11 @@ def refuse_if_daemon_holds(root: str) -> None:
                       "(auto and server mode use the daemon), or release it first: zg server off")
 
 
-def call_direct_checked(op: str, root: str, args: dict[str, Any], mode: str) -> dict[str, Any]:
+def call_direct_checked(op: str, root: str, args: dict[str, Any], mode: str,
+                        on_progress: Progress | None = None) -> dict[str, Any]:
     """call_direct, naming the daemon when it turns out to hold the workspace after all."""
     try:
-        return call_direct(op, root, args)
+        return call_direct(op, root, args, on_progress)
     except ClientError as exc:
         if exc.code != ErrorCode.WORKSPACE_BUSY or (pid := daemon_holding(root)) is None:
             raise
@@ -213,13 +216,15 @@ def call_direct_checked(op: str, root: str, args: dict[str, Any], mode: str) -> 
 
 
 def call(op: str, root: str, args: dict[str, Any], mode: str = "auto",
-         probe_ms: int = DEFAULTS["server.probe_timeout_ms"]) -> tuple[dict[str, Any], str]:
-    """Run `op` for workspace `root`; return (result, mode actually used)."""
+         probe_ms: int = DEFAULTS["server.probe_timeout_ms"],
+         on_progress: Progress | None = None) -> tuple[dict[str, Any], str]:
+    """Run `op` for workspace `root`; return (result, mode actually used). `on_progress` gets a progress
+    op's events (default: a stderr line when stderr is a terminal)."""
     if mode not in MODES:
         raise ClientError(ErrorCode.BAD_REQUEST, f"unknown mode {mode!r}; choose from {', '.join(MODES)}")
     if mode == "direct":
         refuse_if_daemon_holds(root)
-        return call_direct_checked(op, root, args, mode), "direct"
+        return call_direct_checked(op, root, args, mode, on_progress), "direct"
     info = probe(probe_ms)
     if info is None and (running := live_daemon()) is not None:
         if not pid_stopped(running["pid"]):
@@ -233,14 +238,14 @@ def call(op: str, root: str, args: dict[str, Any], mode: str = "auto",
     if info is None:
         if mode == "server":
             raise ClientError(ErrorCode.NO_DAEMON, NO_DAEMON)
-        return call_direct_checked(op, root, args, mode), "direct"
+        return call_direct_checked(op, root, args, mode, on_progress), "direct"
     try:
-        return call_server(info, op, root, args), "server"
+        return call_server(info, op, root, args, on_progress), "server"
     except DaemonLost as exc:
         if (pid := daemon_holding(root)) is not None:
             raise unresponsive(pid) from None  # alive, stopped or hung, and still holding the index
         if mode == "auto" and operation(op).read_only:
             wait_workspace_free(root)
-            return call_direct_checked(op, root, args, mode), "direct"
+            return call_direct_checked(op, root, args, mode, on_progress), "direct"
         raise ClientError(ErrorCode.DAEMON_LOST, f"the zgrep daemon failed during {op}: {exc}; check "
                           "`zg server status`, or run with --mode direct") from None

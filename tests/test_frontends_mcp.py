@@ -1,0 +1,180 @@
+"""`zg mcp` through the MCP SDK's own client over a real stdio subprocess: every tool answers what
+`zg ... --json` answers on the same workspace, errors carry the CLI's line, and with the daemon running
+the server serves searches through it without loading the engine."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import sys
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+import corpus
+from conftest import ZG
+from daemon_helpers import User
+from test_adr_kit import adr_text
+from test_thin_client import heavy
+
+T = TypeVar("T")
+TOOLS = {"search", "read", "read_hit", "status", "index", "callers", "trace", "adr_constraints", "adr_search",
+         "adr_check"}
+FILES: dict[str, str | bytes] = {
+    **corpus.FILES,
+    "src/net/client.py": "from net.retry import retry_with_backoff\n\n\ndef fetch(url):\n"
+                         "    \"\"\"Fetch a URL, retrying.\"\"\"\n    return retry_with_backoff(lambda: url)\n",
+    "docs/adr/0001-retries.md": adr_text("ADR-0001", title="Retry with backoff",
+                                         anchors="  - {path: src/net/retry.py, symbol: retry_with_backoff}\n"),
+}
+
+
+@pytest.fixture(scope="module")
+def ws(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[User, Path]]:
+    base = tmp_path_factory.mktemp("mcp")
+    user = User(base)
+    root = corpus.make_repo(base / "repo", FILES)
+    assert user.zg("index", cwd=root).returncode == 0
+    yield user, root
+    user.zg("server", "off")
+
+
+def session(user: User, root: Path, body: Callable[[Client], Awaitable[T]], *python_flags: str,
+            errlog: Any = None) -> T:
+    """Start `zg mcp` in `root` as `user` and run `body` with an SDK client connected to it."""
+    params = StdioServerParameters(command=sys.executable, args=[*python_flags, ZG, "mcp"], cwd=str(root),
+                                   env=user.env)
+
+    async def run() -> T:
+        async with Client(stdio_client(params, errlog=errlog or sys.stderr), read_timeout_seconds=120) as client:
+            return await body(client)
+
+    return asyncio.run(run())
+
+
+def cli(user: User, root: Path, *args: str) -> Any:
+    proc = user.zg(*args, cwd=root)
+    assert proc.returncode in (0, 1), proc.stderr
+    return json.loads(proc.stdout)
+
+
+def no_ids(hits: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    assert all(re.fullmatch(r"h\d+", h["id"]) for h in hits)
+    return [{k: v for k, v in h.items() if k != "id"} for h in hits]
+
+
+def test_every_tool_answers_as_the_cli_does(ws: tuple[User, Path]) -> None:
+    user, root = ws
+    progress: list[tuple[float, float | None, str | None]] = []
+    expected = {  # the CLI's answers, before the session's index call changes the workspace
+        "search": cli(user, root, "search", "--json", "retry with exponential backoff"),
+        "grouped": cli(user, root, "search", "--json", "-q", "session cookie", "-q", "config loader", "-n", "3"),
+        "filtered": cli(user, root, "search", "--json", "user name", "-t", "py", "--symbol-type", "function"),
+        "status": cli(user, root, "status", "--json"),
+        "callers": cli(user, root, "callers", "retry_with_backoff", "--json"),
+        "trace": cli(user, root, "trace", "fetch", "--direction", "forward", "--depth", "2", "--json"),
+        "adr_for": cli(user, root, "adr", "for", "src/net/retry.py", "--json"),
+        "adr_search": cli(user, root, "adr", "search", "retry with backoff decision", "--json"),
+        "adr_check": cli(user, root, "adr", "check", "--json"),
+    }
+
+    async def body(client: Client) -> dict[str, Any]:
+        out: dict[str, Any] = {"tools": (await client.list_tools()).tools}
+
+        async def call(name: str, **args: Any) -> Any:
+            result = await client.call_tool(name, args)
+            return result.content[0].text if result.is_error else result.structured_content
+
+        out["search"] = await call("search", query="retry with exponential backoff")
+        out["grouped"] = await call("search", queries=["session cookie", "config loader"], limit=3)
+        out["filtered"] = await call("search", query="user name", type=["py"], symbol_type=["function"])
+        out["read_hit"] = await call("read_hit", ids=[out["search"]["hits"][0]["id"], "h999999"])
+        out["read"] = await call("read", path="src/net/retry.py", start=3, end=6)
+        out["outside"] = await call("read", path="../secret.txt")
+        out["bad_glob"] = await call("search", query="retry", glob=["src/[unclosed"])
+        out["unknown_id"] = await call("read_hit", id="h424242")
+        out["status"] = await call("status")
+        out["callers"] = await call("callers", symbol="retry_with_backoff")
+        out["trace"] = await call("trace", entry="fetch", direction="forward", depth=2)
+        out["adr_constraints"] = await call("adr_constraints", paths=["src/net/retry.py"])
+        out["adr_search"] = await call("adr_search", query="retry with backoff decision")
+        out["adr_check"] = await call("adr_check")
+        (root / "src/net/extra.py").write_text("def jittered_delay(attempt):\n    \"\"\"Backoff with jitter.\"\"\"\n"
+                                              "    return 0.5 * 2 ** attempt\n")
+
+        async def on_progress(done: float, total: float | None, message: str | None) -> None:
+            progress.append((done, total, message))
+
+        out["index"] = (await client.call_tool("index", {"paths": ["src/net/extra.py"]},
+                                               progress_callback=on_progress)).structured_content
+        return out
+
+    out = session(user, root, body)
+
+    tools = {t.name: t for t in out["tools"]}
+    assert set(tools) == TOOLS
+    for tool in tools.values():
+        assert len(tool.description or "") > 80 and tool.input_schema["type"] == "object", tool.name
+    assert set(tools["search"].input_schema["properties"]) >= {"query", "queries", "limit", "glob", "type",
+                                                               "symbol_type", "path", "mode_search", "min_score"}
+
+    assert no_ids(out["search"]["hits"]) == expected["search"]["hits"]
+    assert out["search"]["hits"][0]["path"] == "src/net/retry.py"
+    assert [no_ids(g["hits"]) for g in out["grouped"]["groups"]] == [g["hits"] for g in expected["grouped"]["groups"]]
+    assert no_ids(out["filtered"]["hits"]) == expected["filtered"]["hits"]
+
+    first = out["search"]["hits"][0]
+    clip, missing = out["read_hit"]["clips"]
+    lines = (root / first["path"]).read_text().splitlines()
+    assert clip["text"] == "".join(f"{line}\n" for line in lines[first["start_line"] - 1:first["end_line"]])
+    assert missing["error"].startswith("zg: unknown hit id 'h999999'")
+    shown = user.zg("read", "src/net/retry.py:3-6", cwd=root).stdout.splitlines()
+    assert out["read"]["text"].splitlines() == [line.split(": ", 1)[1] if ": " in line else "" for line in shown]
+
+    for key, args in (("outside", ("read", "../secret.txt")), ("bad_glob", ("search", "retry", "-g", "src/[unclosed"))):
+        proc = user.zg(*args, cwd=root)
+        assert proc.returncode == 2 and out[key] == proc.stderr.strip(), (out[key], proc.stderr)
+    assert out["unknown_id"].startswith("zg: unknown hit id 'h424242'")
+
+    keys = ("indexed", "files", "chunks", "model", "mode")
+    assert {k: out["status"][k] for k in keys} == {k: expected["status"][k] for k in keys}
+    assert out["callers"] == expected["callers"] and out["callers"]["callers"]
+    assert out["trace"] == expected["trace"]
+    assert out["adr_constraints"]["adrs"] == expected["adr_for"]
+    assert out["adr_constraints"]["adrs"][0]["constraints"] == ["Keep the rule of ADR-0001"]
+    assert out["adr_search"]["hits"] == expected["adr_search"]["hits"]
+    assert expected["adr_search"]["hits"][0]["id"] == "ADR-0001"
+    assert out["adr_check"] == expected["adr_check"]
+
+    assert out["index"]["changed"] == 1 and out["index"]["mode"] == "direct"
+    assert progress and progress[-1][0] == progress[-1][1] == 1
+    assert cli(user, root, "search", "--json", "jittered_delay")["hits"][0]["path"] == "src/net/extra.py"
+
+
+def test_with_the_daemon_searches_are_served_by_it_and_no_engine_loads(ws: tuple[User, Path], tmp_path: Path) -> None:
+    user, root = ws
+    user.start()
+
+    async def body(client: Client) -> list[dict[str, Any]]:
+        return [(await client.call_tool("search", {"query": q})).structured_content
+                for q in ("retry with backoff", "session cookie", "SessionStore")]
+
+    with (tmp_path / "stderr").open("w") as errlog:
+        results = session(user, root, body, "-X", "importtime", errlog=errlog)
+    names = {line.rsplit("|", 1)[-1].strip() for line in (tmp_path / "stderr").read_text().splitlines()
+             if line.startswith("import time:")}
+    assert [r["mode"] for r in results] == ["server"] * 3
+    assert results[0]["hits"][0]["path"] == "src/net/retry.py"
+    assert "mcp" in names and heavy(names) == []
+    user.zg("server", "off")
+
+
+def test_a_root_that_is_no_workspace_is_one_line(ws: tuple[User, Path], tmp_path: Path) -> None:
+    user, _ = ws
+    proc = user.zg("mcp", "--root", str(tmp_path / "missing"), cwd=tmp_path)
+    corpus.assert_one_line_error(proc)

@@ -1,0 +1,167 @@
+"""What the MCP server and the HTTP API may ask of one workspace, each answer the CLI's `--json` document.
+
+Operations go through `server.client.call` (the daemon when it answers, in-process otherwise), slices
+through `zg read`'s reader, decision records through the ADR library `zg adr` uses: no feature is
+implemented twice. Failures raise FrontendError carrying the CLI's one-line message.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from zgrep import telemetry
+from zgrep.cli.output import with_mode
+from zgrep.cli.read import ReadRefused, file_slice
+from zgrep.config import Config, ConfigError
+from zgrep.server.client import ClientError, call
+from zgrep.service import CALLERS, INDEX, SEARCH, STATUS, TRACE, ErrorCode, Operation, ZgError
+from zgrep.progress import Progress
+
+SEARCH_MODES = ("hybrid", "semantic", "lexical")
+PREVIEWS = ("none", "short", "full")
+DIRECTIONS = ("backward", "forward")
+
+
+class FrontendError(ZgError):
+    """A request refused or failed; `str()` is the line `zg` would print on stderr."""
+
+
+def _bad(message: str) -> FrontendError:
+    return FrontendError(ErrorCode.BAD_REQUEST, f"zg: {message}")
+
+
+def _list(value: str | Sequence[str] | None) -> list[str]:
+    """A repeatable option given once (a string) or several times (a list)."""
+    if value is None:
+        return []
+    return [value] if isinstance(value, str) else list(value)
+
+
+class Workspace:
+    """One workspace as a front end sees it; `frontend` names it in telemetry ("mcp", "http")."""
+
+    def __init__(self, root: Path, cfg: Config, frontend: str) -> None:
+        self.root = root
+        self.cfg = cfg
+        self.frontend = frontend
+        self._serial = threading.Lock()  # direct mode opens the index per call: one call at a time
+
+    # --- the operations table ------------------------------------------------------------------------
+
+    def call(self, op: Operation, args: dict[str, Any], on_progress: Progress | None = None) -> dict[str, Any]:
+        """`op`'s result with `mode` added as `--json` places it; FrontendError with the CLI's line."""
+        started = time.monotonic()
+        with self._serial:
+            try:
+                result, used = call(op.name, str(self.root), args, self.cfg["mode"],
+                                    probe_ms=self.cfg["server.probe_timeout_ms"], on_progress=on_progress)
+            except ClientError as exc:
+                telemetry.record(self.cfg, op.name, started, None, None, exc.exit_code, self.frontend,
+                                 args.get("queries"))
+                raise FrontendError(exc.code, f"zg: {exc}") from None
+        telemetry.record(self.cfg, op.name, started, used, result, frontend=self.frontend, queries=args.get("queries"))
+        return with_mode(result, used, lead=op is not INDEX)
+
+    def search(self, queries: list[str], limit: int | None = None, globs: str | Sequence[str] | None = None,
+               types: str | Sequence[str] | None = None, symbol_types: str | Sequence[str] | None = None,
+               paths: str | Sequence[str] | None = None, search_mode: str = "hybrid", min_score: float | None = None,
+               preview: str = "short") -> dict[str, Any]:
+        """`zg search --json` for these queries and filters."""
+        queries = [q for q in queries if q and q.strip()]
+        if not queries:
+            raise _bad("give a query: what the code does, or a name it uses")
+        if search_mode not in SEARCH_MODES:
+            raise _bad(f"unknown search mode {search_mode!r}; choose from {', '.join(SEARCH_MODES)}")
+        if preview not in PREVIEWS:
+            raise _bad(f"unknown preview {preview!r}; choose from {', '.join(PREVIEWS)}")
+        args = {"queries": queries, "limit": limit, "globs": _list(globs), "iglobs": [], "types": _list(types),
+                "types_not": [], "symbol_types": _list(symbol_types), "paths": _list(paths), "min_score": min_score,
+                "min_score_diff": None, "preview": preview, "search_mode": search_mode, "refresh": None,
+                "no_index": False, "modified_after": None, "modified_before": None}
+        return self.call(SEARCH, args)
+
+    def status(self) -> dict[str, Any]:
+        """`zg status --json`: the index, the daemon and the hooks."""
+        from zgrep.status import workspace_status
+
+        return workspace_status(self.root, self.call(STATUS, {}))
+
+    def index(self, paths: list[str] | None = None, full: bool = False,
+              on_progress: Progress | None = None) -> dict[str, Any]:
+        """`zg index --json` (of `paths` only, when given)."""
+        if full and paths:
+            raise _bad("--full rebuilds everything; it cannot be combined with paths")
+        return self.call(INDEX, {"full": full, "dry_run": False, "paths": paths or None}, on_progress)
+
+    def callers(self, symbol: str, source_file: str | None = None, limit: int | None = None) -> dict[str, Any]:
+        """`zg callers SYMBOL --json`."""
+        return self.call(CALLERS, {"symbol": symbol, "source_file": source_file, "limit": limit})
+
+    def trace(self, entry: str, direction: str = "backward", depth: int = 3,
+              source_file: str | None = None) -> dict[str, Any]:
+        """`zg trace ENTRY --json`."""
+        if direction not in DIRECTIONS:
+            raise _bad(f"unknown direction {direction!r}; choose from {', '.join(DIRECTIONS)}")
+        if not 1 <= depth <= 10:
+            raise _bad(f"depth {depth} is not in the range 1<=x<=10")
+        return self.call(TRACE, {"entry": entry, "direction": direction, "depth": depth, "source_file": source_file})
+
+    # --- files ---------------------------------------------------------------------------------------
+
+    def read(self, location: str) -> dict[str, Any]:
+        """Lines of `PATH[:START[-END]]`, confined to the workspace exactly as `zg read` is."""
+        try:
+            rel, lines, start, end = file_slice(self.root, location)
+        except ReadRefused as exc:
+            raise _bad(str(exc)) from None
+        return {"path": posixpath.normpath(rel), "start_line": start, "end_line": end, "total_lines": len(lines),
+                "text": "".join(line + "\n" for line in lines[start - 1:end])}
+
+    # --- decision records ----------------------------------------------------------------------------
+
+    def _adrs(self) -> tuple[Any, Any]:
+        from zgrep.adr.settings import load_settings
+        from zgrep.adr.store import load
+        from zgrep.adr.trees import WorkTree
+
+        try:
+            settings = load_settings(self.root)
+        except (ConfigError, ZgError, ValueError) as exc:
+            raise FrontendError(ErrorCode.CONFIG, f"zg adr: error: {exc}") from None
+        return settings, load(WorkTree(settings.root), settings.dir)
+
+    def adr_constraints(self, paths: list[str] | None = None) -> dict[str, Any]:
+        """The live ADRs governing `paths` (`zg adr for PATH --json`), or every live ADR with constraints."""
+        from zgrep.adr.check import Governing, governing
+
+        _, adrs = self._adrs()
+        rels = {posixpath.normpath(p.replace("\\", "/")).lstrip("/") for p in paths or []}
+        if rels:
+            found = governing(adrs, rels)
+        else:
+            found = [Governing(a) for a in sorted(adrs.adrs, key=lambda a: a.id) if a.live and a.constraints]
+        return {"root": str(self.root), "paths": sorted(rels), "adrs": [g.to_json() for g in found]}
+
+    def adr_search(self, query: str, limit: int = 10) -> dict[str, Any]:
+        """`zg adr search QUERY --json`: the normal search over ADR and spec/plan documents, labelled."""
+        from zgrep.adr.search import label_hits, search_args
+
+        settings, adrs = self._adrs()
+        if not query.strip():
+            raise _bad("give a query: what the decision is about")
+        result = self.call(SEARCH, search_args(settings, query, limit))
+        hits = label_hits(settings, adrs, result.get("hits", []), None)
+        return {"query": query, "root": str(settings.root), "mode": result["mode"], "took_ms": result.get("took_ms"),
+                "hits": hits}
+
+    def adr_check(self, paths: list[str] | None = None) -> dict[str, Any]:
+        """`zg adr check --json` over the working copy (or `paths`): problems and governing ADRs; never fixes."""
+        from zgrep.adr.report import run_check
+
+        settings, _ = self._adrs()
+        return run_check(settings, False, paths or None, False).to_json()

@@ -1,0 +1,95 @@
+"""Opt-in local usage lines (`[telemetry] enabled = true`): one JSON line per search, index or status in
+the user's state dir, read back by `zg stats`. Never code, paths or query text (queries only with
+`include_queries = true`); nothing is ever sent anywhere.
+
+Standard library only: the thin client path records through here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from zgrep import __version__
+from zgrep.server.runtime import state_dir
+
+if TYPE_CHECKING:
+    from zgrep.config import Config
+
+FILE = "telemetry.jsonl"
+MAX_BYTES = 5 * 1024 * 1024  # past this the file becomes telemetry.jsonl.1 (one older generation is kept)
+RECORDED = ("search", "index", "status")
+INDEX_FIELDS = ("changed", "deleted", "unchanged", "chunks", "embedded", "files")  # counts only, never names
+
+
+def log_path() -> Path:
+    """`$XDG_STATE_HOME/zgrep/telemetry.jsonl`."""
+    return state_dir() / FILE
+
+
+def _hits(result: dict[str, Any]) -> list[dict[str, Any]]:
+    return [hit for group in result.get("groups") or [result] for hit in group.get("hits", [])]
+
+
+def line(command: str, frontend: str, mode: str | None, took_ms: float, result: dict[str, Any] | None,
+         exit_code: int | None, queries: list[str] | None) -> dict[str, Any]:
+    """The one JSON object recorded for a finished command: numbers and names of modes, nothing of the code.
+    `exit_code` None: derived as the CLI does (a search without hits exits 1)."""
+    doc: dict[str, Any] = {"ts": round(time.time(), 3), "command": command, "frontend": frontend, "mode": mode,
+                           "took_ms": round(took_ms, 1), "version": __version__}
+    if result is not None and command == "search":
+        hits = _hits(result)
+        doc.update(hits=len(hits), top_score=max((h["score"] for h in hits), default=None),
+                   queries_count=len(result.get("groups") or [result]))
+        exit_code = exit_code if exit_code is not None else (0 if hits else 1)
+    elif result is not None and command == "index":
+        doc.update({key: result[key] for key in INDEX_FIELDS if key in result},
+                   index_took_s=result.get("took_s"), dry_run=bool(result.get("dry_run")))
+    elif result is not None and command == "status":
+        doc.update(indexed=bool(result.get("indexed")), files=result.get("files"), chunks=result.get("chunks"))
+    doc["exit"] = exit_code if exit_code is not None else 0
+    if queries is not None:
+        doc["queries"] = queries
+    return doc
+
+
+def record(cfg: Config, command: str, started: float, mode: str | None, result: dict[str, Any] | None,
+           exit_code: int | None = None, frontend: str = "cli", queries: list[str] | None = None) -> None:
+    """Append one line for `command` (begun at monotonic `started`) when telemetry is on; never raises."""
+    if command not in RECORDED or not cfg["telemetry.enabled"]:
+        return
+    doc = line(command, frontend, mode, (time.monotonic() - started) * 1000, result, exit_code,
+               queries if cfg["telemetry.include_queries"] else None)
+    try:
+        path = state_dir(create=True) / FILE
+        if path.exists() and path.stat().st_size > MAX_BYTES:
+            os.replace(path, path.with_name(FILE + ".1"))
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, (json.dumps(doc) + "\n").encode("utf-8"))  # one write: concurrent lines never interleave
+        finally:
+            os.close(fd)
+    except OSError:
+        pass  # a full disk or read-only state dir must not fail the search it describes
+
+
+def read_lines(path: Path | None = None) -> list[dict[str, Any]]:
+    """Every readable line of the log (the older generation first); a damaged line is skipped."""
+    path = path or log_path()
+    out: list[dict[str, Any]] = []
+    for part in (path.with_name(path.name + ".1"), path):
+        try:
+            text = part.read_text("utf-8", errors="replace")
+        except OSError:
+            continue
+        for raw in text.splitlines():
+            try:
+                doc = json.loads(raw)
+            except ValueError:
+                continue
+            if isinstance(doc, dict) and isinstance(doc.get("command"), str) and isinstance(doc.get("took_ms"), (int, float)):
+                out.append(doc)
+    return out
