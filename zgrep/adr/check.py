@@ -39,9 +39,17 @@ class Problem:
                 "message": self.message, "hint": self.hint}
 
 
-def validate_records(adrs: AdrSet) -> list[Problem]:
-    """Front matter, unique ids, supersession links both ways, no cycles, paths inside the repo."""
-    out = [Problem(err.code, path, err.line, str(err)) for path, err in adrs.errors]
+STRICT_FIELDS = (("id", "ADR-NNNN"), ("code_anchors", "[]"))
+
+
+def validate_records(adrs: AdrSet, strict: bool = False) -> list[Problem]:
+    """Front matter, unique ids, supersession links both ways, no cycles, paths inside the repo;
+    `strict`: every record also writes zg's own fields (not inferred from its file name or format)."""
+    out = [Problem(err.code, path, err.line, str(err), severity=err.severity) for path, err in adrs.errors]
+    if strict:
+        out += [Problem(f"strict_{key}", adr.path, 1, f"`{key}` is not written in the record ({adr.format} format)",
+                        adr.id, hint=f"run: zg adr import (or add `{key}: {example}`)")
+                for adr in [*adrs.adrs, *adrs.unnamed] for key, example in STRICT_FIELDS if key not in adr.declared]
     by_id: dict[str, list[Adr]] = defaultdict(list)
     for adr in adrs.adrs:
         by_id[adr.id].append(adr)
@@ -70,6 +78,8 @@ def _link_problems(adr: Adr, by_id: dict[str, list[Adr]], ids: set[str]) -> list
                            lambda other: f"add {adr.id} to `supersedes` of {other} ({by_id[other][0].path})"),
            *_one_way_links(adr, by_id, ids, "supersedes", "superseded_by",
                            lambda other: f"run: zg adr update {other} --superseded-by {adr.id}")]
+    out += [Problem("unknown_link", adr.path, adr.line_of(attr), f"{attr} names {other}, which does not exist", adr.id)
+            for attr in ("amends", "amended_by") for other in getattr(adr, attr) if other not in ids]
     if adr.status == "superseded" and not adr.superseded_by:
         out.append(Problem("no_successor", adr.path, adr.line_of("status"),
                            "status is superseded but `superseded_by` names no successor", adr.id,

@@ -10,6 +10,7 @@ from typing import Any
 import yaml
 
 STATUSES = ("proposed", "accepted", "deprecated", "superseded")
+FOREIGN_STATUSES = (*STATUSES, "rejected")  # MADR's and adr-tools' vocabulary (rejected: never live)
 LIVE_STATUSES = ("proposed", "accepted")
 CHANGE_TYPES = ("architecture", "api", "dependency", "data", "security", "performance", "process")
 ID_RE = re.compile(r"^ADR-(\d{4,})$")
@@ -20,10 +21,11 @@ _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C build of the sa
 class AdrError(ValueError):
     """A record that cannot be read; carries the file line (1-based) when known."""
 
-    def __init__(self, message: str, line: int = 0, code: str = "front_matter") -> None:
+    def __init__(self, message: str, line: int = 0, code: str = "front_matter", severity: str = "error") -> None:
         super().__init__(message)
         self.line = line
         self.code = code
+        self.severity = severity
 
 
 @dataclass(frozen=True)
@@ -51,7 +53,9 @@ class Anchor:
 
 @dataclass
 class Adr:
-    """One parsed decision record; `meta` is the raw front matter, `key_lines` maps keys to file lines."""
+    """One parsed decision record of any format (`format`: zg, nygard, madr); `meta` is the raw zg
+    metadata (front matter and/or ```zg block), `key_lines` maps fields to file lines, `declared` names
+    the zg fields written in the record (not inferred from its file name or body)."""
 
     path: str
     id: str
@@ -68,6 +72,11 @@ class Adr:
     meta: dict[str, Any] = field(default_factory=dict)
     key_lines: dict[str, int] = field(default_factory=dict)
     anchor_lines: list[int] = field(default_factory=list)
+    format: str = "zg"
+    amends: list[str] = field(default_factory=list)
+    amended_by: list[str] = field(default_factory=list)
+    deciders: list[str] = field(default_factory=list)
+    declared: frozenset[str] = frozenset()
 
     @property
     def live(self) -> bool:
@@ -90,7 +99,8 @@ class Adr:
             "id": self.id, "path": self.path, "title": self.title, "status": self.status,
             "change_type": self.change_type, "date": self.date, "supersedes": self.supersedes,
             "superseded_by": self.superseded_by, "code_anchors": [a.to_yaml() for a in self.anchors],
-            "constraints": self.constraints, "tags": self.tags,
+            "constraints": self.constraints, "tags": self.tags, "format": self.format,
+            "amends": self.amends, "amended_by": self.amended_by, "deciders": self.deciders,
         }
 
 
@@ -141,17 +151,17 @@ def split_front_matter(text: str) -> tuple[list[str], str]:
     raise AdrError("front matter is not closed by a '---' line", 1)
 
 
-def key_lines(fm_lines: list[str]) -> dict[str, int]:
-    """Map each top-level key to its file line (front matter starts on file line 2)."""
+def key_lines(fm_lines: list[str], first: int = 2) -> dict[str, int]:
+    """Map each top-level key to its file line (`first`: the file line of fm_lines[0])."""
     out: dict[str, int] = {}
     for i, line in enumerate(fm_lines):
         m = KEY_RE.match(line)
         if m:
-            out.setdefault(m.group(1), i + 2)
+            out.setdefault(m.group(1), i + first)
     return out
 
 
-def item_lines(fm_lines: list[str], key: str) -> list[int]:
+def item_lines(fm_lines: list[str], key: str, first: int = 2) -> list[int]:
     """File lines where the block-list items of a top-level key start."""
     out: list[int] = []
     indent = None
@@ -164,7 +174,7 @@ def item_lines(fm_lines: list[str], key: str) -> list[int]:
         item = re.match(r"^(\s*)-(\s|$)", line)
         if inside and item and indent in (None, item.group(1)):
             indent = item.group(1)
-            out.append(i + 2)
+            out.append(i + first)
     return out
 
 
@@ -222,8 +232,97 @@ def _field(errors: list[AdrError], fn: Any, *args: Any, default: Any = None) -> 
         return default
 
 
+def load_yaml(lines: list[str], first: int) -> tuple[dict[str, Any] | None, AdrError | None]:
+    """Parse YAML metadata lines (fm_lines[0] is file line `first`) into a mapping, or the error."""
+    try:
+        meta = yaml.load("".join(lines), Loader=_Loader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + first if mark else 1
+        return None, AdrError(f"malformed YAML: {exc.problem or exc.context}", line, "yaml")
+    except yaml.YAMLError as exc:
+        return None, AdrError(f"malformed YAML: {exc}", 1, "yaml")
+    meta = meta or {}
+    if not isinstance(meta, dict):
+        return None, AdrError("front matter must be a YAML mapping", first)
+    return meta, None
+
+
+@dataclass
+class Meta:
+    """zg metadata: the merged mapping, each key's file line, and the YAML blocks it came from
+    (front matter, a ```zg block) as (lines, file line of the first)."""
+
+    data: dict[str, Any] = field(default_factory=dict)
+    key_lines: dict[str, int] = field(default_factory=dict)
+    blocks: list[tuple[list[str], int]] = field(default_factory=list)
+
+    @classmethod
+    def parse(cls, lines: list[str], first: int) -> tuple[Meta | None, AdrError | None]:
+        """Parse YAML lines starting at file line `first`."""
+        data, err = load_yaml(lines, first)
+        return (None, err) if data is None else (cls(data, key_lines(lines, first), [(lines, first)]), None)
+
+    def merged(self, other: Meta) -> Meta:
+        """This metadata with `other`'s keys added (a ```zg block beside front matter); `other` wins."""
+        return Meta({**self.data, **other.data}, {**self.key_lines, **other.key_lines}, self.blocks + other.blocks)
+
+    def item_lines(self, key: str) -> list[int]:
+        """File lines of a key's block-list items, from the last YAML block that holds the key."""
+        for lines, first in reversed(self.blocks):
+            if key in key_lines(lines, first):
+                return item_lines(lines, key, first)
+        return []
+
+
+@dataclass
+class ZgFields:
+    """The fields every format may carry in zg metadata (front matter or a ```zg block)."""
+
+    change_type: str = ""
+    supersedes: list[str] = field(default_factory=list)
+    superseded_by: list[str] = field(default_factory=list)
+    anchors: list[Anchor] = field(default_factory=list)
+    anchor_lines: list[int] = field(default_factory=list)
+    constraints: list[str] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
+
+
+def optional_fields(meta: Meta, errors: list[AdrError]) -> ZgFields:
+    """Parse change_type, supersedes/superseded_by, code_anchors, constraints, tags; errors collected."""
+    data, line_of = meta.data, meta.key_lines.get
+    out = ZgFields()
+    out.change_type = str(data.get("change_type") or "")
+    if out.change_type and out.change_type not in CHANGE_TYPES:
+        errors.append(AdrError(f"unknown change_type {out.change_type!r} (expected one of {', '.join(CHANGE_TYPES)})",
+                               line_of("change_type", 1), "bad_change_type"))
+    raw_anchors = data.get("code_anchors") or []
+    if not isinstance(raw_anchors, list):
+        errors.append(AdrError("`code_anchors` must be a list", line_of("code_anchors", 1)))
+        raw_anchors = []
+    all_item_lines = meta.item_lines("code_anchors")
+    if len(all_item_lines) != len(raw_anchors):
+        all_item_lines = [line_of("code_anchors", 1)] * len(raw_anchors)
+    for item, item_line in zip(raw_anchors, all_item_lines):
+        anchor = _field(errors, anchor_from_yaml, item, item_line)
+        if anchor is not None:
+            out.anchors.append(anchor)
+            out.anchor_lines.append(item_line)
+    out.supersedes = _field(errors, _ids, data, "supersedes", line_of("supersedes", 1), default=[])
+    out.superseded_by = _field(errors, _ids, data, "superseded_by", line_of("superseded_by", 1), default=[])
+    out.constraints = _field(errors, _str_list, data, "constraints", line_of("constraints", 1), default=[])
+    out.tags = _field(errors, _str_list, data, "tags", line_of("tags", 1), default=[])
+    return out
+
+
+def date_text(value: Any) -> str:
+    """A date field as text (YAML may have parsed it into a date)."""
+    value = value or ""
+    return value.isoformat() if isinstance(value, (dt.date, dt.datetime)) else str(value)
+
+
 def read_adr(text: str, path: str) -> tuple[Adr | None, list[AdrError]]:
-    """Parse one ADR file, collecting every field error instead of stopping at the first.
+    """Parse one record in zg's own front-matter format, collecting every field error.
 
     Fatal problems (no front matter, malformed YAML, not a mapping) give (None, [error]).
     Otherwise each field is validated on its own: an Adr is returned with whatever parsed
@@ -233,63 +332,34 @@ def read_adr(text: str, path: str) -> tuple[Adr | None, list[AdrError]]:
     """
     try:
         fm_lines, body = split_front_matter(text)
-        meta = yaml.load("".join(fm_lines), Loader=_Loader)
     except AdrError as exc:
         return None, [exc]
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 2 if mark else 1
-        return None, [AdrError(f"malformed YAML: {exc.problem or exc.context}", line, "yaml")]
-    except yaml.YAMLError as exc:
-        return None, [AdrError(f"malformed YAML: {exc}", 1, "yaml")]
-    meta = meta or {}
-    if not isinstance(meta, dict):
-        return None, [AdrError("front matter must be a YAML mapping", 2)]
-    kl = key_lines(fm_lines)
-    line_of = kl.get
+    meta, err = Meta.parse(fm_lines, 2)
+    if meta is None:
+        return None, [err] if err else []
+    data, line_of = meta.data, meta.key_lines.get
     errors: list[AdrError] = []
-    adr_id = str(meta.get("id") or "")
+    adr_id = str(data.get("id") or "")
     if not adr_id:
         errors.append(AdrError("missing required field `id` (e.g. id: ADR-0001)", 1, "missing_id"))
     elif not ID_RE.match(adr_id):
-        errors.append(AdrError(f"bad id {meta['id']!r} (expected ADR-NNNN)", line_of("id", 1), "bad_id"))
+        errors.append(AdrError(f"bad id {data['id']!r} (expected ADR-NNNN)", line_of("id", 1), "bad_id"))
         adr_id = ""
-    title = meta.get("title")
+    title = data.get("title")
     title = "" if title is None else str(title)
     if not title.strip():
-        what = "empty title" if "title" in meta else "missing required field `title`"
+        what = "empty title" if "title" in data else "missing required field `title`"
         errors.append(AdrError(f"{what} (give the decision a short title)", line_of("title", 1), "empty_title"))
-    status = str(meta.get("status") or "")
+    status = str(data.get("status") or "")
     if status not in STATUSES:
         errors.append(AdrError(f"unknown status {status!r} (expected one of {', '.join(STATUSES)})",
                                line_of("status", 1), "bad_status"))
-    change_type = str(meta.get("change_type") or "")
-    if change_type and change_type not in CHANGE_TYPES:
-        errors.append(AdrError(f"unknown change_type {change_type!r} (expected one of {', '.join(CHANGE_TYPES)})",
-                               line_of("change_type", 1), "bad_change_type"))
-    raw_anchors = meta.get("code_anchors") or []
-    if not isinstance(raw_anchors, list):
-        errors.append(AdrError("`code_anchors` must be a list", line_of("code_anchors", 1)))
-        raw_anchors = []
-    all_item_lines = item_lines(fm_lines, "code_anchors")
-    if len(all_item_lines) != len(raw_anchors):
-        all_item_lines = [line_of("code_anchors", 1)] * len(raw_anchors)
-    anchors, anchor_lines = [], []
-    for item, item_line in zip(raw_anchors, all_item_lines):
-        anchor = _field(errors, anchor_from_yaml, item, item_line)
-        if anchor is not None:
-            anchors.append(anchor)
-            anchor_lines.append(item_line)
-    date = meta.get("date") or ""
+    opt = optional_fields(meta, errors)
     adr = Adr(
-        path=path, id=adr_id, title=title, status=status, change_type=change_type,
-        date=date.isoformat() if isinstance(date, (dt.date, dt.datetime)) else str(date),
-        supersedes=_field(errors, _ids, meta, "supersedes", line_of("supersedes", 1), default=[]),
-        superseded_by=_field(errors, _ids, meta, "superseded_by", line_of("superseded_by", 1), default=[]),
-        anchors=anchors,
-        constraints=_field(errors, _str_list, meta, "constraints", line_of("constraints", 1), default=[]),
-        tags=_field(errors, _str_list, meta, "tags", line_of("tags", 1), default=[]),
-        body=body, meta=meta, key_lines=kl, anchor_lines=anchor_lines,
+        path=path, id=adr_id, title=title, status=status, change_type=opt.change_type, date=date_text(data.get("date")),
+        supersedes=opt.supersedes, superseded_by=opt.superseded_by, anchors=opt.anchors,
+        constraints=opt.constraints, tags=opt.tags, body=body, meta=data, key_lines=meta.key_lines,
+        anchor_lines=opt.anchor_lines, declared=frozenset(data),
     )
     errors.sort(key=lambda e: e.line)
     return adr, errors

@@ -43,15 +43,18 @@ class CheckReport:
                 "governing": [g.to_json() for g in self.governing], "fixed": self.fixed, "unfixed": self.unfixed}
 
 
-def _once(settings: AdrSettings, tree: WorkTree | IndexTree, scope: set[str] | None, report: CheckReport) -> AdrSet:
+def _once(settings: AdrSettings, tree: WorkTree | IndexTree, scope: set[str] | None, report: CheckReport,
+          strict: bool) -> AdrSet:
     adrs = load(tree, settings.dir)
     report.adr_count = len(adrs.files)
-    report.problems = validate_records(adrs) + check_anchors(adrs, tree, scope)
+    report.problems = validate_records(adrs, strict) + check_anchors(adrs, tree, scope)
     return adrs
 
 
-def run_check(settings: AdrSettings, staged: bool, paths: list[str] | None, fix: bool) -> CheckReport:
-    """Check the staged tree (`staged`), the given paths, or everything in the working copy."""
+def run_check(settings: AdrSettings, staged: bool, paths: list[str] | None, fix: bool,
+              strict: bool = False) -> CheckReport:
+    """Check the staged tree (`staged`), the given paths, or everything in the working copy; `strict`
+    also asks every record for zg's own fields."""
     root = settings.root
     report = CheckReport("staged" if staged else "paths" if paths else "all")
     tree: WorkTree | IndexTree = IndexTree(root) if staged else WorkTree(root)
@@ -59,7 +62,7 @@ def run_check(settings: AdrSettings, staged: bool, paths: list[str] | None, fix:
         scope: set[str] | None = set(paths) if paths else None
         if staged:
             scope, _ = staged_changes(root)
-        adrs = _once(settings, tree, scope, report)
+        adrs = _once(settings, tree, scope, report, strict)
         if scope is not None:
             report.governing = governing(adrs, scope)
         if not fix:
@@ -78,7 +81,7 @@ def run_check(settings: AdrSettings, staged: bool, paths: list[str] | None, fix:
                 reason = result if isinstance(result, str) else "the anchor was edited in the working copy since it was staged"
                 report.unfixed.append(f"{problem.adr}: {problem.anchor.spec()}: {reason}")
         if report.fixed and not staged:
-            _once(settings, tree, scope, report)
+            _once(settings, tree, scope, report, strict)
         return report
     finally:
         tree.close()

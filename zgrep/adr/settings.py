@@ -19,22 +19,42 @@ class AdrSettings:
     doc_dirs: tuple[str, ...]
 
 
+ADR_TOOLS_FILE = ".adr-dir"  # adr-tools' record of its directory (`adr init DIR`)
+CONVENTIONAL_DIRS = ("doc/adr", "docs/decisions")  # adr-tools' default, MADR 3/4's default
+
+
 def load_settings(start: Path | None = None) -> AdrSettings:
     """Resolve the workspace root from `start` (default cwd) and read its ADR settings."""
     root = find_root(start)
     cfg = Config.load(root)
-    return AdrSettings(root, _confined(root, cfg, "adr.dir", cfg["adr.dir"]),
-                       tuple(_confined(root, cfg, "adr.doc_dirs", d) for d in cfg["adr.doc_dirs"]))
+    return AdrSettings(root, _adr_dir(root, cfg),
+                       tuple(_confined(root, cfg.source("adr.doc_dirs"), "adr.doc_dirs", d) for d in cfg["adr.doc_dirs"]))
 
 
-def _confined(root: Path, cfg: Config, key: str, value: str) -> str:
+def _adr_dir(root: Path, cfg: Config) -> str:
+    """`adr.dir` when set; else adr-tools' `.adr-dir`; else docs/adr, or the first of doc/adr and
+    docs/decisions that exists when docs/adr does not."""
+    if cfg.source("adr.dir") == "default":
+        marker = root / ADR_TOOLS_FILE
+        if marker.is_file():
+            first = (marker.read_text(encoding="utf-8", errors="replace").splitlines() or [""])[0].strip()
+            if first:
+                return _confined(root, str(marker), ADR_TOOLS_FILE, first)
+        if not (root / cfg["adr.dir"]).is_dir():
+            for rel in CONVENTIONAL_DIRS:
+                if (root / rel).is_dir():
+                    return rel
+    return _confined(root, cfg.source("adr.dir"), "adr.dir", cfg["adr.dir"])
+
+
+def _confined(root: Path, source: str, key: str, value: str) -> str:
     """`value` as a normalised `/` path relative to `root`, or ConfigError when it is absolute,
     climbs out with `..`, or leads out through a symlinked directory (the setting may come
-    from a cloned repository's `.zgrep.toml`)."""
+    from a cloned repository's `.zgrep.toml` or `.adr-dir`)."""
     rel = os.path.normpath(value).replace(os.sep, "/") if value else "."
     real_root = os.path.realpath(root)
     real = os.path.realpath(os.path.join(real_root, rel))
     if os.path.isabs(value) or rel == ".." or rel.startswith("../") or os.path.commonpath([real_root, real]) != real_root:
-        raise ConfigError(f"{cfg.source(key)}: {key} = {value!r} must be a directory inside the workspace {root}, "
-                          f"e.g. {'docs/adr' if key == 'adr.dir' else 'docs/specs'}")
+        raise ConfigError(f"{source}: {key} = {value!r} must be a directory inside the workspace {root}, "
+                          f"e.g. {'docs/specs' if key == 'adr.doc_dirs' else 'docs/adr'}")
     return rel

@@ -5,10 +5,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from zgrep.adr.model import Adr, AdrError, normalize_id, read_adr
+from zgrep.adr.formats import read_record
+from zgrep.adr.model import Adr, AdrError, normalize_id
 from zgrep.adr.trees import IndexTree, WorkTree
 
 FILE_RE = re.compile(r"^(\d{4,})-[^/]*\.md$")
+NOT_RECORDS_RE = re.compile(r"^(?:readme|index|(?:adr-)?template(?:-[\w-]*)?)\.md$", re.IGNORECASE)
 
 
 @dataclass
@@ -47,11 +49,12 @@ def anchor_covers(anchor_path: str, path: str) -> bool:
 
 
 def load(tree: WorkTree | IndexTree, adr_dir: str) -> AdrSet:
-    """Parse every `*.md` directly in `adr_dir` except README, index and template files."""
+    """Parse every `*.md` directly in `adr_dir` except README, index and template files (MADR's
+    `adr-template*.md` too), in whichever format each is written."""
     out = AdrSet()
     for rel in tree.list_dir(adr_dir):
         name = rel.rsplit("/", 1)[-1]
-        if not name.endswith(".md") or name.lower() in ("readme.md", "index.md", "template.md"):
+        if not name.endswith(".md") or NOT_RECORDS_RE.match(name):
             continue
         out.files.append(rel)
         data = tree.read(rel) or b""
@@ -60,8 +63,21 @@ def load(tree: WorkTree | IndexTree, adr_dir: str) -> AdrSet:
         except UnicodeDecodeError:
             out.errors.append((rel, AdrError("not UTF-8 text", 1)))
             continue
-        adr, errors = read_adr(text, rel)
+        adr, errors = read_record(text, rel)
         out.errors += [(rel, err) for err in errors]
         if adr is not None:
             (out.adrs if adr.id else out.unnamed).append(adr)
+    complete_links(out.adrs)
     return out
+
+
+def complete_links(adrs: list[Adr]) -> None:
+    """Fill in the back links a foreign-format record cannot write itself: MADR's successor rarely says
+    "Supersedes", and an amendment link names only one side. zg's own records must say both sides."""
+    by_id = {a.id: a for a in adrs}
+    for adr in adrs:
+        for attr, back in (("superseded_by", "supersedes"), ("amends", "amended_by"), ("amended_by", "amends")):
+            for other_id in getattr(adr, attr):
+                other = by_id.get(other_id)
+                if other is not None and other.format != "zg" and adr.id not in getattr(other, back):
+                    getattr(other, back).append(adr.id)

@@ -11,7 +11,7 @@ import click
 if TYPE_CHECKING:
     from zgrep.adr.report import CheckReport
 
-from zgrep.adr.model import CHANGE_TYPES, STATUSES, Adr, Anchor, parse_anchor_spec
+from zgrep.adr.model import CHANGE_TYPES, FOREIGN_STATUSES, STATUSES, Adr, Anchor, parse_anchor_spec
 from zgrep.adr.settings import AdrSettings, load_settings
 from zgrep.adr.store import AdrSet
 from zgrep.cli import output
@@ -191,7 +191,7 @@ def update_cmd(adr_id: str, status: str | None, add_anchor: tuple[str, ...], rem
 
 
 @adr.command("list")
-@click.option("--status", type=click.Choice(STATUSES))
+@click.option("--status", type=click.Choice(FOREIGN_STATUSES))
 @click.option("--change-type", type=click.Choice(CHANGE_TYPES))
 @click.option("--json", "as_json", is_flag=True)
 def list_cmd(status: str | None, change_type: str | None, as_json: bool) -> None:
@@ -267,7 +267,7 @@ def constraints_cmd(ids: tuple[str, ...], for_path: str | None, fmt: str) -> Non
 
 @adr.command("search")
 @click.argument("query")
-@click.option("--status", type=click.Choice(STATUSES), help="Keep only ADR hits with this status.")
+@click.option("--status", type=click.Choice(FOREIGN_STATUSES), help="Keep only ADR hits with this status.")
 @click.option("--limit", default=10, show_default=True)
 @click.option("--mode", type=click.Choice(("auto", "server", "direct")), default="auto", show_default=True)
 @click.option("--json", "as_json", is_flag=True)
@@ -333,8 +333,9 @@ def anchor_cmd(doc: str, write: bool, as_json: bool) -> None:
 @click.option("--staged", is_flag=True, help="Check the staged tree (git index), not the working copy.")
 @click.option("--all", "check_all", is_flag=True, help="Check every ADR and anchor (the default).")
 @click.option("--fix", is_flag=True, help="Repair renamed files and moved symbols/line ranges.")
+@click.option("--strict", is_flag=True, help="Also ask every record for zg's own fields (id, code_anchors).")
 @click.option("--json", "as_json", is_flag=True)
-def check_cmd(paths: tuple[str, ...], staged: bool, check_all: bool, fix: bool, as_json: bool) -> None:
+def check_cmd(paths: tuple[str, ...], staged: bool, check_all: bool, fix: bool, strict: bool, as_json: bool) -> None:
     """Validate the ADRs and their code anchors; exit 0 clean, 1 violations, 2 error."""
     from zgrep.adr.report import run_check
     from zgrep.git import is_git_repo
@@ -348,7 +349,7 @@ def check_cmd(paths: tuple[str, ...], staged: bool, check_all: bool, fix: bool, 
     for given, rel in zip(paths, rels):
         if not _known_path(settings.root, rel):
             _fail(f"no such file or ADR in the repository: {given}")
-    report = run_check(settings, staged, rels or None, fix)
+    report = run_check(settings, staged, rels or None, fix, strict)
     if as_json:
         _dump(report.to_json())
         sys.exit(report.exit_code)
