@@ -74,7 +74,7 @@ def test_init_merges_is_idempotent_and_remove_restores_every_byte(project: tuple
 def test_remove_after_the_user_edited_takes_out_only_zgreps_entry(project: tuple[User, Path]) -> None:
     user, root = project
     assert user.zg("init", "--client", "claude", "--no-instructions", cwd=root).returncode == 0
-    assert not (root / ".cursor").exists() and AGENTS_MD == (root / "AGENTS.md").read_text()
+    assert not (root / ".cursor").exists() and (root / "AGENTS.md").read_text() == AGENTS_MD
     doc = json.loads((root / ".mcp.json").read_text())
     doc["mcpServers"]["mine"] = {"command": "mine"}
     (root / ".mcp.json").write_text(json.dumps(doc))
