@@ -1,4 +1,4 @@
-"""`zg adr`: decision records — new, update, list, show, for, constraints, search, anchor, check."""
+"""`zg adr`: decision records — new, update, list, show, for, constraints, search, anchor, import, check."""
 
 from __future__ import annotations
 
@@ -326,6 +326,32 @@ def anchor_cmd(doc: str, write: bool, as_json: bool) -> None:
     if write and found.anchors:
         added = merge_anchors(path, text, found.anchors)
         click.echo(f"zg adr: wrote {added} new anchor(s) to {rel}", err=True)
+
+
+@adr.command("import")
+@click.option("--dry-run", is_flag=True, help="Print the lines it would add; write nothing.")
+def import_cmd(dry_run: bool) -> None:
+    """Give existing records (adr-tools, MADR, zg) an id and proposed code_anchors, adding lines only."""
+    from zgrep.adr.importer import apply, plan
+
+    settings, adrs = _load_work()
+    unreadable = sorted({path for path, err in adrs.errors if err.severity == "error" and
+                         path not in {a.path for a in [*adrs.adrs, *adrs.unnamed]}})
+    for path in unreadable:
+        click.echo(f"zg adr: warning: {path}: not imported (zg adr check says why)", err=True)
+    todo = plan(settings, adrs)
+    for item in todo:
+        if dry_run:
+            click.echo(f"{item.path}: would add {len(item.lines)} line(s) after line {item.at}:")
+            click.echo("".join(f"    + {line}" for line in item.lines), nl=False)
+        else:
+            apply(settings, item)
+            click.echo(f"{item.path}: {item.id}, {len(item.anchors)} anchor(s)")
+        for ident, n in item.ambiguous.items():
+            click.echo(f"zg adr: note: {item.path}: `{ident}` is defined in {n} places; anchor it by hand", err=True)
+    if not todo:
+        click.echo("zg adr import: nothing to do: every record has zg's fields", err=True)
+    sys.exit(1 if unreadable else 0)
 
 
 @adr.command("check")
