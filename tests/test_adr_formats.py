@@ -136,3 +136,24 @@ def test_installed_hook_blocks_a_commit_breaking_an_adr_tools_anchor(tmp_path: P
     repo.write("src/net/client.py", repo.read("src/net/client.py").replace("def fetch(", "def fetch_with_retry(")
                .replace("attempts=4", "attempts=5"))
     assert repo.commit("keep the name").returncode == 0
+
+
+@pytest.mark.parametrize("name, flag, fmt", [("adr_tools", None, "nygard"), ("madr", None, "madr"),
+                                             ("madr", "nygard", "nygard"), ("adr_tools", "zg", "zg")])
+def test_new_writes_the_directory_s_format(tmp_path: Path, name: str, flag: str | None, fmt: str) -> None:
+    repo = fixture_repo(name, tmp_path / name)
+    code = "src/net/client.py:fetch_with_retry" if name == "adr_tools" else "src/cache.py:LocalCache"
+    args = ["new", "Use DATE and TITLE literally", "--anchor", code, "--constraint", "Keep: it", "--status", "accepted"]
+    proc = repo.zg(*args, *(["--format", flag] if flag else []))
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    path = proc.stdout.strip()
+    assert path.endswith("0007-use-date-and-title-literally.md" if name == "adr_tools" else
+                         "0006-use-date-and-title-literally.md")
+    shown = json.loads(repo.zg("show", path.split("/")[-1][:4], "--json").stdout)
+    assert (shown["format"], shown["title"], shown["status"]) == (fmt, "Use DATE and TITLE literally", "accepted")
+    assert shown["code_anchors"] == [dict(zip(("path", "symbol"), code.split(":")))]
+    assert shown["constraints"] == ["Keep: it"]
+    report = json.loads(repo.zg("check", "--all", "--strict", "--json").stdout)
+    assert [p for p in report["problems"] if p["file"] == path] == []
+    if fmt == "nygard":
+        assert repo.read(path).startswith(f"# {path.split('/')[-1][3]}. Use DATE and TITLE literally\n\nDate: 20")

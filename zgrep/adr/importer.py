@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from zgrep.adr.edit import dump_inline
-from zgrep.adr.formats.body import ZG_OPEN_RE
+from zgrep.adr.formats.body import ZG_OPEN_RE, block
 from zgrep.adr.model import Adr, Anchor, split_front_matter
 from zgrep.adr.propose import propose
 from zgrep.adr.settings import AdrSettings
@@ -65,10 +65,9 @@ def _placement(adr: Adr, text: str, keys: list[str]) -> tuple[int, list[str]]:
     for i in range(start, len(lines)):
         if ZG_OPEN_RE.match(lines[i].rstrip("\r\n")):
             return i + 1, keys
-    block = ["\n", "```zg\n", *keys, "```\n"]
     if not lines or text.endswith("\n"):
-        return len(lines), block
-    return adr.key_lines.get("title", 1), block  # no final newline: after the title line, not by editing the last
+        return len(lines), block(keys)
+    return adr.key_lines.get("title", 1), block(keys)  # no final newline: after the title line, not by editing the last
 
 
 def apply(settings: AdrSettings, item: Plan) -> None:

@@ -10,13 +10,15 @@ from collections.abc import Callable
 from typing import Any
 
 from zgrep.adr.edit import FrontMatter, dump_inline
+from zgrep.adr.formats.body import block
 from zgrep.adr.model import Anchor, AdrError, anchor_from_yaml
 from zgrep.fsutil import atomic_write
 
 
-def template_text() -> str:
-    """The shipped ADR template."""
-    return resources.files("zgrep.adr").joinpath("templates/template.md").read_text(encoding="utf-8")
+def template_text(fmt: str = "zg") -> str:
+    """The shipped template of a record format (zg, madr, nygard)."""
+    name = "template.md" if fmt == "zg" else f"{fmt}.md"
+    return resources.files("zgrep.adr").joinpath(f"templates/{name}").read_text(encoding="utf-8")
 
 
 def slugify(title: str) -> str:
@@ -25,9 +27,11 @@ def slugify(title: str) -> str:
 
 
 def render_new(number: int, title: str, status: str, change_type: str,
-               anchors: list[Anchor], constraints: list[str]) -> tuple[str, str]:
-    """(id, text) of a new ADR filled in from the template."""
+               anchors: list[Anchor], constraints: list[str], fmt: str = "zg") -> tuple[str, str]:
+    """(id, text) of a new ADR filled in from the template of format `fmt`."""
     adr_id = f"ADR-{number:04d}"
+    if fmt != "zg":
+        return adr_id, _render_foreign(fmt, number, adr_id, title, status, change_type, anchors, constraints)
     fm = FrontMatter(template_text())
     for key, value in (("id", adr_id), ("title", title), ("status", status),
                        ("date", dt.date.today()), ("change_type", change_type)):
@@ -38,6 +42,19 @@ def render_new(number: int, title: str, status: str, change_type: str,
         fm.replace_block("constraints", ["constraints:\n"] + [f"  - {dump_inline(c)}\n" for c in constraints])
     fm.body = re.sub(r"(?m)^# ADR-0000: .*$", lambda _: f"# {adr_id}: {title}", fm.body, count=1)
     return adr_id, fm.text()
+
+
+def _render_foreign(fmt: str, number: int, adr_id: str, title: str, status: str, change_type: str,
+                    anchors: list[Anchor], constraints: list[str]) -> str:
+    """An adr-tools or MADR record; zg's fields (id, change_type, anchors, constraints) in a ```zg block."""
+    text = template_text(fmt)
+    values = {"NUMBER": str(number), "DATE": dt.date.today().isoformat(),
+              "STATUS": status.capitalize() if fmt == "nygard" else status, "TITLE": title}
+    text = re.sub("|".join(values), lambda m: values[m.group(0)], text)  # one pass: a title may spell DATE
+    keys = [f"id: {adr_id}\n", f"change_type: {change_type}\n"]
+    keys += ["code_anchors:\n", *(f"  - {dump_inline(a.to_yaml())}\n" for a in anchors)] if anchors else ["code_anchors: []\n"]
+    keys += ["constraints:\n", *(f"  - {dump_inline(c)}\n" for c in constraints)] if constraints else []
+    return text + "".join(block(keys))
 
 
 def anchor_matcher(spec: Anchor) -> Callable[[Any], bool]:

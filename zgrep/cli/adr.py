@@ -110,7 +110,10 @@ def adr() -> None:
 @click.option("--constraint", "constraints", multiple=True, metavar="TEXT", help="A one-line rule to keep.")
 @click.option("--change-type", type=click.Choice(CHANGE_TYPES), default="architecture", show_default=True)
 @click.option("--status", type=click.Choice(STATUSES), default="proposed", show_default=True)
-def new_cmd(title: str, anchors: tuple[str, ...], constraints: tuple[str, ...], change_type: str, status: str) -> None:
+@click.option("--format", "fmt", type=click.Choice(("zg", "madr", "nygard")),
+              help="Record format (default: the one the ADR directory already uses, else zg).")
+def new_cmd(title: str, anchors: tuple[str, ...], constraints: tuple[str, ...], change_type: str, status: str,
+            fmt: str | None) -> None:
     """Write the next-numbered ADR from the template and print its path."""
     from zgrep.adr.records import render_new, slugify
     from zgrep.fsutil import atomic_write
@@ -121,11 +124,19 @@ def new_cmd(title: str, anchors: tuple[str, ...], constraints: tuple[str, ...], 
     parsed = _anchors(anchors)
     settings, adrs = _load_work()
     number = adrs.next_number()
-    _, text = render_new(number, title, status, change_type, parsed, list(constraints))
+    fmt = fmt or _usual_format(adrs)
+    _, text = render_new(number, title, status, change_type, parsed, list(constraints), fmt)
     rel = f"{settings.dir}/{number:04d}-{slugify(title)}.md"
     atomic_write(settings.root / rel, text)
     _warn_unresolved(settings.root, parsed)
     click.echo(rel)
+
+
+def _usual_format(adrs: AdrSet) -> str:
+    """The format most records of the directory are written in (the newest record breaks a tie); zg if none."""
+    records = sorted([*adrs.adrs, *adrs.unnamed], key=lambda a: a.path)
+    counts = {r.format: sum(1 for o in records if o.format == r.format) for r in records}
+    return max(reversed(records), key=lambda r: counts[r.format]).format if records else "zg"
 
 
 def _refuse_cycle(adrs: AdrSet, record: Adr, successor: Adr) -> None:

@@ -119,6 +119,11 @@ def zg_block(lines: list[Line]) -> tuple[Meta | None, list[AdrError]]:
     return None, []
 
 
+def block(keys: list[str]) -> list[str]:
+    """A ```zg block (after a blank line) holding the given YAML lines."""
+    return ["\n", "```zg\n", *keys, "```\n"]
+
+
 def file_number(path: str) -> int | None:
     """The number a record's file name starts with (`0007-use-x.md` → 7)."""
     m = FILE_NUMBER_RE.match(path.rsplit("/", 1)[-1])
