@@ -101,7 +101,7 @@ def _load_object(rel: str, text: str, key: str) -> dict[str, Any]:
     hint = f"add \"{NAME}\": {json.dumps(_client_of(rel)[1])} under \"{key}\" by hand"
     try:
         doc = json.loads(text) if text.strip() else {}
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
         raise InitError(f"{rel} is not plain JSON ({exc.msg} at line {exc.lineno}; comments?); {hint}") from None
     if not isinstance(doc, dict) or not isinstance(doc.get(key, {}), dict):
         raise InitError(f"{rel}: expected a JSON object with an object \"{key}\"; {hint}")

@@ -32,7 +32,7 @@ COMMANDS = {  # name -> "module:attribute": one module per command group, import
     "index": "zgrep.cli.index:index", "read": "zgrep.cli.read:read", "search": "zgrep.cli.search:search",
     "server": "zgrep.cli.server:server", "status": "zgrep.cli.status:status", "trace": "zgrep.cli.relations:trace",
     "trust": "zgrep.cli.trust:trust",
-    "mcp": "zgrep.cli.mcp:mcp", "init": "zgrep.cli.init:init",
+    "mcp": "zgrep.cli.mcp:mcp", "init": "zgrep.cli.init:init", "serve": "zgrep.cli.serve:serve",
 }
 
 

@@ -22,8 +22,6 @@ from zgrep.server.client import ClientError, call
 from zgrep.service import CALLERS, INDEX, SEARCH, STATUS, TRACE, ErrorCode, Operation, ZgError
 from zgrep.progress import Progress
 
-SEARCH_MODES = ("hybrid", "semantic", "lexical")
-PREVIEWS = ("none", "short", "full")
 DIRECTIONS = ("backward", "forward")
 
 
@@ -70,19 +68,15 @@ class Workspace:
     def search(self, queries: list[str], limit: int | None = None, globs: str | Sequence[str] | None = None,
                types: str | Sequence[str] | None = None, symbol_types: str | Sequence[str] | None = None,
                paths: str | Sequence[str] | None = None, search_mode: str = "hybrid", min_score: float | None = None,
-               preview: str = "short") -> dict[str, Any]:
-        """`zg search --json` for these queries and filters."""
-        queries = [q for q in queries if q and q.strip()]
-        if not queries:
-            raise _bad("give a query: what the code does, or a name it uses")
-        if search_mode not in SEARCH_MODES:
-            raise _bad(f"unknown search mode {search_mode!r}; choose from {', '.join(SEARCH_MODES)}")
-        if preview not in PREVIEWS:
-            raise _bad(f"unknown preview {preview!r}; choose from {', '.join(PREVIEWS)}")
-        args = {"queries": queries, "limit": limit, "globs": _list(globs), "iglobs": [], "types": _list(types),
-                "types_not": [], "symbol_types": _list(symbol_types), "paths": _list(paths), "min_score": min_score,
-                "min_score_diff": None, "preview": preview, "search_mode": search_mode, "refresh": None,
-                "no_index": False, "modified_after": None, "modified_before": None}
+               preview: str = "short", *, iglobs: Sequence[str] = (), types_not: Sequence[str] = (),
+               min_score_diff: float | None = None, modified_after: float | None = None,
+               modified_before: float | None = None) -> dict[str, Any]:
+        """`zg search --json` for these queries and filters (the CLI's flags by their argument names)."""
+        args = {"queries": queries, "limit": limit, "globs": _list(globs), "iglobs": list(iglobs),
+                "types": _list(types), "types_not": list(types_not), "symbol_types": _list(symbol_types),
+                "paths": _list(paths), "min_score": min_score, "min_score_diff": min_score_diff, "preview": preview,
+                "search_mode": search_mode, "refresh": None, "no_index": False, "modified_after": modified_after,
+                "modified_before": modified_before}
         return self.call(SEARCH, args)
 
     def status(self) -> dict[str, Any]:
@@ -105,10 +99,8 @@ class Workspace:
     def trace(self, entry: str, direction: str = "backward", depth: int = 3,
               source_file: str | None = None) -> dict[str, Any]:
         """`zg trace ENTRY --json`."""
-        if direction not in DIRECTIONS:
+        if direction not in DIRECTIONS:  # (the op reads anything but "forward" as backward)
             raise _bad(f"unknown direction {direction!r}; choose from {', '.join(DIRECTIONS)}")
-        if not 1 <= depth <= 10:
-            raise _bad(f"depth {depth} is not in the range 1<=x<=10")
         return self.call(TRACE, {"entry": entry, "direction": direction, "depth": depth, "source_file": source_file})
 
     # --- files ---------------------------------------------------------------------------------------

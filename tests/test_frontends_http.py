@@ -1,0 +1,113 @@
+"""`zg serve` as a real process, queried with httpx: each endpoint answers what `zg ... --json` prints,
+errors carry the CLI's line, loopback binds refuse foreign Host headers, other binds demand the token."""
+
+from __future__ import annotations
+
+import json
+import re
+import selectors
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+import corpus
+from conftest import ZG
+from daemon_helpers import User
+from test_frontends_mcp import FILES
+
+
+def start(user: User, root: Path, *args: str, env: dict[str, str] | None = None) -> tuple[subprocess.Popen[str], str]:
+    """`zg serve --port 0 ARGS` in `root`; the process and its base URL (from its start-up line)."""
+    proc = subprocess.Popen([ZG, "serve", "--port", "0", *args], cwd=root, env={**user.env, **(env or {})},
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    sel = selectors.DefaultSelector()
+    sel.register(proc.stderr, selectors.EVENT_READ)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and sel.select(timeout=1) == [] and proc.poll() is None:
+        pass
+    line = proc.stderr.readline()
+    found = re.search(r"http://\S+?:(\d+)/", line)
+    assert found, line
+    return proc, f"http://127.0.0.1:{found.group(1)}"
+
+
+def stop(proc: subprocess.Popen[str]) -> None:
+    proc.terminate()
+    proc.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[User, Path, str]]:
+    base = tmp_path_factory.mktemp("serve")
+    user = User(base)
+    root = corpus.make_repo(base / "repo", FILES)
+    assert user.zg("index", cwd=root).returncode == 0
+    proc, url = start(user, root)
+    yield user, root, url
+    stop(proc)
+
+
+def cli(user: User, root: Path, *args: str) -> Any:
+    proc = user.zg(*args, cwd=root)
+    assert proc.returncode in (0, 1), proc.stderr
+    return json.loads(proc.stdout)
+
+
+def get(url: str, endpoint: str, **params: Any) -> httpx.Response:
+    return httpx.get(url + endpoint, params=params, timeout=120)
+
+
+def test_endpoints_answer_what_the_cli_prints(served: tuple[User, Path, str]) -> None:
+    user, root, url = served
+    found = get(url, "/search", q="retry with exponential backoff")
+    assert found.status_code == 200
+    assert found.json()["hits"] == cli(user, root, "search", "--json", "retry with exponential backoff")["hits"]
+    assert found.json()["hits"][0]["path"] == "src/net/retry.py"
+    filtered = get(url, "/search", q=["session cookie", "config loader"], type="py", limit=2).json()
+    expected = cli(user, root, "search", "--json", "-q", "session cookie", "-q", "config loader", "-t", "py", "-n", "2")
+    assert filtered["groups"] == expected["groups"] and filtered["distinct_locations"] == expected["distinct_locations"]
+
+    text = get(url, "/read", path="src/net/retry.py", start=3, end=6).json()["text"]
+    assert text == "".join(line + "\n" for line in (root / "src/net/retry.py").read_text().splitlines()[2:6])
+    assert get(url, "/callers", symbol="retry_with_backoff").json() == cli(user, root, "callers", "retry_with_backoff",
+                                                                           "--json")
+    assert get(url, "/trace", entry="fetch", direction="forward").json() == cli(user, root, "trace", "fetch",
+                                                                               "--direction", "forward", "--json")
+    assert get(url, "/adr/constraints", path="src/net/retry.py").json()["adrs"] == cli(
+        user, root, "adr", "for", "src/net/retry.py", "--json")
+    status = get(url, "/status").json()
+    assert (status["indexed"], status["files"]) == (True, cli(user, root, "status", "--json")["files"])
+
+
+def test_errors_carry_the_cli_line_and_foreign_hosts_are_refused(served: tuple[User, Path, str]) -> None:
+    user, root, url = served
+    outside = get(url, "/read", path="../secret.txt")
+    proc = user.zg("read", "../secret.txt", cwd=root)
+    assert outside.status_code == 400 and outside.json()["error"]["message"] == proc.stderr.strip()
+    bad_glob = get(url, "/search", q="retry", glob="src/[unclosed")
+    assert bad_glob.status_code == 400
+    assert bad_glob.json()["error"]["message"] == user.zg("search", "retry", "-g", "src/[unclosed", cwd=root).stderr.strip()
+    assert get(url, "/search", q="retry", limit="many").status_code == 400
+    assert get(url, "/nowhere").status_code == 404
+    rebound = httpx.get(url + "/status", headers={"Host": "attacker.example:80"}, timeout=30)
+    assert rebound.status_code == 403 and "files" not in rebound.text
+
+
+def test_a_non_loopback_bind_needs_consent_and_then_a_token(served: tuple[User, Path, str]) -> None:
+    user, root, _ = served
+    corpus.assert_one_line_error(user.zg("serve", "--host", "0.0.0.0", "--port", "0", cwd=root), "0.0.0.0",
+                                 "--allow-non-loopback")
+    proc, url = start(user, root, "--host", "0.0.0.0", "--allow-non-loopback", env={"ZG_SERVE_TOKEN": "s3cret-token"})
+    try:
+        assert httpx.get(url + "/status", timeout=30).status_code == 401
+        assert httpx.get(url + "/status", headers={"Authorization": "Bearer wrong"}, timeout=30).status_code == 401
+        ok = httpx.get(url + "/status", headers={"Authorization": "Bearer s3cret-token"}, timeout=60)
+        assert ok.status_code == 200 and ok.json()["indexed"] is True
+    finally:
+        stop(proc)
