@@ -86,11 +86,17 @@ def node_text(node: Node) -> str:
 
 
 def parse(text: str, language: str) -> Tree:
-    """Parse text with the language's grammar (a language of the table)."""
+    """Parse text with the language's grammar (a language of the table). The last tree of each
+    thread is kept, so chunking and relation extraction of one file string parse it once."""
+    last = getattr(_PARSERS, "last", None)
+    if last is not None and last[0] is text and last[1] == language:
+        return last[2]
     parser = parser_for(language)
     if parser is None:
         raise ValueError(f"no grammar for {language!r}")
-    return parser.parse(text.encode("utf-8", errors="replace"))
+    tree = parser.parse(text.encode("utf-8", errors="replace"))
+    _PARSERS.last = (text, language, tree)
+    return tree
 
 
 def _split_qualified(text: str) -> tuple[str, str]:

@@ -199,8 +199,8 @@ def _write_batches(engine: Engine, work: Plan, store: Any, relations: Any, files
         vectors, fresh = _vectors(engine, all_chunks)
         embedded += fresh
         rows = [_row(c, vectors[c.content_hash], work.loaded[c.path].mtime) for c in all_chunks]
-        if incremental:
-            store.delete_paths(batch)
+        if incremental:  # rows exist only for recorded files (row-count repair covers any other)
+            store.delete_paths([rel for rel in batch if rel in files])
         store.insert(rows)
         relations.replace_files([extract(rel, work.loaded[rel].text) for rel in batch])
         for rel in batch:

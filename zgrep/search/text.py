@@ -7,6 +7,7 @@ embedded and the server deployments rank identically.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
@@ -52,15 +53,16 @@ def terms(text: str, *, keep_stopwords: bool = False) -> list[str]:
     """Normalised lexical terms: whole identifiers (lowercased) plus their parts, stemmed."""
     out: list[str] = []
     for match in _WORD.finditer(text):
-        word = match.group(0)
-        lower = word.lower()
-        parts = split_identifier(word)
-        if len(parts) > 1:
-            out.append(lower.strip("_"))
-        for part in parts:
-            if keep_stopwords or part not in STOPWORDS:
-                out.append(stem(part))
+        out.extend(_word_terms(match.group(0), keep_stopwords))
     return out
+
+
+@lru_cache(maxsize=1 << 18)
+def _word_terms(word: str, keep_stopwords: bool) -> tuple[str, ...]:
+    """The terms of one word (memoised: a corpus repeats its identifiers endlessly)."""
+    parts = split_identifier(word)
+    whole = (word.lower().strip("_"),) if len(parts) > 1 else ()
+    return whole + tuple(stem(part) for part in parts if keep_stopwords or part not in STOPWORDS)
 
 
 def lexical_document(text: str) -> str:
