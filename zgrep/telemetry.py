@@ -93,3 +93,63 @@ def read_lines(path: Path | None = None) -> list[dict[str, Any]]:
             if isinstance(doc, dict) and isinstance(doc.get("command"), str) and isinstance(doc.get("took_ms"), (int, float)):
                 out.append(doc)
     return out
+
+
+# --- `zg stats` ---------------------------------------------------------------------------------------------
+
+RESAMPLES = 1000
+MAX_SAMPLE = 5000  # the newest lines per statistic: bootstrap time stays well under a second
+
+
+def quantile(values: list[float], q: float) -> float:
+    """The `q` quantile of `values` by linear interpolation between order statistics."""
+    ordered = sorted(values)
+    pos = (len(ordered) - 1) * q
+    low = int(pos)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (pos - low)
+
+
+def bootstrap(values: list[float], stat: Any, level: float = 0.95, seed: int = 0) -> dict[str, Any]:
+    """`stat(values)` with a percentile-bootstrap confidence interval (`RESAMPLES` resamples, fixed seed)."""
+    import random
+
+    values = values[-MAX_SAMPLE:]
+    rng = random.Random(seed)
+    draws = [stat(rng.choices(values, k=len(values))) for _ in range(RESAMPLES)] if len(values) > 1 else [stat(values)]
+    tail = (1 - level) / 2
+    return {"value": round(stat(values), 4), "ci": [round(quantile(draws, tail), 4), round(quantile(draws, 1 - tail), 4)],
+            "n": len(values)}
+
+
+def _latency(docs: list[dict[str, Any]]) -> dict[str, Any]:
+    took = [float(d["took_ms"]) for d in docs]
+    return {"p50_ms": bootstrap(took, lambda v: quantile(v, 0.5)), "p95_ms": bootstrap(took, lambda v: quantile(v, 0.95))}
+
+
+def summarize(docs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per command (and per mode): count, p50/p95 latency; searches' zero-hit rate; index runs' files and
+    chunks. Each statistic with its 95% bootstrap interval; failed runs (exit 2) are counted, not timed."""
+    out: dict[str, Any] = {}
+    for command in RECORDED:
+        runs = [d for d in docs if d["command"] == command]
+        if not runs:
+            continue
+        done = [d for d in runs if d.get("exit") != 2]
+        entry: dict[str, Any] = {"runs": len(runs), "errors": len(runs) - len(done)}
+        if done:
+            entry.update(_latency(done))
+            modes = sorted({str(d.get("mode")) for d in done})
+            entry["by_mode"] = {m: {"runs": len([d for d in done if str(d.get("mode")) == m]),
+                                    **_latency([d for d in done if str(d.get("mode")) == m])} for m in modes}
+        if command == "search" and done:
+            zero = [1.0 if not d.get("hits") else 0.0 for d in done]
+            entry["zero_hit_rate"] = bootstrap(zero, lambda v: sum(v) / len(v))
+        if command == "index":
+            real = [d for d in done if not d.get("dry_run")]
+            for key in ("changed", "chunks"):
+                counts = [float(d[key]) for d in real if isinstance(d.get(key), (int, float))]
+                if counts:
+                    entry[f"{key}_p50"] = bootstrap(counts, lambda v: quantile(v, 0.5))
+        out[command] = entry
+    return out

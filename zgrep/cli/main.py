@@ -33,6 +33,7 @@ COMMANDS = {  # name -> "module:attribute": one module per command group, import
     "server": "zgrep.cli.server:server", "status": "zgrep.cli.status:status", "trace": "zgrep.cli.relations:trace",
     "trust": "zgrep.cli.trust:trust",
     "mcp": "zgrep.cli.mcp:mcp", "init": "zgrep.cli.init:init", "serve": "zgrep.cli.serve:serve",
+    "stats": "zgrep.cli.stats:stats",
 }
 
 
