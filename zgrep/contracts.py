@@ -121,6 +121,7 @@ class CallersArgs(CommonArgs, total=False):
     symbol: str
     source_file: str | None
     limit: int | None
+    edges: list[str] | None  # edge kinds (call, reference, import, annotation, decorator, inherit); None = all
 
 
 class TraceArgs(CommonArgs, total=False):
@@ -128,6 +129,7 @@ class TraceArgs(CommonArgs, total=False):
     direction: str | None  # backward | forward
     depth: int | None
     source_file: str | None
+    edges: list[str] | None  # edge kinds to follow; None = call
 
 
 class CallersResult(TypedDict):
@@ -144,6 +146,7 @@ class TraceResult(TypedDict):
     entry: str
     direction: str
     depth: int
+    edges: list[str]
     tree: dict[str, Any] | None
 
 

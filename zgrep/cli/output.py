@@ -135,7 +135,8 @@ def write_callers(result: dict[str, Any], symbol: str, source_file: str | None) 
         click.echo(f"defined {d['path']}:{d['start_line']}-{d['end_line']}  {_qualified(d)} ({d['kind']})")
     for c in result["callers"]:
         note = "" if c["resolved"] else f"  (unresolved: {c['via']})"
-        click.echo(f"{c['path']}:{c['line']}  {_qualified(c) or '<module>'}{note}")
+        kinds = f"  [{', '.join(c['edges'])}]" if c.get("edges", ["call"]) != ["call"] else ""
+        click.echo(f"{c['path']}:{c['line']}  {_qualified(c) or '<module>'}{kinds}{note}")
 
 
 def trace_tops(result: dict[str, Any]) -> list[dict[str, Any]]:
@@ -155,7 +156,8 @@ def write_trace(result: dict[str, Any], entry: str, source_file: str | None, for
 def _write_node(node: dict[str, Any], forward: bool, level: int) -> None:
     """One line per node, indented by depth: callers at the referencing line, callees at their definition."""
     line = node["start_line"] if forward or not level else node["line"]
-    marks = [m for m, on in (("unresolved", node.get("resolved") is False), ("cycle", node.get("cycle")),
+    marks = [m for m, on in ((node.get("edge", ""), node.get("edge", "call") != "call"),
+                             ("unresolved", node.get("resolved") is False), ("cycle", node.get("cycle")),
                              ("expanded elsewhere", node.get("seen")), ("truncated", node.get("truncated"))) if on]
     label = f"{node['path']}:{line}  {_qualified(node) or '<module>'}" + (f"  ({', '.join(marks)})" if marks else "")
     click.echo(("   " * (level - 1) + ("-> " if forward else "<- ") if level else "") + label)

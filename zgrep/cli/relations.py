@@ -11,20 +11,28 @@ from zgrep.cli.main import common_options, config_flags, resolve, run
 from zgrep.service import CALLERS, TRACE
 
 ROOT_HELP = "Workspace root (default: the git top level of the cwd)."
+EDGES_HELP = "Edge kinds, comma-separated: call, reference, import, annotation, decorator, inherit, or all"
+
+
+def _edges(value: str | None) -> list[str] | None:
+    return [part.strip() for part in value.split(",") if part.strip()] if value else None
 
 
 @click.command()
 @click.argument("symbol")
 @click.option("--source-file", default=None, help="Only the definition in this workspace-relative file.")
 @click.option("-n", "--limit", type=int, default=None, help="At most this many callers.")
+@click.option("--edges", default=None, help=EDGES_HELP + " (default: all).")
 @click.option("--root", "root_dir", default=None, help=ROOT_HELP)
 @click.option("--json", "as_json", is_flag=True, help="One JSON document.")
 @common_options
-def callers(symbol: str, source_file: str | None, limit: int | None, root_dir: str | None, as_json: bool,
-            mode: str | None, model: str | None, milvus_uri: str | None) -> None:
-    """Definitions that reference SYMBOL (name, Scope.name or PATH:name). Exit 0 found, 1 none, 2 error."""
+def callers(symbol: str, source_file: str | None, limit: int | None, edges: str | None, root_dir: str | None,
+            as_json: bool, mode: str | None, model: str | None, milvus_uri: str | None) -> None:
+    """Definitions that use SYMBOL (name, Scope.name or PATH:name), each with how (`edge`: call, import, ...).
+    Exit 0 found, 1 none, 2 error."""
     root, cfg = resolve(root_dir)
-    args = {"symbol": symbol, "source_file": source_file, "limit": limit, "config": config_flags(model, milvus_uri)}
+    args = {"symbol": symbol, "source_file": source_file, "limit": limit, "edges": _edges(edges),
+            "config": config_flags(model, milvus_uri)}
     result, used = run(CALLERS, root, cfg, args, mode)
     if as_json:
         output.write_json(result, used)
@@ -39,15 +47,17 @@ def callers(symbol: str, source_file: str | None, limit: int | None, root_dir: s
               help="backward: who calls ENTRY; forward: what ENTRY calls.")
 @click.option("--depth", type=click.IntRange(1, 10), default=3, show_default=True, help="Levels to follow.")
 @click.option("--source-file", default=None, help="Only the definition in this workspace-relative file.")
+@click.option("--edges", default=None, help=EDGES_HELP + " (default: call).")
 @click.option("--root", "root_dir", default=None, help=ROOT_HELP)
 @click.option("--json", "as_json", is_flag=True, help="One JSON document.")
 @common_options
-def trace(entry: str, direction: str, depth: int, source_file: str | None, root_dir: str | None, as_json: bool,
-          mode: str | None, model: str | None, milvus_uri: str | None) -> None:
-    """Call tree from ENTRY (name, Scope.name or PATH:name). Exit 0 with edges, 1 without, 2 on error."""
+def trace(entry: str, direction: str, depth: int, source_file: str | None, edges: str | None, root_dir: str | None,
+          as_json: bool, mode: str | None, model: str | None, milvus_uri: str | None) -> None:
+    """Call tree from ENTRY (name, Scope.name or PATH:name), following calls unless --edges says otherwise.
+    Exit 0 with edges, 1 without, 2 on error."""
     root, cfg = resolve(root_dir)
     args = {"entry": entry, "direction": direction, "depth": depth, "source_file": source_file,
-            "config": config_flags(model, milvus_uri)}
+            "edges": _edges(edges), "config": config_flags(model, milvus_uri)}
     result, used = run(TRACE, root, cfg, args, mode)
     if as_json:
         output.write_json(result, used)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cache
 from types import MappingProxyType
 
@@ -18,6 +18,10 @@ from tree_sitter import Node, Query, QueryCursor
 from zgrep.chunking.definitions import grammar_of, node_text, parse, walk_definitions
 from zgrep.chunking.languages import TABLE, detect_language
 from zgrep.chunking.references import identifier_query
+from zgrep.relations.model import Def, FileRelations, Import, Ref
+from zgrep.relations.python import extract_python
+
+__all__ = ["Def", "FileRelations", "Import", "Ref", "extract"]
 
 _IGNORED = frozenset({"self", "cls", "this", "super", "true", "false", "null", "nil", "None", "True", "False",
                       "undefined", "it", "_"})
@@ -25,49 +29,6 @@ _QUALIFIER = re.compile(r"[\w$.:]+\Z")
 _BINDING_PARENT = re.compile(r"assignment|declarator|declaration|parameter|binding|for_|let|keyword_argument|pattern")
 _BINDING_FIELDS = frozenset({"left", "name", "pattern", "key"})
 _LISTS = frozenset({"expression_list", "pattern_list", "tuple_pattern", "identifier_list"})
-
-
-@dataclass(frozen=True)
-class Def:
-    """A definition: name, enclosing scope, kind and 1-based inclusive lines."""
-
-    name: str
-    scope: str
-    kind: str
-    start: int
-    end: int
-
-
-@dataclass(frozen=True)
-class Ref:
-    """An identifier used on `line`, with its object (`m` in `m.f`) and the definition around it."""
-
-    name: str
-    qualifier: str
-    line: int
-    caller: Def | None
-
-
-@dataclass(frozen=True)
-class Import:
-    """`module` as written; `name` "" binds the module itself, "*" everything; `alias` the local name."""
-
-    module: str
-    name: str
-    alias: str
-    line: int
-
-
-@dataclass
-class FileRelations:
-    """Everything the relations store keeps for one file."""
-
-    path: str
-    language: str
-    lines: int
-    defs: list[Def] = field(default_factory=list)
-    refs: list[Ref] = field(default_factory=list)
-    imports: list[Import] = field(default_factory=list)
 
 
 ImportParser = Callable[[str], list[tuple[str, str, str]]]
@@ -242,6 +203,9 @@ def extract(path: str, text: str) -> FileRelations:
         return result
     try:
         tree = parse(text, language)
+        if language == "python":
+            extract_python(tree, result)
+            return result
         stack = list(walk_definitions(tree, language))
         while stack:
             definition = stack.pop()
@@ -319,7 +283,7 @@ def _references(root: Node, language: str, result: FileRelations, spans: list[tu
 
     spec = SPECS.get(language)
     owner = _innermost(result.defs, result.lines)
-    seen: dict[tuple[str, str, Def | None], Ref] = {}
+    seen: dict[tuple[str, str, Def | None, str], Ref] = {}
     nodes = QueryCursor(identifier_query(language)).captures(root).get("ref", [])
     nodes.sort(key=lambda n: n.start_byte)
     for node in nodes:
@@ -333,10 +297,36 @@ def _references(root: Node, language: str, result: FileRelations, spans: list[tu
         caller = owner[line] if line < len(owner) else None
         if caller is not None and caller.name == name and line <= caller.start + 1 and _names_itself(node):
             continue
-        key = (name, _qualifier(node, spec), caller)
+        key = (name, _qualifier(node, spec), caller, _edge(node, spec))
         if key not in seen:
-            seen[key] = Ref(name, key[1], line, caller)
+            seen[key] = Ref(name, key[1], line, caller, key[3])
     return list(seen.values())
+
+
+_CALLS = re.compile(r"call|invocation|new_expression|object_creation")
+_CONTEXTS = (("type_annotation", "annotation"), ("decorator", "decorator"), ("annotation", "decorator"), ("heritage", "inherit"),
+             ("extends", "inherit"), ("implements", "inherit"), ("superclass", "inherit"),
+             ("super_interfaces", "inherit"), ("base_class", "inherit"), ("type_arguments", "annotation"), ("type_parameters", "annotation"))
+
+
+def _edge(node: Node, spec: RelSpec | None) -> str:
+    """The edge kind of a use: called, decorating, inherited, in a type annotation, or a plain reference."""
+    target = node
+    parent = node.parent
+    if spec is not None and parent is not None and parent.type in spec.members and parent.named_children[0].id != node.id:
+        target, parent = parent, parent.parent
+    if parent is not None and _CALLS.search(parent.type) and parent.named_child_count and (
+            parent.named_children[0].id == target.id or parent.child_by_field_name("name") == target):
+        return "call"
+    ancestor = node.parent
+    for _ in range(6):
+        if ancestor is None:
+            break
+        for marker, kind in _CONTEXTS:
+            if marker in ancestor.type:
+                return kind
+        ancestor = ancestor.parent
+    return "reference"
 
 
 def _names_itself(node: Node) -> bool:

@@ -1,30 +1,28 @@
-"""`callers` and `trace` over the relations database, resolving references through imports.
+"""`callers` and `trace` over the relations database (what a use means is `graph`'s job).
 
-A reference counts for a definition in file F when the referencing file defines the name
-itself (or its package does), imports it from F's module (following re-exports), or, failing
-both, when exactly one file defines the name. Anything else is reported with resolved=false.
+Every use has an edge kind (call, reference, import, annotation, decorator, inherit): callers lists
+all kinds by default, trace follows calls; `edges` selects others.
 """
 
 from __future__ import annotations
 
 import sqlite3
 from collections import deque
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from zgrep.contracts import CallersArgs, CallersResult, TraceArgs, TraceResult
 from zgrep.engine import Engine
 from zgrep.progress import Progress
-from zgrep.relations.resolve import FileSet, local_files, module_files, submodule
+from zgrep.relations.graph import Definition, Graph, Match, Use, strongest
+from zgrep.relations.model import EDGE_KINDS
 from zgrep.relations.store import RELATIONS_DB, connect, is_ready
 from zgrep.service import ErrorCode, FixedCodeError, ZgError
 
-SELF_NAMES = frozenset({"self", "this", "cls", "Self", "super"})
 DEFAULT_DEPTH = 3
 MAX_DEPTH = 10
 MAX_TREE_NODES = 500
-_REEXPORT_DEPTH = 3
+TRACE_EDGES = ("call",)
 
 
 class RelationsError(FixedCodeError):
@@ -33,171 +31,52 @@ class RelationsError(FixedCodeError):
     CODE = ErrorCode.NOT_INDEXED
 
 
-@dataclass(frozen=True)
-class Definition:
-    """A row of `defs`."""
-
-    path: str
-    name: str
-    scope: str
-    kind: str
-    start: int
-    end: int
-
-    def to_json(self) -> dict[str, Any]:
-        return {"path": self.path, "start_line": self.start, "end_line": self.end, "symbol": self.name,
-                "scope": self.scope, "kind": self.kind}
-
-
-@dataclass(frozen=True)
-class Target:
-    """What a reference means: the symbol's name and the files it may live in (None = anywhere)."""
-
-    symbol: str
-    files: set[str] | None
-    via: str
-
-
-@dataclass(frozen=True)
-class Match:
-    """The definitions a reference resolves to."""
-
-    defs: list[Definition]
-    resolved: bool
-    via: str
+def callers_of(graph: Graph, definitions: list[Definition], edges: tuple[str, ...] = EDGE_KINDS) -> list[dict[str, Any]]:
+    """The definitions (or module code) whose code uses one of `definitions` by an edge of `edges`."""
+    wanted = set(definitions)
+    names = {d.name for d in definitions}
+    aliases = {alias for (alias,) in graph.db.execute(
+        f"SELECT DISTINCT alias FROM imports WHERE name IN ({','.join('?' * len(names))})", sorted(names))}
+    used = sorted(names | aliases)
+    where = f"name IN ({','.join('?' * len(used))}) AND kind IN ({','.join('?' * len(edges))})"
+    found: dict[tuple[str, int, str], dict[str, Any]] = {}
+    for use in graph.uses(where, (*used, *edges)):
+        match = graph.match(use)
+        hits = [d for d in match.defs if d in wanted] if match is not None else []
+        if match is None or not hits:
+            continue
+        key = (use.path, use.caller_start, use.caller_name)
+        entry = found.get(key)
+        if entry is None:
+            found[key] = {"path": use.path, "start_line": use.caller_start, "end_line": use.caller_end,
+                          "symbol": use.caller_name, "scope": use.caller_scope, "kind": use.caller_kind,
+                          "line": use.line, "resolved": match.resolved, "via": match.via,
+                          "targets": sorted({d.path for d in hits}), "edge": use.kind, "edges": [use.kind]}
+            continue
+        if use.kind not in entry["edges"]:
+            entry["edges"] = sorted({*entry["edges"], use.kind}, key=EDGE_KINDS.index)
+            entry["edge"] = strongest(set(entry["edges"]))
+        entry["targets"] = sorted({*entry["targets"], *(d.path for d in hits)})
+        if match.resolved and not entry["resolved"]:
+            entry.update(line=use.line, resolved=True, via=match.via)
+    return sorted(found.values(), key=lambda c: (c["path"], c["start_line"], c["line"]))
 
 
-class Graph:
-    """Read-only view of one workspace's relations with per-query caches."""
-
-    def __init__(self, db: sqlite3.Connection) -> None:
-        self.db = db
-        self.files = FileSet(dict(db.execute("SELECT path, language FROM files")))
-        self._defs: dict[str, list[Definition]] = {}
-        self._imports: dict[str, list[tuple[str, str, str]]] = {}
-
-    def defs(self, name: str) -> list[Definition]:
-        """Every definition named `name`."""
-        if name not in self._defs:
-            self._defs[name] = [Definition(*row) for row in self.db.execute(
-                "SELECT path, name, scope, kind, start_line, end_line FROM defs WHERE name = ? "
-                "ORDER BY path, start_line", (name,))]
-        return self._defs[name]
-
-    def imports(self, path: str) -> list[tuple[str, str, str]]:
-        """(module, name, alias) of the imports of `path`."""
-        if path not in self._imports:
-            self._imports[path] = list(self.db.execute(
-                "SELECT module, name, alias FROM imports WHERE path = ? ORDER BY line", (path,)))
-        return self._imports[path]
-
-    # ----- resolution --------------------------------------------------------------------
-    def target(self, path: str, name: str, qualifier: str) -> Target | None:
-        """Where the name used in `path` (as `qualifier.name` when qualified) is defined."""
-        language = self.files.languages.get(path, "")
-        if qualifier and qualifier != "?":
-            if qualifier in SELF_NAMES:
-                return Target(name, local_files(self.files, path), "local")
-            for module, imported, alias in self.imports(path):
-                if alias and (qualifier == alias or qualifier.startswith((alias + ".", alias + "::"))):
-                    rest = qualifier[len(alias):]
-                    whole = submodule(language, module, imported) if imported else module
-                    found = module_files(self.files, path, whole + rest) if whole else set()
-                    if imported and not rest:
-                        found |= module_files(self.files, path, module)
-                    return Target(name, found, "import")
-            found = module_files(self.files, path, qualifier)
-            return Target(name, found, "import") if found else Target(name, None, "member")
-        for module, imported, alias in self.imports(path):
-            if alias == name and imported not in ("", "*"):
-                symbol = name if imported == "default" else imported
-                return Target(symbol, module_files(self.files, path, module), "import")
-            if alias == name:
-                return None  # the module object itself
-        local = local_files(self.files, path)
-        if any(d.path in local for d in self.defs(name)):
-            return Target(name, local, "local")
-        starred: set[str] = set()
-        for module, imported, _ in self.imports(path):
-            if imported == "*":
-                starred |= module_files(self.files, path, module)
-        if starred and any(d.path in starred for d in self.defs(name)):
-            return Target(name, starred, "import")
-        return Target(name, None, "fallback")
-
-    def match(self, path: str, name: str, qualifier: str) -> Match | None:
-        """The definitions a reference resolves to; None when it means nothing defined here."""
-        target = self.target(path, name, qualifier)
-        if target is None:
-            return None
-        candidates = self.defs(target.symbol)
-        if not candidates:
-            return None
-        if target.files:
-            found = self._follow(target.symbol, target.files, _REEXPORT_DEPTH)
-            return Match(found, True, target.via) if found else None
-        if target.files is not None:  # an import we could not place: never guess silently
-            return Match(candidates, False, "unresolved_import")
-        resolved = len({d.path for d in candidates}) == 1
-        return Match(candidates, resolved, "unique" if resolved else "ambiguous")
-
-    def _follow(self, symbol: str, files: set[str], depth: int) -> list[Definition]:
-        """Definitions of `symbol` in `files`, else where those files re-export it from."""
-        found = [d for d in self.defs(symbol) if d.path in files]
-        if found or depth == 0:
-            return found
-        onward: set[str] = set()
-        for path in sorted(files):
-            for module, imported, alias in self.imports(path):
-                if (alias == symbol and imported) or imported == "*":
-                    onward |= module_files(self.files, path, module)
-        onward -= files
-        return self._follow(symbol, onward, depth - 1) if onward else []
-
-    # ----- queries -----------------------------------------------------------------------
-    def callers(self, definitions: list[Definition]) -> list[dict[str, Any]]:
-        """The definitions (or module code) whose bodies reference one of `definitions`."""
-        wanted = set(definitions)
-        names = {d.name for d in definitions}
-        aliases = {alias for (alias,) in self.db.execute(
-            f"SELECT DISTINCT alias FROM imports WHERE name IN ({','.join('?' * len(names))})", sorted(names))}
-        used = sorted(names | aliases)
-        rows = self.db.execute(
-            "SELECT path, name, qualifier, line, caller_name, caller_scope, caller_kind, caller_start, caller_end "
-            f"FROM refs WHERE name IN ({','.join('?' * len(used))}) ORDER BY path, line", used)
-        found: dict[tuple[str, int, str], dict[str, Any]] = {}
-        for path, name, qualifier, line, c_name, c_scope, c_kind, c_start, c_end in rows:
-            match = self.match(path, name, qualifier)
-            if match is None:
-                continue
-            hits = [d for d in match.defs if d in wanted]
-            if not hits:
-                continue
-            key = (path, c_start, c_name)
-            entry = found.get(key)
-            if entry is None:
-                found[key] = {"path": path, "start_line": c_start, "end_line": c_end, "symbol": c_name,
-                              "scope": c_scope, "kind": c_kind, "line": line, "resolved": match.resolved,
-                              "via": match.via, "targets": sorted({d.path for d in hits})}
-            elif match.resolved and not entry["resolved"]:
-                entry.update(line=line, resolved=True, via=match.via)
-        return sorted(found.values(), key=lambda c: (c["path"], c["start_line"], c["line"]))
-
-    def callees(self, definition: Definition) -> list[tuple[Definition, int, Match]]:
-        """The definitions `definition`'s body references, with the line and how each was resolved."""
-        out: list[tuple[Definition, int, Match]] = []
-        seen: set[Definition] = set()
-        rows = self.db.execute("SELECT name, qualifier, line FROM refs WHERE path = ? AND caller_start = ? AND "
-                               "caller_name = ? ORDER BY line", (definition.path, definition.start, definition.name))
-        for name, qualifier, line in rows:
-            match = self.match(definition.path, name, qualifier)
-            if match is None:
-                continue
-            for callee in match.defs:
-                if callee not in seen:
-                    seen.add(callee)
-                    out.append((callee, line, match))
-        return out
+def callees_of(graph: Graph, definition: Definition,
+               edges: tuple[str, ...] = TRACE_EDGES) -> list[tuple[Definition, Use, Match]]:
+    """The definitions `definition`'s own code uses by an edge of `edges` (calls reach no plain values)."""
+    out: list[tuple[Definition, Use, Match]] = []
+    seen: set[Definition] = set()
+    where = f"path = ? AND caller_start = ? AND caller_name = ? AND kind IN ({','.join('?' * len(edges))})"
+    for use in graph.uses(where, (definition.path, definition.start, definition.name, *edges)):
+        match = graph.match(use)
+        if match is None:
+            continue
+        for callee in match.defs:
+            if callee not in seen and not (use.kind == "call" and callee.kind == "value"):
+                seen.add(callee)
+                out.append((callee, use, match))
+    return out
 
 
 def find_definitions(graph: Graph, symbol: str, source_file: str | None) -> list[Definition]:
@@ -227,12 +106,13 @@ def open_graph(root: Path) -> tuple[Graph, sqlite3.Connection]:
     return Graph(db), db
 
 
-def callers(root: Path, symbol: str, source_file: str | None = None, limit: int | None = None) -> CallersResult:
-    """The `callers` result: SYMBOL's definitions and who references them."""
+def callers(root: Path, symbol: str, source_file: str | None = None, limit: int | None = None,
+            edges: tuple[str, ...] = EDGE_KINDS) -> CallersResult:
+    """The `callers` result: SYMBOL's definitions and who uses them (by an edge of `edges`)."""
     graph, db = open_graph(root)
     try:
         definitions = find_definitions(graph, symbol, source_file)
-        found = graph.callers(definitions) if definitions else []
+        found = callers_of(graph, definitions, edges) if definitions else []
     finally:
         db.close()
     result: CallersResult = {"root": str(root), "symbol": symbol, "source_file": source_file,
@@ -244,14 +124,14 @@ def callers(root: Path, symbol: str, source_file: str | None = None, limit: int 
 
 
 def trace(root: Path, entry: str, direction: str = "backward", depth: int = DEFAULT_DEPTH,
-          source_file: str | None = None) -> TraceResult:
-    """The `trace` result: a call tree from ENTRY, breadth-first to `depth`, cycles cut."""
+          source_file: str | None = None, edges: tuple[str, ...] = TRACE_EDGES) -> TraceResult:
+    """The `trace` result: a call tree from ENTRY (edges of `edges`), breadth-first to `depth`, cycles cut."""
     if direction not in ("backward", "forward"):
         raise ZgError(ErrorCode.BAD_REQUEST, f"direction must be backward or forward, not {direction!r}")
     graph, db = open_graph(root)
     try:
         roots = find_definitions(graph, entry, source_file)
-        branches = _tree(graph, roots, direction, depth) if roots else None
+        branches = _tree(graph, roots, direction, depth, edges) if roots else None
     finally:
         db.close()
     tree: dict[str, Any] | None = None
@@ -259,10 +139,12 @@ def trace(root: Path, entry: str, direction: str = "backward", depth: int = DEFA
         tree = {"symbol": entry, "ambiguous": True, "children": branches}
     elif branches is not None:
         tree = branches[0]
-    return {"root": str(root), "entry": entry, "direction": direction, "depth": depth, "tree": tree}
+    return {"root": str(root), "entry": entry, "direction": direction, "depth": depth, "edges": list(edges),
+            "tree": tree}
 
 
-def _tree(graph: Graph, roots: list[Definition], direction: str, depth: int) -> list[dict[str, Any]]:
+def _tree(graph: Graph, roots: list[Definition], direction: str, depth: int,
+          edges: tuple[str, ...]) -> list[dict[str, Any]]:
     """Breadth-first expansion; a definition is expanded once, later meetings are marked."""
     nodes = [{**d.to_json(), "children": []} for d in roots]
     queue = deque((node, d, 0, frozenset({d})) for node, d in zip(nodes, roots))
@@ -276,12 +158,13 @@ def _tree(graph: Graph, roots: list[Definition], direction: str, depth: int) -> 
         expanded.add(definition)
         if level >= depth:
             continue
-        for child_def, line, resolved, via in _neighbours(graph, definition, direction):
+        for child_def, line, resolved, via, edge in _neighbours(graph, definition, direction, edges):
             if count >= MAX_TREE_NODES:
                 node["truncated"] = True
                 break
             count += 1
-            child = {**child_def.to_json(), "line": line, "resolved": resolved, "via": via, "children": []}
+            child = {**child_def.to_json(), "line": line, "resolved": resolved, "via": via, "edge": edge,
+                     "children": []}
             node["children"].append(child)
             if child_def in ancestors:
                 child["cycle"] = True
@@ -290,12 +173,29 @@ def _tree(graph: Graph, roots: list[Definition], direction: str, depth: int) -> 
     return nodes
 
 
-def _neighbours(graph: Graph, definition: Definition, direction: str) -> list[tuple[Definition, int, bool, str]]:
-    """Callers (backward) or callees (forward) of one definition."""
+def _neighbours(graph: Graph, definition: Definition, direction: str,
+                edges: tuple[str, ...]) -> list[tuple[Definition, int, bool, str, str]]:
+    """Callers (backward) or callees (forward) of one definition, with the line, resolution and edge kind."""
     if direction == "forward":
-        return [(d, line, m.resolved, m.via) for d, line, m in graph.callees(definition)]
+        return [(d, use.line, m.resolved, m.via, use.kind) for d, use, m in callees_of(graph, definition, edges)]
     return [(Definition(c["path"], c["symbol"], c["scope"], c["kind"], c["start_line"], c["end_line"]),
-             c["line"], c["resolved"], c["via"]) for c in graph.callers([definition])]
+             c["line"], c["resolved"], c["via"], c["edge"]) for c in callers_of(graph, [definition], edges)]
+
+
+def parse_edges(value: list[str] | str | None, default: tuple[str, ...]) -> tuple[str, ...]:
+    """The `edges` argument (a list, or a comma-separated string; "all" = every kind); BAD_REQUEST naming kinds."""
+    if value is None or value == [] or value == "":
+        return default
+    items = value.split(",") if isinstance(value, str) else list(value)
+    kinds: list[str] = []
+    for item in (str(i).strip() for i in items):
+        if item == "all":
+            kinds += EDGE_KINDS
+        elif item in EDGE_KINDS:
+            kinds.append(item)
+        else:
+            raise ZgError(ErrorCode.BAD_REQUEST, f"--edges: unknown kind {item!r}; use {','.join(EDGE_KINDS)} or all")
+    return tuple(k for k in EDGE_KINDS if k in kinds)
 
 
 def _symbol(value: str | None) -> str:
@@ -325,11 +225,13 @@ def _indexed(engine: Engine) -> Path:
 def run_callers(engine: Engine, args: CallersArgs, progress: Progress | None = None) -> CallersResult:
     """The `callers` op: needs only the relations database."""
     root = _indexed(engine)
-    return callers(root, _symbol(args.get("symbol")), args.get("source_file"), _count("limit", args.get("limit"), 1))
+    return callers(root, _symbol(args.get("symbol")), args.get("source_file"), _count("limit", args.get("limit"), 1),
+                   parse_edges(args.get("edges"), EDGE_KINDS))
 
 
 def run_trace(engine: Engine, args: TraceArgs, progress: Progress | None = None) -> TraceResult:
     """The `trace` op: needs only the relations database."""
     root = _indexed(engine)
     return trace(root, _symbol(args.get("entry")), args.get("direction") or "backward",
-                 _count("depth", args.get("depth"), 1, MAX_DEPTH) or DEFAULT_DEPTH, args.get("source_file"))
+                 _count("depth", args.get("depth"), 1, MAX_DEPTH) or DEFAULT_DEPTH, args.get("source_file"),
+                 parse_edges(args.get("edges"), TRACE_EDGES))

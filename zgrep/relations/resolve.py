@@ -40,6 +40,18 @@ class FileSet:
         """Files directly in `directory` of one of `languages`."""
         return {p for p in self._by_dir.get(directory, ()) if self.languages[p] in languages}
 
+    @cached_property
+    def python_roots(self) -> list[str]:
+        """Directories absolute Python imports start from: the workspace root and every top-level package's parent."""
+        roots = {""}
+        for path in self.languages:
+            if posixpath.basename(path) == "__init__.py":
+                package = posixpath.dirname(path)
+                parent = posixpath.dirname(package)
+                if package and posixpath.join(parent, "__init__.py") not in self.languages:
+                    roots.add(parent)
+        return sorted(roots)
+
     def dirs_ending(self, tail: str) -> list[str]:
         """Directories equal to or ending with `/tail`."""
         return [d for d in self._by_dir if d == tail or d.endswith("/" + tail)]
@@ -94,8 +106,14 @@ def module_files(files: FileSet, importer: str, module: str) -> set[str]:
 def _python(files: FileSet, importer: str, module: str) -> set[str]:
     dots = len(module) - len(module.lstrip("."))
     rest = module[dots:].replace(".", "/")
-    if not dots:
-        return set().union(*(files.ending(f"{rest}{tail}") for tail in (".py", ".pyi", "/__init__.py")))
+    if not dots:  # from the package roots, or beside a script outside any package; else not the project's
+        here = posixpath.dirname(importer)
+        roots = files.python_roots
+        if posixpath.join(here, "__init__.py") not in files.languages:
+            roots = [*roots, here]
+        stems = [posixpath.join(root, rest) for root in roots]
+        return {c for stem in stems for c in (f"{stem}.py", f"{stem}.pyi", f"{stem}/__init__.py")
+                if c in files.languages}
     base = posixpath.dirname(importer)
     for _ in range(dots - 1):
         base = posixpath.dirname(base)

@@ -7,24 +7,24 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from zgrep.relations.extract import Def, FileRelations
+    from zgrep.relations.model import Def, FileRelations
 
 RELATIONS_DB = "relations.sqlite"
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"  # 2: edge kinds, binding homes, scoped imports, definition types
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, language TEXT NOT NULL, lines INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS defs (path TEXT NOT NULL, name TEXT NOT NULL, scope TEXT NOT NULL, kind TEXT NOT NULL,
-    start_line INTEGER NOT NULL, end_line INTEGER NOT NULL);
+    start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, type TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS defs_name ON defs (name);
 CREATE INDEX IF NOT EXISTS defs_path ON defs (path);
 CREATE TABLE IF NOT EXISTS refs (path TEXT NOT NULL, name TEXT NOT NULL, qualifier TEXT NOT NULL,
-    line INTEGER NOT NULL, caller_name TEXT NOT NULL, caller_scope TEXT NOT NULL, caller_kind TEXT NOT NULL,
+    line INTEGER NOT NULL, kind TEXT NOT NULL, home TEXT, caller_name TEXT NOT NULL, caller_scope TEXT NOT NULL, caller_kind TEXT NOT NULL,
     caller_start INTEGER NOT NULL, caller_end INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS refs_name ON refs (name);
 CREATE INDEX IF NOT EXISTS refs_caller ON refs (path, caller_start);
 CREATE TABLE IF NOT EXISTS imports (path TEXT NOT NULL, module TEXT NOT NULL, name TEXT NOT NULL,
-    alias TEXT NOT NULL, line INTEGER NOT NULL);
+    alias TEXT NOT NULL, line INTEGER NOT NULL, scope TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS imports_path ON imports (path);
 CREATE INDEX IF NOT EXISTS imports_name ON imports (name);
 """
@@ -75,13 +75,13 @@ class RelationsStore:
         try:
             self._delete([r.path for r in records])
             db.executemany("INSERT INTO files VALUES (?, ?, ?)", [(r.path, r.language, r.lines) for r in records])
-            db.executemany("INSERT INTO defs VALUES (?, ?, ?, ?, ?, ?)", [
-                (r.path, d.name, d.scope, d.kind, d.start, d.end) for r in records for d in r.defs])
-            db.executemany("INSERT INTO refs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", [
-                (r.path, ref.name, ref.qualifier, ref.line, *_caller(ref.caller, r.lines))
+            db.executemany("INSERT INTO defs VALUES (?, ?, ?, ?, ?, ?, ?)", [
+                (r.path, d.name, d.scope, d.kind, d.start, d.end, d.type) for r in records for d in r.defs])
+            db.executemany("INSERT INTO refs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", [
+                (r.path, ref.name, ref.qualifier, ref.line, ref.kind, ref.home, *_caller(ref.caller, r.lines))
                 for r in records for ref in r.refs])
-            db.executemany("INSERT INTO imports VALUES (?, ?, ?, ?, ?)", [
-                (r.path, i.module, i.name, i.alias, i.line) for r in records for i in r.imports])
+            db.executemany("INSERT INTO imports VALUES (?, ?, ?, ?, ?, ?)", [
+                (r.path, i.module, i.name, i.alias, i.line, i.scope) for r in records for i in r.imports])
         except BaseException:
             db.execute("ROLLBACK")
             raise

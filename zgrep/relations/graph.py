@@ -1,0 +1,204 @@
+"""Read-only view of one workspace's relations: definitions, imports, references, and what a reference means.
+
+Python references resolve through `pyresolve` (scopes, classes and their bases). Other languages: a
+reference counts for a definition in file F when the referencing file defines the name itself (or its
+package does), imports it from F's module (following re-exports), or, failing both, when exactly one
+file defines the name; anything else is reported with resolved=false.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass, field
+from typing import Any
+
+from zgrep.relations.resolve import FileSet, local_files, module_files, submodule
+
+SELF_NAMES = frozenset({"self", "this", "cls", "Self", "super"})
+REEXPORT_DEPTH = 3
+_STRENGTH = ("call", "inherit", "decorator", "reference", "annotation", "import")
+
+
+@dataclass(frozen=True)
+class Definition:
+    """A row of `defs`."""
+
+    path: str
+    name: str
+    scope: str
+    kind: str
+    start: int
+    end: int
+    type: str = field(default="", compare=False)
+
+    @property
+    def qualname(self) -> str:
+        return f"{self.scope}.{self.name}" if self.scope else self.name
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "start_line": self.start, "end_line": self.end, "symbol": self.name,
+                "scope": self.scope, "kind": self.kind}
+
+
+@dataclass(frozen=True)
+class Use:
+    """A row of `refs`: a name used in `path` by the definition `caller_*` (name "" = module code)."""
+
+    path: str
+    name: str
+    qualifier: str
+    line: int
+    kind: str
+    home: str | None
+    caller_name: str
+    caller_scope: str
+    caller_kind: str
+    caller_start: int
+    caller_end: int
+
+    @property
+    def caller_qualname(self) -> str:
+        return f"{self.caller_scope}.{self.caller_name}" if self.caller_scope else self.caller_name
+
+    def caller(self) -> Definition:
+        return Definition(self.path, self.caller_name, self.caller_scope, self.caller_kind, self.caller_start,
+                          self.caller_end)
+
+
+USE_COLUMNS = ("path, name, qualifier, line, kind, home, caller_name, caller_scope, caller_kind, caller_start, "
+               "caller_end")
+
+
+@dataclass(frozen=True)
+class Target:
+    """What a reference means: the symbol's name and the files it may live in (None = anywhere)."""
+
+    symbol: str
+    files: set[str] | None
+    via: str
+
+
+@dataclass(frozen=True)
+class Match:
+    """The definitions a reference resolves to."""
+
+    defs: list[Definition]
+    resolved: bool
+    via: str
+
+
+def strongest(kinds: set[str]) -> str:
+    """The edge kind that says most about a caller (a call over a mere reference)."""
+    return min(kinds, key=_STRENGTH.index)
+
+
+class Graph:
+    """Read-only view of one workspace's relations with per-query caches."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+        self.files = FileSet(dict(db.execute("SELECT path, language FROM files")))
+        self._defs: dict[str, list[Definition]] = {}
+        self._imports: dict[str, list[tuple[str, str, str, str]]] = {}
+        self._matches: dict[tuple[str, str, str, str | None, str], Match | None] = {}
+        self.cache: dict[Any, Any] = {}  # the Python resolver's classes and bases
+
+    def defs(self, name: str) -> list[Definition]:
+        """Every definition named `name`."""
+        if name not in self._defs:
+            self._defs[name] = [Definition(*row) for row in self.db.execute(
+                "SELECT path, name, scope, kind, start_line, end_line, type FROM defs WHERE name = ? "
+                "ORDER BY path, start_line", (name,))]
+        return self._defs[name]
+
+    def defs_in(self, path: str) -> list[Definition]:
+        """Every definition of one file, in line order."""
+        return [Definition(*row) for row in self.db.execute(
+            "SELECT path, name, scope, kind, start_line, end_line, type FROM defs WHERE path = ? ORDER BY start_line",
+            (path,))]
+
+    def imports(self, path: str) -> list[tuple[str, str, str, str]]:
+        """(module, name, alias, scope) of the imports of `path`."""
+        if path not in self._imports:
+            self._imports[path] = list(self.db.execute(
+                "SELECT module, name, alias, scope FROM imports WHERE path = ? ORDER BY line", (path,)))
+        return self._imports[path]
+
+    def uses(self, where: str, params: tuple[Any, ...]) -> list[Use]:
+        """Rows of `refs` matching an SQL condition."""
+        return [Use(*row) for row in self.db.execute(
+            f"SELECT {USE_COLUMNS} FROM refs WHERE {where} ORDER BY path, line", params)]
+
+    def match(self, use: Use) -> Match | None:
+        """The definitions a use resolves to; None when it means nothing defined here."""
+        key = (use.path, use.name, use.qualifier, use.home, use.caller_qualname)
+        if key not in self._matches:
+            if self.files.languages.get(use.path) == "python":
+                from zgrep.relations.pyresolve import resolve
+
+                self._matches[key] = resolve(self, use)
+            else:
+                self._matches[key] = self._generic(use.path, use.name, use.qualifier)
+        return self._matches[key]
+
+    # ----- other languages ---------------------------------------------------------------------------
+    def _target(self, path: str, name: str, qualifier: str) -> Target | None:
+        """Where the name used in `path` (as `qualifier.name` when qualified) is defined."""
+        language = self.files.languages.get(path, "")
+        if qualifier and qualifier != "?":
+            if qualifier in SELF_NAMES:
+                return Target(name, local_files(self.files, path), "local")
+            for module, imported, alias, _ in self.imports(path):
+                if alias and (qualifier == alias or qualifier.startswith((alias + ".", alias + "::"))):
+                    rest = qualifier[len(alias):]
+                    whole = submodule(language, module, imported) if imported else module
+                    found = module_files(self.files, path, whole + rest) if whole else set()
+                    if imported and not rest:
+                        found |= module_files(self.files, path, module)
+                    return Target(name, found, "import")
+            found = module_files(self.files, path, qualifier)
+            return Target(name, found, "import") if found else Target(name, None, "member")
+        for module, imported, alias, _ in self.imports(path):
+            if alias == name and imported not in ("", "*"):
+                symbol = name if imported == "default" else imported
+                return Target(symbol, module_files(self.files, path, module), "import")
+            if alias == name:
+                return None  # the module object itself
+        local = local_files(self.files, path)
+        if any(d.path in local for d in self.defs(name)):
+            return Target(name, local, "local")
+        starred: set[str] = set()
+        for module, imported, _, _ in self.imports(path):
+            if imported == "*":
+                starred |= module_files(self.files, path, module)
+        if starred and any(d.path in starred for d in self.defs(name)):
+            return Target(name, starred, "import")
+        return Target(name, None, "fallback")
+
+    def _generic(self, path: str, name: str, qualifier: str) -> Match | None:
+        target = self._target(path, name, qualifier)
+        if target is None:
+            return None
+        candidates = self.defs(target.symbol)
+        if not candidates:
+            return None
+        if target.files:
+            found = self._follow(target.symbol, target.files, REEXPORT_DEPTH)
+            return Match(found, True, target.via) if found else None
+        if target.files is not None:  # an import we could not place: never guess silently
+            return Match(candidates, False, "unresolved_import")
+        resolved = len({d.path for d in candidates}) == 1
+        return Match(candidates, resolved, "unique" if resolved else "ambiguous")
+
+    def _follow(self, symbol: str, files: set[str], depth: int) -> list[Definition]:
+        """Definitions of `symbol` in `files`, else where those files re-export it from."""
+        found = [d for d in self.defs(symbol) if d.path in files]
+        if found or depth == 0:
+            return found
+        onward: set[str] = set()
+        for path in sorted(files):
+            for module, imported, alias, _ in self.imports(path):
+                if (alias == symbol and imported) or imported == "*":
+                    onward |= module_files(self.files, path, module)
+        onward -= files
+        return self._follow(symbol, onward, depth - 1) if onward else []

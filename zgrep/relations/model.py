@@ -1,0 +1,60 @@
+"""What extraction records per file: definitions, references (with their edge kind) and imports."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+EDGE_KINDS = ("call", "reference", "import", "annotation", "decorator", "inherit")
+
+
+@dataclass(frozen=True)
+class Def:
+    """A definition: name, enclosing scope, kind and 1-based inclusive lines; `type` the class (or call,
+    `f()`) its value or result is, when the source says so ("" otherwise)."""
+
+    name: str
+    scope: str
+    kind: str
+    start: int
+    end: int
+    type: str = ""
+
+
+@dataclass(frozen=True)
+class Ref:
+    """An identifier used on `line`, with its object (`m` in `m.f`) and the definition around it.
+
+    kind: one of EDGE_KINDS. home: where the name is bound when the file says so (Python: the scope of the
+    definition a bare name means, the enclosing class of `self.f`/`super().f`); None = resolve by imports.
+    """
+
+    name: str
+    qualifier: str
+    line: int
+    caller: Def | None
+    kind: str = "reference"
+    home: str | None = None
+
+
+@dataclass(frozen=True)
+class Import:
+    """`module` as written; `name` "" binds the module itself, "*" everything; `alias` the local name;
+    `scope` the definition it is made in ("" the whole file)."""
+
+    module: str
+    name: str
+    alias: str
+    line: int
+    scope: str = ""
+
+
+@dataclass
+class FileRelations:
+    """Everything the relations store keeps for one file."""
+
+    path: str
+    language: str
+    lines: int
+    defs: list[Def] = field(default_factory=list)
+    refs: list[Ref] = field(default_factory=list)
+    imports: list[Import] = field(default_factory=list)

@@ -1,0 +1,277 @@
+"""What a Python use means: scoped imports (re-exports followed), module attributes, and class members found
+along the class's bases in the project. Standard-library and third-party modules are outside: never guessed."""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass
+
+from zgrep.relations.graph import REEXPORT_DEPTH, Definition, Graph, Match, Use
+from zgrep.relations.resolve import module_files
+
+MAX_BASES = 12
+_GUESS_LIMIT = 1  # how many same-named methods an untyped `obj.name` may stand for
+_CONTAINER_METHODS = frozenset({
+    "get", "set", "setdefault", "update", "pop", "popitem", "items", "keys", "values", "copy", "clear", "append",
+    "extend", "insert", "remove", "index", "count", "sort", "add", "discard", "join", "split", "strip", "format",
+    "encode", "decode", "read", "write", "close", "open", "send", "replace", "startswith", "endswith", "lower",
+    "upper", "readline", "flush", "seek", "tell", "__init__", "__call__", "__enter__", "__exit__"})
+
+
+@dataclass(frozen=True)
+class _Module:
+    files: frozenset[str]
+
+
+@dataclass(frozen=True)
+class _Classes:
+    """Classes, or instances of them: attributes are looked up along their bases."""
+
+    defs: tuple[Definition, ...]
+
+
+@dataclass(frozen=True)
+class _Function:
+    """A function: calling it gives its annotated return type."""
+
+    definition: Definition
+
+
+_EXTERNAL = "external"  # a module outside the workspace (or something of one)
+_UNKNOWN = "unknown"  # an object whose type the source does not say
+Entity = _Module | _Classes | _Function | str
+MAX_HOPS = 6
+
+
+def resolve(graph: Graph, use: Use) -> Match | None:
+    """The definitions a Python use resolves to, or None."""
+    if not use.qualifier:
+        if use.home is not None:
+            found = [d for d in graph.defs(use.name) if d.path == use.path and d.scope == use.home]
+            return Match(found, True, "local") if found else None
+        return _imported(graph, use.path, use.name, use.caller_qualname)
+    if use.qualifier == "super()":
+        cls = _class_at(graph, use.path, use.home or "")
+        found = _member(graph, cls, use.name, True) if cls else []
+        return Match(found, True, "self") if found else None
+    entity: Entity = _UNKNOWN
+    if use.qualifier != "?":
+        entity = _expression(graph, use.path, use.qualifier, use.caller_qualname, use.home, 0)
+    if isinstance(entity, _Module):
+        found = _follow(graph, use.name, set(entity.files), REEXPORT_DEPTH)
+        return Match(found, True, "import") if found else None
+    if isinstance(entity, _Classes):
+        found = list(dict.fromkeys(d for cls in entity.defs for d in _member(graph, cls, use.name, False)))
+        return Match(found, True, "self" if use.qualifier == "self" else "class") if found else None
+    if entity != _UNKNOWN:
+        return None
+    return _guess(graph, use)
+
+
+def _guess(graph: Graph, use: Use) -> Match | None:
+    """An attribute of an object of unknown type: the one project class method of that name, unresolved."""
+    if use.name in _CONTAINER_METHODS:
+        return None
+    candidates = [d for d in graph.defs(use.name) if d.scope and d.kind == "function" and _in_class(graph, d)]
+    if not candidates or len({d.qualname for d in candidates}) > _GUESS_LIMIT:
+        return None
+    return Match(candidates, False, "member")
+
+
+def _visible(graph: Graph, path: str, caller: str) -> list[tuple[str, str, str, str]]:
+    """The imports a definition sees: the file's, and those made in it or around it (innermost first)."""
+    found = [i for i in graph.imports(path) if not i[3] or caller == i[3] or caller.startswith(i[3] + ".")]
+    return sorted(found, key=lambda i: -len(i[3]))
+
+
+def _imported(graph: Graph, path: str, name: str, caller: str) -> Match | None:
+    """What a bare name imported into `path` (or a star import) means; an import of a project module that
+    is gone gives every module-level definition of the name, unresolved."""
+    starred: set[str] = set()
+    for module, imported, alias, _ in _visible(graph, path, caller):
+        if imported == "*":
+            starred |= module_files(graph.files, path, module)
+        elif alias == name:
+            if not imported:
+                return None
+            files = module_files(graph.files, path, module)
+            found = _follow(graph, imported, files, REEXPORT_DEPTH)
+            if found:
+                return Match(found, True, "import")
+            if files or not _in_project(graph, path, module):
+                return None
+            candidates = [d for d in graph.defs(imported) if not d.scope]
+            return Match(candidates, False, "unresolved_import") if candidates else None
+    found = _follow(graph, name, starred, 0) if starred else []
+    return Match(found, True, "import") if found else None
+
+
+def _in_project(graph: Graph, path: str, module: str) -> bool:
+    """Whether a module is meant to be the project's: relative, or under a package the project has."""
+    if module.startswith("."):
+        return True
+    top = module.split(".", 1)[0]
+    return bool(module_files(graph.files, path, top))
+
+
+def _follow(graph: Graph, symbol: str, files: set[str], depth: int) -> list[Definition]:
+    """Module-level definitions of `symbol` in `files`, else where those files import it from."""
+    found = [d for d in graph.defs(symbol) if d.path in files and not d.scope]
+    if found or depth == 0:
+        return found
+    for path in sorted(files):
+        for module, imported, alias, scope in graph.imports(path):
+            if scope or not imported:
+                continue
+            if alias == symbol and imported != "*":
+                onward = module_files(graph.files, path, module) - files
+                found += _follow(graph, imported, onward, depth - 1) if onward else []
+            elif imported == "*":
+                onward = module_files(graph.files, path, module) - files
+                found += _follow(graph, symbol, onward, depth - 1) if onward else []
+    return list(dict.fromkeys(found))
+
+
+def _expression(graph: Graph, path: str, text: str, caller: str, home: str | None, hops: int) -> Entity:
+    """What a dotted expression (`mod.sub`, `Class`, `self.app`, `get_ctx().obj`) names, as seen in `path`."""
+    if hops > MAX_HOPS:
+        return _UNKNOWN
+    parts = text.split(".")
+    head, called = parts[0].removesuffix("()"), parts[0].endswith("()")
+    entity: Entity = _UNKNOWN
+    if head == "self" and home is not None:
+        cls = _class_at(graph, path, home)
+        entity = _Classes((cls,)) if cls else _UNKNOWN
+        return _walk(graph, entity, parts[1:], hops)
+    for module, imported, alias, _ in _visible(graph, path, caller):
+        if imported == "*":
+            continue
+        if not imported and (text == alias or text.startswith(alias + ".")):
+            files = module_files(graph.files, path, module)
+            rest = parts[len(alias.split(".")):]
+            return _walk(graph, _Module(frozenset(files)), rest, hops) if files else _EXTERNAL
+        if imported and head == alias:
+            files = module_files(graph.files, path, module)
+            if not files:
+                return _EXTERNAL
+            return _walk(graph, _Module(frozenset(files)), [imported + ("()" if called else ""), *parts[1:]], hops)
+    local = [d for d in graph.defs(head) if d.path == path and not d.scope]
+    if local:
+        entity = _entity(graph, local, hops)
+        entity = _call(graph, entity, hops) if called else entity
+        return _walk(graph, entity, parts[1:], hops)
+    return _UNKNOWN
+
+
+def _entity(graph: Graph, defs: list[Definition], hops: int) -> Entity:
+    """What a name bound to these definitions is: classes, a function, or the type of a typed value."""
+    classes = tuple(d for d in defs if d.kind == "class")
+    if classes:
+        return _Classes(classes)
+    functions = [d for d in defs if d.kind == "function"]
+    if functions:
+        return _Function(functions[-1])
+    typed = next((d for d in defs if d.type), None)
+    if typed is None:
+        return _UNKNOWN
+    return _typed(graph, typed, typed.type, hops)
+
+
+def _typed(graph: Graph, owner: Definition, text: str, hops: int) -> Entity:
+    """A type written in `owner`'s file (attributes of a class may say `self.x`)."""
+    home = owner.scope if owner.kind != "class" else owner.qualname
+    return _expression(graph, owner.path, text, owner.scope, home or None, hops + 1)
+
+
+def _call(graph: Graph, entity: Entity, hops: int) -> Entity:
+    """The result of calling an entity: an instance of a class, a function's annotated return type."""
+    if isinstance(entity, _Classes):
+        return entity
+    if isinstance(entity, _Function) and entity.definition.type:
+        return _typed(graph, entity.definition, entity.definition.type, hops)
+    return _EXTERNAL if entity == _EXTERNAL else _UNKNOWN
+
+
+def _walk(graph: Graph, entity: Entity, rest: list[str], hops: int) -> Entity:
+    """Follow attribute names (each maybe called) from a module or class: submodules, definitions, types."""
+    for raw in rest:
+        part, called = raw.removesuffix("()"), raw.endswith("()")
+        if isinstance(entity, _Module):
+            sub = _submodule(graph, entity.files, part)
+            if sub and not called:
+                entity = _Module(frozenset(sub))
+                continue
+            defs = _follow(graph, part, set(entity.files), REEXPORT_DEPTH)
+            entity = _entity(graph, defs, hops) if defs else _UNKNOWN
+        elif isinstance(entity, _Classes):
+            defs = list(dict.fromkeys(d for cls in entity.defs for d in _member(graph, cls, part, False)))
+            entity = _entity(graph, defs, hops) if defs else _UNKNOWN
+        else:
+            return entity
+        if called:
+            entity = _call(graph, entity, hops)
+    return entity
+
+
+def _submodule(graph: Graph, files: frozenset[str], name: str) -> set[str]:
+    """`name` as a module inside the package whose `__init__` is among `files`."""
+    found: set[str] = set()
+    for path in files:
+        if posixpath.basename(path) in ("__init__.py", "__init__.pyi"):
+            base = posixpath.join(posixpath.dirname(path), name)
+            found |= {p for p in (f"{base}.py", f"{base}.pyi", f"{base}/__init__.py") if p in graph.files.languages}
+    return found
+
+
+def _in_class(graph: Graph, definition: Definition) -> bool:
+    """Whether a definition is a member of a class (not a function nested in a function)."""
+    key = ("classes", definition.path)
+    if key not in graph.cache:
+        graph.cache[key] = {d.qualname for d in graph.defs_in(definition.path) if d.kind == "class"}
+    return definition.scope in graph.cache[key]
+
+
+def _class_at(graph: Graph, path: str, qualname: str) -> Definition | None:
+    scope, _, name = qualname.rpartition(".")
+    return next((d for d in graph.defs(name) if d.path == path and d.scope == scope and d.kind == "class"), None)
+
+
+def _member(graph: Graph, cls: Definition, name: str, skip_self: bool) -> list[Definition]:
+    """`name` as looked up on a class: the first class along its bases (itself first unless super) defining it."""
+    for klass in _mro(graph, cls)[1 if skip_self else 0:]:
+        found = [d for d in graph.defs(name) if d.path == klass.path and d.scope == klass.qualname]
+        if found:
+            return found
+    return []
+
+
+def _mro(graph: Graph, cls: Definition) -> list[Definition]:
+    """The class and its project bases, depth first, each once (close to Python's order for simple trees)."""
+    key = ("mro", cls)
+    if key not in graph.cache:
+        graph.cache[key] = [cls]  # a cycle stops here
+        order = [cls]
+        for base in _bases(graph, cls):
+            for klass in _mro(graph, base):
+                if klass not in order and len(order) < MAX_BASES:
+                    order.append(klass)
+        graph.cache[key] = order
+    result: list[Definition] = graph.cache[key]
+    return result
+
+
+def _bases(graph: Graph, cls: Definition) -> list[Definition]:
+    """The project classes a class names as its bases."""
+    found: list[Definition] = []
+    for use in graph.uses("path = ? AND caller_start = ? AND caller_name = ? AND kind = 'inherit'",
+                          (cls.path, cls.start, cls.name)):
+        if use.qualifier:
+            entity = _expression(graph, use.path, f"{use.qualifier}.{use.name}", cls.qualname, None, 0)
+            found += list(entity.defs) if isinstance(entity, _Classes) else []
+        elif use.home is not None:
+            found += [d for d in graph.defs(use.name) if d.path == use.path and d.scope == use.home
+                      and d.kind == "class"]
+        else:
+            match = _imported(graph, use.path, use.name, cls.qualname)
+            found += [d for d in match.defs if d.kind == "class"] if match is not None and match.resolved else []
+    return [d for d in found if d != cls]
