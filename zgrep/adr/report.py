@@ -10,6 +10,7 @@ from zgrep.adr.check import Governing, Problem, check_anchors, governing, valida
 from zgrep.adr.model import Anchor
 from zgrep.adr.settings import AdrSettings
 from zgrep.adr.store import AdrSet, load
+from zgrep.adr.suggest import Suggestion
 from zgrep.adr.trees import IndexTree, WorkTree, changed_since_head, staged_changes
 
 FIXABLE = ("anchor_missing_file", "anchor_symbol", "anchor_lines", "anchor_lines_stale")
@@ -25,6 +26,8 @@ class CheckReport:
     governing: list[Governing] = field(default_factory=list)
     fixed: list[str] = field(default_factory=list)
     unfixed: list[str] = field(default_factory=list)
+    suggestions: list[Suggestion] = field(default_factory=list)
+    note: str = ""  # why --suggest could not search (stderr), "" when it did
 
     @property
     def errors(self) -> list[Problem]:
@@ -40,7 +43,8 @@ class CheckReport:
         """The `--json` document."""
         return {"ok": self.exit_code == 0, "mode": self.mode, "adrs": self.adr_count,
                 "problems": [p.to_json() for p in self.problems],
-                "governing": [g.to_json() for g in self.governing], "fixed": self.fixed, "unfixed": self.unfixed}
+                "governing": [g.to_json() for g in self.governing], "fixed": self.fixed, "unfixed": self.unfixed,
+                "suggestions": [s.to_json() for s in self.suggestions]}
 
 
 def _once(settings: AdrSettings, tree: WorkTree | IndexTree, scope: set[str] | None, report: CheckReport,
@@ -52,9 +56,10 @@ def _once(settings: AdrSettings, tree: WorkTree | IndexTree, scope: set[str] | N
 
 
 def run_check(settings: AdrSettings, staged: bool, paths: list[str] | None, fix: bool,
-              strict: bool = False) -> CheckReport:
+              strict: bool = False, suggest_mode: str | None = None) -> CheckReport:
     """Check the staged tree (`staged`), the given paths, or everything in the working copy; `strict`
-    also asks every record for zg's own fields."""
+    also asks every record for zg's own fields; `suggest_mode` (staged only) also looks for the live
+    ADRs close to the change through `server.client.call` in that mode."""
     root = settings.root
     report = CheckReport("staged" if staged else "paths" if paths else "all")
     tree: WorkTree | IndexTree = IndexTree(root) if staged else WorkTree(root)
@@ -65,6 +70,14 @@ def run_check(settings: AdrSettings, staged: bool, paths: list[str] | None, fix:
         adrs = _once(settings, tree, scope, report, strict)
         if scope is not None:
             report.governing = governing(adrs, scope)
+        if staged and suggest_mode and isinstance(tree, IndexTree):
+            from zgrep.adr.suggest import suggest
+
+            try:
+                report.suggestions, report.note = suggest(settings, adrs, tree, {g.adr.id for g in report.governing},
+                                                          suggest_mode)
+            except Exception as exc:  # advisory: it must never stand in the way of the check itself
+                report.note = f"{type(exc).__name__}: {exc}"
         if not fix:
             return report
         todo = [p for p in report.problems if p.code in FIXABLE and p.anchor is not None]
@@ -97,6 +110,7 @@ def render(report: CheckReport) -> str:
             syms = f" [{', '.join(g.symbols)}]" if g.symbols else ""
             lines.append(f"  {g.adr.id} ({g.adr.status}) {g.adr.title} - {', '.join(g.paths)}{syms}")
             lines.extend(f"      constraint: {c}" for c in g.adr.constraints)
+    lines.extend(suggestion_lines(report))
     lines.extend(p.render() for p in report.problems)
     lines.extend(f"fixed: {line}" for line in report.fixed)
     lines.extend(f"not fixed: {line}" for line in report.unfixed)
@@ -106,3 +120,8 @@ def render(report: CheckReport) -> str:
     verdict = "FAILED" if n_err else "ok"
     lines.append(f"zg adr check: {verdict}: {n_err} error(s), {n_warn} warning(s) in {report.adr_count} ADR(s) ({report.mode})")
     return "".join(f"{line}\n" for line in lines)
+
+
+def suggestion_lines(report: CheckReport) -> list[str]:
+    """`this change may concern ADR-0007 (Retry idempotent requests): src/http.py`, one per suggestion."""
+    return [f"this change may concern {s.adr.id} ({s.adr.title}): {', '.join(s.files)}" for s in report.suggestions]

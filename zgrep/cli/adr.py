@@ -371,8 +371,12 @@ def import_cmd(dry_run: bool) -> None:
 @click.option("--all", "check_all", is_flag=True, help="Check every ADR and anchor (the default).")
 @click.option("--fix", is_flag=True, help="Repair renamed files and moved symbols/line ranges.")
 @click.option("--strict", is_flag=True, help="Also ask every record for zg's own fields (id, code_anchors).")
+@click.option("--suggest", is_flag=True, help="With --staged: also name live ADRs close to the change (advisory).")
+@click.option("--mode", type=click.Choice(("auto", "server", "direct")), default="auto", show_default=True,
+              help="Where --suggest searches: the daemon, in-process, or the daemon when it runs.")
 @click.option("--json", "as_json", is_flag=True)
-def check_cmd(paths: tuple[str, ...], staged: bool, check_all: bool, fix: bool, strict: bool, as_json: bool) -> None:
+def check_cmd(paths: tuple[str, ...], staged: bool, check_all: bool, fix: bool, strict: bool, suggest: bool,
+              mode: str, as_json: bool) -> None:
     """Validate the ADRs and their code anchors; exit 0 clean, 1 violations, 2 error."""
     from zgrep.adr.report import run_check
     from zgrep.git import is_git_repo
@@ -382,11 +386,15 @@ def check_cmd(paths: tuple[str, ...], staged: bool, check_all: bool, fix: bool, 
     settings = _settings()
     if staged and not is_git_repo(settings.root):
         _fail("--staged needs a git repository")
+    if suggest and not staged:
+        _fail("--suggest needs --staged (it reads the staged change)")
     rels = [_rel(settings.root, p) for p in paths]
     for given, rel in zip(paths, rels):
         if not _known_path(settings.root, rel):
             _fail(f"no such file or ADR in the repository: {given}")
-    report = run_check(settings, staged, rels or None, fix, strict)
+    report = run_check(settings, staged, rels or None, fix, strict, mode if suggest else None)
+    if report.note:
+        click.echo(f"zg adr: note: --suggest found nothing to search: {report.note}", err=True)
     if as_json:
         _dump(report.to_json())
         sys.exit(report.exit_code)

@@ -69,12 +69,16 @@ def refresh(root: Path, paths: list[str]) -> None:
 
 
 def adr_check() -> int:
-    """The pre-commit hook: the staged ADR check, without the CLI; its report shows only when it blocks."""
-    from zgrep.adr.report import render, run_check
+    """The pre-commit hook: the staged ADR check, without the CLI; its report shows only when it blocks.
+    With a daemon running it also names the live ADRs close to the change (advisory, never blocking)."""
+    from zgrep.adr.report import render, run_check, suggestion_lines
     from zgrep.adr.settings import load_settings
+    from zgrep.server.runtime import read_info
 
-    report = run_check(load_settings(), staged=True, paths=None, fix=False)
+    mode = "server" if read_info() is not None else None  # no daemon: no search, the commit stays fast
+    report = run_check(load_settings(), staged=True, paths=None, fix=False, suggest_mode=mode)
     if report.exit_code == 0:
+        sys.stderr.write("".join(f"zgrep: {line}\n" for line in suggestion_lines(report)))
         return 0
     sys.stdout.write(render(report))
     return BLOCKED
