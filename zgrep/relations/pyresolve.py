@@ -4,6 +4,7 @@ along the class's bases in the project. Standard-library and third-party modules
 from __future__ import annotations
 
 import posixpath
+import re
 from dataclasses import dataclass
 
 from zgrep.relations.graph import REEXPORT_DEPTH, Definition, Graph, Match, Use
@@ -37,9 +38,17 @@ class _Function:
     definition: Definition
 
 
+@dataclass(frozen=True)
+class _Container:
+    """A list, set or mapping whose items (values) are `items`."""
+
+    items: Entity
+
+
 _EXTERNAL = "external"  # a module outside the workspace (or something of one)
 _UNKNOWN = "unknown"  # an object whose type the source does not say
-Entity = _Module | _Classes | _Function | str
+Entity = _Module | _Classes | _Function | _Container | str
+_PART = re.compile(r"(\w*)(\(\))?(\[\])?")
 MAX_HOPS = 6
 
 
@@ -133,34 +142,37 @@ def _follow(graph: Graph, symbol: str, files: set[str], depth: int) -> list[Defi
 
 
 def _expression(graph: Graph, path: str, text: str, caller: str, home: str | None, hops: int) -> Entity:
-    """What a dotted expression (`mod.sub`, `Class`, `self.app`, `get_ctx().obj`) names, as seen in `path`."""
+    """What a dotted expression (`mod.sub`, `Class`, `self.app`, `get_ctx().obj`, `self.items[]`) names in `path`;
+    `[T]` is a container of T."""
     if hops > MAX_HOPS:
         return _UNKNOWN
+    if text.startswith("[") and text.endswith("]"):
+        return _Container(_expression(graph, path, text[1:-1], caller, home, hops + 1))
     parts = text.split(".")
-    head, called = parts[0].removesuffix("()"), parts[0].endswith("()")
-    entity: Entity = _UNKNOWN
+    match = _PART.fullmatch(parts[0])
+    if match is None or not match.group(1):
+        return _UNKNOWN
+    head, rest = match.group(1), [_suffix(match), *parts[1:]]
     if head == "self" and home is not None:
         cls = _class_at(graph, path, home)
-        entity = _Classes((cls,)) if cls else _UNKNOWN
-        return _walk(graph, entity, parts[1:], hops)
+        return _walk(graph, _Classes((cls,)), rest, hops) if cls else _UNKNOWN
     for module, imported, alias, _ in _visible(graph, path, caller):
         if imported == "*":
             continue
         if not imported and (text == alias or text.startswith(alias + ".")):
             files = module_files(graph.files, path, module)
-            rest = parts[len(alias.split(".")):]
-            return _walk(graph, _Module(frozenset(files)), rest, hops) if files else _EXTERNAL
+            return _walk(graph, _Module(frozenset(files)), parts[len(alias.split(".")):], hops) if files else _EXTERNAL
         if imported and head == alias:
             files = module_files(graph.files, path, module)
             if not files:
                 return _EXTERNAL
-            return _walk(graph, _Module(frozenset(files)), [imported + ("()" if called else ""), *parts[1:]], hops)
+            return _walk(graph, _Module(frozenset(files)), [imported + _suffix(match), *parts[1:]], hops)
     local = [d for d in graph.defs(head) if d.path == path and not d.scope]
-    if local:
-        entity = _entity(graph, local, hops)
-        entity = _call(graph, entity, hops) if called else entity
-        return _walk(graph, entity, parts[1:], hops)
-    return _UNKNOWN
+    return _walk(graph, _entity(graph, local, hops), rest, hops) if local else _UNKNOWN
+
+
+def _suffix(match: re.Match[str]) -> str:
+    return (match.group(2) or "") + (match.group(3) or "")
 
 
 def _entity(graph: Graph, defs: list[Definition], hops: int) -> Entity:
@@ -193,23 +205,28 @@ def _call(graph: Graph, entity: Entity, hops: int) -> Entity:
 
 
 def _walk(graph: Graph, entity: Entity, rest: list[str], hops: int) -> Entity:
-    """Follow attribute names (each maybe called) from a module or class: submodules, definitions, types."""
+    """Follow attribute names (each maybe called `()` or indexed `[]`) from what the head named."""
     for raw in rest:
-        part, called = raw.removesuffix("()"), raw.endswith("()")
-        if isinstance(entity, _Module):
+        match = _PART.fullmatch(raw)
+        if match is None:
+            return _UNKNOWN
+        part = match.group(1)
+        if isinstance(entity, _Module) and part:
             sub = _submodule(graph, entity.files, part)
-            if sub and not called:
+            if sub and not match.group(2):
                 entity = _Module(frozenset(sub))
-                continue
-            defs = _follow(graph, part, set(entity.files), REEXPORT_DEPTH)
-            entity = _entity(graph, defs, hops) if defs else _UNKNOWN
-        elif isinstance(entity, _Classes):
+            else:
+                defs = _follow(graph, part, set(entity.files), REEXPORT_DEPTH)
+                entity = _entity(graph, defs, hops) if defs else _UNKNOWN
+        elif isinstance(entity, _Classes) and part:
             defs = list(dict.fromkeys(d for cls in entity.defs for d in _member(graph, cls, part, False)))
             entity = _entity(graph, defs, hops) if defs else _UNKNOWN
-        else:
-            return entity
-        if called:
+        elif part:
+            return _EXTERNAL if entity == _EXTERNAL else _UNKNOWN
+        if match.group(2):
             entity = _call(graph, entity, hops)
+        if match.group(3):
+            entity = entity.items if isinstance(entity, _Container) else _UNKNOWN
     return entity
 
 

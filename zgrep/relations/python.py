@@ -25,7 +25,10 @@ _PARAMETERS = frozenset({"typed_parameter", "default_parameter", "typed_default_
 _SKIP = frozenset({"global_statement", "nonlocal_statement", "comment", "integer", "float",
                    "future_import_statement", "string_content", "string_start", "string_end", "escape_sequence"})
 _TYPE_NAME = re.compile(r"[A-Za-z_][\w.]*")
-_OPTIONAL = re.compile(r"(?:[\w.]*\.)?(?:Optional|Type|type)\[(.+)\]\Z")
+_GENERIC = re.compile(r"([\w.]+)\[(.+)\]")
+_SEQUENCES = frozenset({"list", "List", "Sequence", "MutableSequence", "Iterable", "Iterator", "Collection", "set",
+                        "Set", "frozenset", "FrozenSet", "AbstractSet", "MutableSet", "Generator", "deque"})
+_MAPPINGS = frozenset({"dict", "Dict", "Mapping", "MutableMapping", "OrderedDict", "defaultdict"})
 
 
 @dataclass
@@ -50,13 +53,37 @@ def _join(*parts: str) -> str:
 
 
 def _type_of(text: str) -> str:
-    """The class an annotation names (`Optional["Context"]` -> Context), "" when it names none."""
+    """The class an annotation names (`Optional["Context"]` -> Context), `[T]` for a container of T
+    (`list[T]`, `dict[str, T]`, `cabc.Sequence[T]`), "" when it names none of these."""
     text = re.sub(r"\s+", "", text).strip("\"'")
-    match = _OPTIONAL.match(text)
-    if match:
-        text = match.group(1).strip("\"'")
-    parts = [p for p in text.split("|") if p not in ("None", "")]
-    return parts[0] if len(parts) == 1 and _TYPE_NAME.fullmatch(parts[0]) else ""
+    parts = [p for p in _top_level(text, "|") if p not in ("None", "")]
+    if len(parts) != 1:
+        return ""
+    text = parts[0].strip("\"'")
+    match = _GENERIC.fullmatch(text)
+    if match is None:
+        return text if _TYPE_NAME.fullmatch(text) else ""
+    outer, args = match.group(1).rsplit(".", 1)[-1], _top_level(match.group(2), ",")
+    if outer in ("Optional", "Type", "type", "Annotated", "ClassVar", "Final"):
+        return _type_of(args[0])
+    if outer in _SEQUENCES or (outer in ("tuple", "Tuple") and args[-1:] == ["..."]):
+        inner = _type_of(args[0])
+    elif outer in _MAPPINGS and len(args) == 2:
+        inner = _type_of(args[1])
+    else:
+        return ""
+    return f"[{inner}]" if inner and not inner.startswith("[") else ""
+
+
+def _top_level(text: str, separator: str) -> list[str]:
+    """`text` split at `separator`s outside brackets."""
+    parts, depth, start = [], 0, 0
+    for index, char in enumerate(text):
+        depth += {"[": 1, "]": -1, "(": 1, ")": -1}.get(char, 0)
+        if char == separator and depth == 0:
+            parts.append(text[start:index])
+            start = index + 1
+    return [*parts, text[start:]]
 
 
 class _Extractor:
@@ -115,7 +142,12 @@ class _Extractor:
             self._assignment(node, scope)
             return
         if kind in ("augmented_assignment", "for_statement", "for_in_clause"):
-            self._target(node.child_by_field_name("left"), scope)
+            left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+            self._target(left, scope)
+            items = _norm(right) if right is not None and kind != "augmented_assignment" else ""
+            items = self._local_type(items, scope) if items and not items.endswith("[]") else ""
+            if left is not None and left.type == "identifier" and items:
+                scope.types.setdefault(node_text(left), items + "[]")
         elif kind == "as_pattern":
             alias = node.child_by_field_name("alias")
             self._target(alias, scope)
@@ -204,13 +236,23 @@ class _Extractor:
     def _value_type(self, value: Node, scope: _Scope) -> str:
         """The type an assigned expression gives its target: a typed parameter's, or the expression itself."""
         text = _norm(value)
-        if not text or text.startswith(("self.", "cls.")) and not text.endswith("()"):
+        if not text or value.type not in ("identifier", "attribute", "call", "subscript"):
             return ""
-        if value.type == "identifier":
-            binding = _lookup(scope, text)
-            if binding is not None and binding[0].kind in _FUNCTION_SCOPES:
-                return binding[0].types.get(text, "")
-        return text if value.type in ("identifier", "attribute", "call") else ""
+        return self._local_type(text, scope)
+
+    def _local_type(self, text: str, scope: _Scope) -> str:
+        """`text` with a leading local variable replaced by what it was assigned (`v.m()` -> `Cls().m()`)."""
+        for _ in range(3):
+            head, dot, rest = text.partition(".")
+            base = re.sub(r"(\(\)|\[\])+$", "", head)
+            binding = _lookup(scope, base)
+            if binding is None or binding[0].kind not in _FUNCTION_SCOPES or binding[1] not in ("var", "param"):
+                return text
+            typed = binding[0].types.get(base, "")
+            if not typed:
+                return text if base in ("self", "cls") else ""
+            text = typed + head[len(base):] + dot + rest
+        return text
 
     def _attribute_def(self, target: Node, scope: _Scope, typed: str, node: Node) -> None:
         """`self.x = <typed>` in a method records attribute x of the class with its type (first one wins)."""
@@ -385,11 +427,6 @@ class _Extractor:
             self._add(name, "super()", attr, caller, edge, _enclosing_class(scope))
             return
         text = _norm(obj)
-        if text == "self" or text == "cls":
-            text = "self"
-        if text.split(".", 1)[0] == "self" and _enclosing_class(scope) is not None:
-            self._add(name, text, attr, caller, edge, _enclosing_class(scope))
-            return
         if not text:
             self._add(name, "?", attr, caller, edge, None)
             return
@@ -404,11 +441,12 @@ class _Extractor:
     def _resolved(self, name: str, qualifier: str, node: Node, scope: _Scope, caller: Def | None, edge: str) -> None:
         """A use of `qualifier.name` (or a bare name) as scoping sees it; local variables are no references."""
         if qualifier:
-            head, _, rest = qualifier.partition(".")
-            binding = _lookup(scope, head)
-            if binding is not None and binding[0].kind in _FUNCTION_SCOPES and binding[1] in ("var", "param"):
-                typed = binding[0].types.get(head, "")
-                qualifier = _join(typed, rest) if typed else qualifier
+            typed = self._local_type(qualifier, scope)
+            qualifier = typed or qualifier
+            if qualifier.split(".", 1)[0] in ("self", "cls") and _enclosing_class(scope) is not None:
+                self._add(name, "self" + qualifier[qualifier.index("."):] if "." in qualifier else "self", node, caller,
+                          edge, _enclosing_class(scope))
+                return
             self._add(name, qualifier, node, caller, edge, None)
             return
         binding = _lookup(scope, name)
@@ -452,11 +490,15 @@ def _norm(node: Node, depth: int = 0) -> str:
     if node.type == "attribute":
         obj, attr = node.child_by_field_name("object"), node.child_by_field_name("attribute")
         head = _norm(obj, depth + 1) if obj is not None else ""
-        return f"{head}.{node_text(attr)}" if head and attr is not None else ""
+        return f"{head}.{node_text(attr)}" if head and attr is not None and not head.endswith("[]") else ""
     if node.type == "call":
         function = node.child_by_field_name("function")
         head = _norm(function, depth + 1) if function is not None else ""
-        return f"{head}()" if head and not head.endswith("()") else ""
+        return f"{head}()" if head and not head.endswith(("()", "[]")) else ""
+    if node.type == "subscript":
+        value = node.child_by_field_name("value")
+        head = _norm(value, depth + 1) if value is not None else ""
+        return f"{head}[]" if head and not head.endswith("[]") else ""
     return ""
 
 
