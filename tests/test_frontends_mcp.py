@@ -21,6 +21,7 @@ from conftest import ZG
 from daemon_helpers import User
 from test_adr_kit import adr_text
 from test_thin_client import heavy
+from zgrep.frontends.clips import ClipStore
 
 T = TypeVar("T")
 TOOLS = {"search", "read", "read_hit", "status", "index", "callers", "trace", "adr_constraints", "adr_search",
@@ -38,6 +39,9 @@ FILES: dict[str, str | bytes] = {
 def ws(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[User, Path]]:
     base = tmp_path_factory.mktemp("mcp")
     user = User(base)
+    config = Path(user.env["XDG_CONFIG_HOME"]) / "zgrep" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text("[telemetry]\nenabled = true\n")  # the MCP server records its calls as the CLI does
     root = corpus.make_repo(base / "repo", FILES)
     assert user.zg("index", cwd=root).returncode == 0
     yield user, root
@@ -154,6 +158,20 @@ def test_every_tool_answers_as_the_cli_does(ws: tuple[User, Path]) -> None:
     assert out["index"]["changed"] == 1 and out["index"]["mode"] == "direct"
     assert progress and progress[-1][0] == progress[-1][1] == 1
     assert cli(user, root, "search", "--json", "jittered_delay")["hits"][0]["path"] == "src/net/extra.py"
+
+    log = Path(user.env["XDG_STATE_HOME"]) / "zgrep" / "telemetry.jsonl"
+    served = [json.loads(line) for line in log.read_text().splitlines() if '"frontend": "mcp"' in line]
+    assert [d["command"] for d in served].count("search") == 5 and "retry" not in log.read_text()
+    assert [d["exit"] for d in served if d["command"] == "search"] == [0, 0, 0, 2, 0]  # the bad glob failed
+
+
+def test_hit_ids_are_stable_per_location_and_the_oldest_are_forgotten() -> None:
+    clips = ClipStore(capacity=2)
+    first = clips.add("a.py", 1, 5)
+    assert clips.add("a.py", 1, 5) == first and clips.get(first) == "a.py:1-5"
+    second, third = clips.add("b.py", 1, 2), clips.add("c.py", 3, 4)
+    assert clips.get(first) is None and clips.get(second) == "b.py:1-2" and clips.get(third) == "c.py:3-4"
+    assert len(clips) == 2 and len({first, second, third}) == 3
 
 
 def test_with_the_daemon_searches_are_served_by_it_and_no_engine_loads(ws: tuple[User, Path], tmp_path: Path) -> None:
