@@ -34,9 +34,9 @@ def _token() -> str:
                    f"carry Authorization: Bearer TOKEN (${TOKEN_ENV}, or the file named at start-up).")
 @click.option("--root", "root_dir", default=None, help="Workspace root (default: the git top level of the cwd).")
 def serve(host: str, port: int, allow_non_loopback: bool, root_dir: str | None) -> None:
-    """Serve GET /search?q=..., /read?path=&start=&end=, /status, /callers?symbol=, /trace?entry=,
-    /adr/constraints?path=, /adr/search?q=, /adr/check as JSON (what `--json` prints), through the daemon
-    when it runs. Ctrl-C stops it."""
+    """A local HTTP JSON API of the workspace: GET /search?q=..., /read?path=&start=&end=, /status,
+    /callers?symbol=, /trace?entry=, /adr/constraints?path=, /adr/search?q=, /adr/check answer what
+    `--json` prints, through the daemon when it runs. Ctrl-C stops it."""
     root, cfg = resolve(root_dir)
     loopback = _is_loopback(host)
     if not loopback and not allow_non_loopback:
