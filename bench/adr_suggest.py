@@ -236,19 +236,21 @@ def build(root: Path, env: dict[str, str]) -> None:
 
 
 def suggest_once(env: dict[str, str], root: Path, mode: str, change: tuple) -> tuple[list[dict], float]:
-    """Stage one change, time `zg adr check --staged --suggest --json`, unstage it."""
+    """Stage one change, time `zg adr check --staged --suggest --json` (mode "none": without --suggest),
+    unstage it."""
     _, rel, old, new, _ = change
     text = (root / rel).read_text()
     assert old in text, (rel, old)
     (root / rel).write_text(text.replace(old, new, 1))
     run(env, root, "git", "add", rel)
     start = time.perf_counter()
-    proc = run(env, root, ZG, "adr", "check", "--staged", "--suggest", "--json", "--mode", mode)
+    flags = ["--suggest", "--mode", mode] if mode != "none" else []
+    proc = run(env, root, ZG, "adr", "check", "--staged", "--json", *flags)
     wall = time.perf_counter() - start
     run(env, root, "git", "reset", "-q", "--hard", "HEAD")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "note" not in proc.stderr, proc.stderr
-    return json.loads(proc.stdout)["suggestions"], wall
+    return json.loads(proc.stdout).get("suggestions", []), wall
 
 
 def series(env: dict[str, str], root: Path, mode: str, runs: int) -> list[tuple[list[dict], list[float]]]:
@@ -271,6 +273,7 @@ def main() -> int:
         env = private_env(Path(tmp))
         root = Path(tmp) / "shop"
         build(root, env)
+        plain = series(env, root, "none", opts.runs)
         direct = series(env, root, "direct", opts.runs)
         assert run(env, root, ZG, "server", "on").returncode == 0
         try:
@@ -278,16 +281,18 @@ def main() -> int:
             server = series(env, root, "server", opts.runs)
         finally:
             run(env, root, ZG, "server", "off")
-    print(f"{'change':<30} {'expected':<10} {'named (direct)':<30} {'same with daemon':<16} direct s  daemon s")
-    for change, (named, dwalls), (snamed, swalls) in zip(CHANGES, direct, server):
+    print(f"{'change':<30} {'expected':<10} {'named (direct)':<30} {'same with daemon':<16} direct s  daemon s"
+          "  no --suggest s")
+    for change, (named, dwalls), (snamed, swalls), (_, pwalls) in zip(CHANGES, direct, server, plain):
         ids = [f"{s['id']}({s['score']:.2f})" for s in named]
         same = [s["id"] for s in named] == [s["id"] for s in snamed]
         print(f"{change[0]:<30} {','.join(change[4]) or '-':<10} {' '.join(ids) or '-':<30} {'yes' if same else 'NO':<16} "
-              f"{statistics.median(dwalls):8.3f}  {statistics.median(swalls):8.3f}")
+              f"{statistics.median(dwalls):8.3f}  {statistics.median(swalls):8.3f}  {statistics.median(pwalls):8.3f}")
     all_d = [w for _, ws in direct for w in ws]
     all_s = [w for _, ws in server for w in ws]
-    print(f"median wall time per check: direct {statistics.median(all_d):.3f} s, daemon {statistics.median(all_s):.3f} s "
-          f"({len(all_d)} runs each)")
+    all_p = [w for _, ws in plain for w in ws]
+    print(f"median wall time per check: direct {statistics.median(all_d):.3f} s, daemon {statistics.median(all_s):.3f} s, "
+          f"without --suggest {statistics.median(all_p):.3f} s ({len(all_d)} runs each)")
     if opts.json:
         print(json.dumps({c[0]: named for c, (named, _) in zip(CHANGES, direct)}, indent=1))
     return 0

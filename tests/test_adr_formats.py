@@ -157,3 +157,22 @@ def test_new_writes_the_directory_s_format(tmp_path: Path, name: str, flag: str 
     assert [p for p in report["problems"] if p["file"] == path] == []
     if fmt == "nygard":
         assert repo.read(path).startswith(f"# {path.split('/')[-1][3]}. Use DATE and TITLE literally\n\nDate: 20")
+
+
+def test_update_anchor_and_fix_edit_the_zg_block_of_an_adr_tools_record(tmp_path: Path) -> None:
+    repo = fixture_repo("adr_tools", tmp_path / "r")
+    rec = f"{ADR_TOOLS_DIR}/0005-store-sessions-in-postgresql.md"
+    before = repo.read(rec)
+    proc = repo.zg("update", "5", "--add-anchor", "src/sessions/store.py:PostgresSessionStore",
+                   "--add-constraint", "Sessions expire after 24 hours")
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    assert repo.read(rec) == before + ("\n```zg\ncode_anchors:\n  - {path: src/sessions/store.py, symbol: PostgresSessionStore}\n"
+                                       "constraints:\n  - Sessions expire after 24 hours\n```\n")
+    assert [g["id"] for g in json.loads(repo.zg("for", "src/sessions/store.py", "--json").stdout)] == ["ADR-0005"]
+    refused = repo.zg("update", "5", "--status", "deprecated")
+    assert refused.returncode == 2 and refused.stderr.count("\n") == 1 and "by hand" in refused.stderr
+    repo.git("mv", "src/net/client.py", "src/net/http.py")
+    assert repo.zg("check").returncode == 1
+    assert repo.zg("check", "--fix").returncode == 0
+    assert "  - {path: src/net/http.py, symbol: fetch_with_retry}\n" in repo.read(f"{ADR_TOOLS_DIR}/0002-retry-idempotent-http-requests.md")
+    assert repo.zg("check").returncode == 0

@@ -8,7 +8,8 @@ from typing import Any
 
 import yaml
 
-from zgrep.adr.model import KEY_RE, split_front_matter
+from zgrep.adr.formats.body import ZG_OPEN_RE, block
+from zgrep.adr.model import KEY_RE, AdrError, split_front_matter
 
 ITEM_RE = re.compile(r"^(\s*)-(\s|$)")
 
@@ -26,6 +27,29 @@ class FrontMatter:
         self.lines, self.body = split_front_matter(text)
         raw = text.splitlines(keepends=True)
         self.head, self.close = raw[0], raw[len(self.lines) + 1]
+
+    @classmethod
+    def of_record(cls, text: str, key: str) -> FrontMatter:
+        """The zg metadata of a record in any format, to edit `key` in: the front matter when it holds the
+        key or the record has no ```zg block (zg records, MADR 3/4), else the ```zg block (a new one at
+        the end of a record that has neither)."""
+        lines = text.splitlines(keepends=True)
+        fm_lines = split_front_matter(text)[0] if lines and lines[0].strip() == "---" else None
+        start = 0 if fm_lines is None else len(fm_lines) + 2
+        opener = next((i for i in range(start, len(lines)) if ZG_OPEN_RE.match(lines[i].rstrip("\r\n"))), None)
+        if fm_lines is not None and (opener is None or any((m := KEY_RE.match(ln)) and m.group(1) == key
+                                                           for ln in fm_lines)):
+            return cls(text)
+        if opener is None:
+            lines += ([] if not lines or text.endswith("\n") else ["\n"]) + block([])
+            opener = len(lines) - 2
+        close = next((j for j in range(opener + 1, len(lines)) if lines[j].strip().startswith("```")), None)
+        if close is None:
+            raise AdrError("the ```zg block is not closed by a ``` line", opener + 1)
+        out = cls.__new__(cls)
+        out.head, out.lines, out.close = "".join(lines[:opener + 1]), lines[opener + 1:close], lines[close]
+        out.body = "".join(lines[close + 1:])
+        return out
 
     def text(self) -> str:
         """Reassemble the document."""

@@ -99,7 +99,7 @@ def propose(problem: Problem, root: Path, tree: Any, renames: dict[str, str], ch
 def apply(root: Path, adr_file: str, old: Anchor, new: Anchor) -> bool:
     """Rewrite one anchor in the working-copy ADR file, touching only that list item."""
     path = root / adr_file
-    fm = FrontMatter(path.read_text(encoding="utf-8"))
+    fm = FrontMatter.of_record(path.read_text(encoding="utf-8"), "code_anchors")
 
     def same(value: Any) -> bool:
         try:

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from zgrep.adr.edit import FrontMatter, dump_inline
+from zgrep.adr.formats import record_format
 from zgrep.adr.formats.body import block
 from zgrep.adr.model import Anchor, AdrError, anchor_from_yaml
 from zgrep.fsutil import atomic_write
@@ -77,12 +78,13 @@ def write(path: Path, fm: FrontMatter) -> None:
 
 
 def merge_anchors(path: Path, text: str, anchors: list[Anchor]) -> int:
-    """Add anchors not already in the document's `code_anchors` (front matter created if absent)."""
-    if not text.startswith("---"):
+    """Add anchors not already in the document's `code_anchors` (front matter created if absent; an
+    adr-tools or MADR record gets them in its ```zg block)."""
+    if not text.startswith("---") and not record_format(text):
         block = "".join(f"  - {dump_inline(a.to_yaml())}\n" for a in anchors)
         atomic_write(path, f"---\ncode_anchors:\n{block}---\n{text}")
         return len(anchors)
-    fm = FrontMatter(text)
+    fm = FrontMatter.of_record(text, "code_anchors")
     existing = fm.value("code_anchors") or []
     have = set()
     for item in existing if isinstance(existing, list) else []:

@@ -130,12 +130,14 @@ def rank(adrs: AdrSet, adr_dir: str, groups: dict[str, list[dict[str, Any]]], go
 def suggest(settings: AdrSettings, adrs: AdrSet, tree: IndexTree, governing: set[str],
             mode: str) -> tuple[list[Suggestion], str]:
     """Live decisions close to the staged change, and why none could be looked for ("" when the search ran)."""
-    from zgrep.server.client import ClientError, call
+    if not any(a.live for a in adrs.adrs):
+        return [], ""
+    asked = queries(settings, tree)
+    if not asked:
+        return [], ""
+    from zgrep.server.client import ClientError, call  # only when there is something to look for
     from zgrep.service import SEARCH
 
-    asked = queries(settings, tree)
-    if not asked or not any(a.live for a in adrs.adrs):
-        return [], ""
     args = {"queries": list(asked.values()), "limit": LIMIT, "globs": [f"{settings.dir}/**"], "preview": "none",
             "refresh": "off", "no_index": True}
     try:

@@ -163,40 +163,49 @@ def _refuse_cycle(adrs: AdrSet, record: Adr, successor: Adr) -> None:
 @click.option("--add-constraint", multiple=True, metavar="TEXT")
 def update_cmd(adr_id: str, status: str | None, add_anchor: tuple[str, ...], remove_anchor: tuple[str, ...],
                superseded_by: str | None, add_constraint: tuple[str, ...]) -> None:
-    """Edit an ADR's front matter in place; everything else stays byte for byte."""
+    """Edit an ADR's zg fields in place (front matter, or the ```zg block of an adr-tools/MADR record);
+    everything else stays byte for byte."""
     from zgrep.adr.edit import FrontMatter
-    from zgrep.adr.records import anchor_matcher, write
+    from zgrep.adr.records import anchor_matcher
+    from zgrep.fsutil import atomic_write
 
     settings, adrs = _load_work()
     record = _get(adrs, adr_id)
     path = settings.root / record.path
-    fm = FrontMatter(path.read_text(encoding="utf-8"))
-    for anchor in _anchors(remove_anchor):
-        if not fm.remove_items("code_anchors", anchor_matcher(anchor)):
-            _fail(f"{record.id} has no anchor matching {anchor.spec()}")
+    text = path.read_text(encoding="utf-8")
+    if (status or superseded_by) and not text.startswith("---"):
+        _fail(f"{record.id} keeps its status in its own text ({record.format} format): change it there by hand")
     new_anchors = [a for a in _anchors(add_anchor) if a not in record.anchors]
-    if new_anchors:
-        fm.add_items("code_anchors", [a.to_yaml() for a in new_anchors])
-    if add_constraint:
-        fm.add_items("constraints", [c for c in add_constraint if c not in record.constraints])
+    if remove_anchor or new_anchors or add_constraint:
+        fm = FrontMatter.of_record(text, "code_anchors")
+        for anchor in _anchors(remove_anchor):
+            if not fm.remove_items("code_anchors", anchor_matcher(anchor)):
+                _fail(f"{record.id} has no anchor matching {anchor.spec()}")
+        if new_anchors:
+            fm.add_items("code_anchors", [a.to_yaml() for a in new_anchors])
+        if add_constraint:
+            fm.add_items("constraints", [c for c in add_constraint if c not in record.constraints])
+        text = fm.text()
     successor = None
-    if superseded_by:
-        successor = _get(adrs, superseded_by)
-        if successor.id == record.id:
-            _fail(f"{record.id} cannot supersede itself")
-        _refuse_cycle(adrs, record, successor)
-        if successor.id not in record.superseded_by:
-            fm.add_items("superseded_by", [successor.id], style="flow")
-        status = status or "superseded"
-    if status:
+    if superseded_by or status:
+        fm = FrontMatter(text)
+        if superseded_by:
+            successor = _get(adrs, superseded_by)
+            if successor.id == record.id:
+                _fail(f"{record.id} cannot supersede itself")
+            _refuse_cycle(adrs, record, successor)
+            if successor.id not in record.superseded_by:
+                fm.add_items("superseded_by", [successor.id], style="flow")
+            status = status or "superseded"
         fm.set_scalar("status", status)
-    write(path, fm)
+        text = fm.text()
+    atomic_write(path, text)
     _warn_unresolved(settings.root, new_anchors)
     if successor is not None and record.id not in successor.supersedes:
         succ_path = settings.root / successor.path
-        sfm = FrontMatter(succ_path.read_text(encoding="utf-8"))
+        sfm = FrontMatter.of_record(succ_path.read_text(encoding="utf-8"), "supersedes")
         sfm.add_items("supersedes", [record.id], style="flow")
-        write(succ_path, sfm)
+        atomic_write(succ_path, sfm.text())
         click.echo(successor.path)
     click.echo(record.path)
 
