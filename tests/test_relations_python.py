@@ -1,0 +1,152 @@
+"""Python relations on the code shapes flask and click have (issue 10's defects), each a regression test.
+
+The workspace's relations are extracted and stored exactly as `zg index` does (extract -> RelationsStore),
+then queried through the functions the callers/trace ops call; the CLI test at the end runs real `zg`.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from zgrep.relations.extract import extract
+from zgrep.relations.query import callers, trace
+from zgrep.relations.store import RELATIONS_DB, RelationsStore
+
+FILES = {
+    "src/app/__init__.py": "from .core import Command as Command\nfrom .core import command as command\n",
+    "src/app/json/__init__.py": "def dumps(obj):\n    return str(obj)\n",
+    "src/app/encode.py": (
+        "import json\n\nfrom .json import dumps\n\n\n"
+        "def stdlib(obj):\n    return json.dumps(obj)\n\n\n"
+        "def ours(obj):\n    return dumps(obj)\n"),
+    "src/app/sansio.py": (
+        "class App:\n"
+        "    def _find_error_handler(self, e):\n        return None\n\n"
+        "    def to_info_dict(self):\n        return {}\n"),
+    "src/app/core.py": (
+        "import sys\nimport typing as t\n\nfrom .sansio import App\n\n"
+        "if sys.platform == 'win32':\n    def _console_stream(f):\n        return f\nelse:\n"
+        "    def _console_stream(f):\n        return None\n\n"
+        "try:\n    import fcntl\nexcept ImportError:\n    def lock(f):\n        return None\n\n\n"
+        "class Command(App):\n"
+        "    def to_info_dict(self):\n        info = super().to_info_dict()\n        return info\n\n"
+        "    def handle_exception(self, e: Exception) -> None:\n        return self._find_error_handler(e)\n\n\n"
+        "class Other:\n    def _find_error_handler(self, e):\n        return e\n\n\n"
+        "@t.overload\ndef command(name: t.Callable) -> Command: ...\n\n\n"
+        "@t.overload\ndef command(name: str | None = None) -> Command: ...\n\n\n"
+        "def command(name=None):\n    return Command()\n\n\n"
+        "def make(command: Command) -> Command:\n    return command.to_info_dict()\n\n\n"
+        "def later():\n    from .decorators import pass_obj\n    return pass_obj(1)\n\n\n"
+        "def elsewhere(pass_obj):\n    return pass_obj(2)\n"),
+    "src/app/decorators.py": (
+        "from .core import Command, command\n\n\n"
+        "def pass_obj(f):\n    return f\n\n\n"
+        "@command(\n    'run',\n    short_help='Run a server.',\n)\n@pass_obj\n"
+        "def run_command(info: Command) -> None:\n    pass_obj(info)\n    run_command.cache = info\n\n\n"
+        "class Group(Command):\n    pass\n"),
+}
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("pyrel")
+    (root / ".zgrep").mkdir()
+    store = RelationsStore(root / ".zgrep" / RELATIONS_DB)
+    for rel, text in FILES.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    store.replace_files([extract(rel, text) for rel, text in FILES.items()])
+    store.close()
+    return root
+
+
+def who(root: Path, symbol: str, *edges: str) -> set[tuple[str, str, str]]:
+    """(path, caller, edge kind) of every caller of `symbol`, one per kind it uses it by."""
+    kinds = tuple(edges) if edges else ("call", "reference", "import", "annotation", "decorator", "inherit")
+    result = callers(root, symbol, edges=kinds)
+    return {(c["path"], f"{c['scope']}.{c['symbol']}".strip(".") or "<module>", kind)
+            for c in result["callers"] for kind in c["edges"]}
+
+
+def calls(root: Path, entry: str, *edges: str) -> set[str]:
+    tree = trace(root, entry, "forward", 1, edges=tuple(edges) or ("call",))["tree"]
+    assert tree is not None and not tree.get("ambiguous"), tree
+    return {f"{c['path']}:{c['scope']}.{c['symbol']}".replace(":.", ":") for c in tree["children"]}
+
+
+def test_multiline_decorators_do_not_make_a_definition_its_own_caller(root: Path) -> None:
+    found = who(root, "src/app/decorators.py:run_command")
+    assert found == {("src/app/decorators.py", "run_command", "reference")}  # `run_command.cache = ...` only
+    assert calls(root, "run_command") == {"src/app/decorators.py:pass_obj"}
+    assert ("src/app/decorators.py", "run_command", "decorator") in who(root, "src/app/decorators.py:pass_obj")
+
+
+def test_super_on_the_line_after_def_and_self_resolve_along_bases_in_other_files(root: Path) -> None:
+    assert who(root, "App.to_info_dict") == {("src/app/core.py", "Command.to_info_dict", "call")}
+    assert who(root, "App._find_error_handler") == {("src/app/core.py", "Command.handle_exception", "call")}
+    assert who(root, "Other._find_error_handler") == set()  # same name, same file, unrelated class
+    assert calls(root, "Command.handle_exception") == {"src/app/sansio.py:App._find_error_handler"}
+
+
+def test_definitions_under_module_level_if_try_else_are_recorded(root: Path) -> None:
+    found = callers(root, "src/app/core.py:_console_stream")["definitions"]
+    assert [d["start_line"] for d in found] == [7, 10]
+    assert [d["symbol"] for d in callers(root, "src/app/core.py:lock")["definitions"]] == ["lock"]
+
+
+def test_stdlib_imports_are_external_and_relative_ones_resolve(root: Path) -> None:
+    assert who(root, "src/app/json/__init__.py:dumps") == {
+        ("src/app/encode.py", "<module>", "import"), ("src/app/encode.py", "ours", "call")}
+
+
+def test_local_bindings_shadow_imports_and_function_local_imports_stay_local(root: Path) -> None:
+    found = who(root, "src/app/core.py:command")
+    assert ("src/app/core.py", "make", "call") not in found and ("src/app/core.py", "make", "reference") not in found
+    assert ("src/app/decorators.py", "run_command", "decorator") in found
+    assert who(root, "pass_obj", "call") == {("src/app/core.py", "later", "call"),
+                                              ("src/app/decorators.py", "run_command", "call")}
+
+
+def test_overload_stubs_fold_into_the_implementation(root: Path) -> None:
+    found = callers(root, "src/app/core.py:command")["definitions"]
+    implementation = FILES["src/app/core.py"].splitlines().index("def command(name=None):") + 1
+    assert [(d["start_line"], d["end_line"]) for d in found] == [(implementation, implementation + 1)]
+
+
+def test_edge_kinds_trace_follows_calls_and_edges_select_others(root: Path) -> None:
+    found = who(root, "src/app/core.py:Command")
+    assert {("src/app/decorators.py", "Group", "inherit"), ("src/app/core.py", "make", "annotation"),
+            ("src/app/core.py", "command", "call"), ("src/app/decorators.py", "run_command", "annotation"),
+            ("src/app/__init__.py", "<module>", "import"), ("src/app/decorators.py", "<module>", "import")} <= found
+    assert calls(root, "make") == {"src/app/core.py:Command.to_info_dict"}  # the annotations are no calls
+    assert "src/app/core.py:Command" in calls(root, "make", "annotation")
+    assert who(root, "src/app/core.py:Command", "inherit") == {("src/app/decorators.py", "Group", "inherit")}
+
+
+def test_reexports_and_import_statements_are_callers_of_kind_import(root: Path) -> None:
+    entry = next(c for c in callers(root, "src/app/core.py:command")["callers"] if c["path"] == "src/app/__init__.py")
+    assert (entry["symbol"], entry["edge"], entry["edges"], entry["kind"]) == ("", "import", ["import"], "module")
+
+
+def test_cli_edges_flag_and_json_fields(repo: Path, zg: Callable[..., subprocess.CompletedProcess[str]]) -> None:
+    for rel, text in FILES.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+    assert zg("index", "--mode", "direct", cwd=repo).returncode == 0
+    out = zg("callers", "App._find_error_handler", "--json", "--mode", "direct", cwd=repo)
+    result: dict[str, Any] = json.loads(out.stdout)
+    assert [(c["symbol"], c["kind"], c["edge"], c["edges"]) for c in result["callers"]] == [
+        ("handle_exception", "function", "call", ["call"])]
+    only = zg("callers", "Command", "--edges", "inherit,import", "--json", "--mode", "direct", cwd=repo)
+    assert {c["edge"] for c in json.loads(only.stdout)["callers"]} == {"inherit", "import"}
+    traced = json.loads(zg("trace", "make", "--direction", "forward", "--edges", "annotation", "--json", "--mode",
+                           "direct", cwd=repo).stdout)
+    assert traced["edges"] == ["annotation"] and {c["edge"] for c in traced["tree"]["children"]} == {"annotation"}
+    bad = zg("callers", "Command", "--edges", "calls", "--mode", "direct", cwd=repo)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "--edges" in bad.stderr and "call," in bad.stderr
