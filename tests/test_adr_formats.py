@@ -176,3 +176,16 @@ def test_update_anchor_and_fix_edit_the_zg_block_of_an_adr_tools_record(tmp_path
     assert repo.zg("check", "--fix").returncode == 0
     assert "  - {path: src/net/http.py, symbol: fetch_with_retry}\n" in repo.read(f"{ADR_TOOLS_DIR}/0002-retry-idempotent-http-requests.md")
     assert repo.zg("check").returncode == 0
+
+
+def test_adr_tools_default_directory_and_a_hostile_adr_dir(tmp_path: Path) -> None:
+    repo = Repo(tmp_path / "r")
+    repo.write("doc/adr/0001-record-architecture-decisions.md", (
+        FIXTURES / "adr_tools" / ADR_TOOLS_DIR / "0001-record-architecture-decisions.md").read_text())
+    assert repo.zg("list").stdout.startswith("ADR-0001  accepted")  # adr-tools' default doc/adr, no .adr-dir
+    repo.write(".adr-dir", "../../outside\n")
+    for args in (("list",), ("check", "--all"), ("new", "X")):
+        proc = repo.zg(*args)
+        assert proc.returncode == 2 and proc.stderr.count("\n") == 1, (args, proc.stderr)
+        assert ".adr-dir" in proc.stderr and "inside the workspace" in proc.stderr
+    assert not (tmp_path / "outside").exists()
