@@ -213,9 +213,11 @@ def extract(path: str, text: str) -> FileRelations:
                 result.defs.append(Def(definition.name, definition.scope, definition.kind, definition.start,
                                        definition.end))
             stack.extend(definition.children)
+        if language in ("javascript", "typescript", "tsx"):
+            result.defs += _nested_functions(tree.root_node, result.defs)
         result.defs.sort(key=lambda d: (d.start, -d.end))
         spans = _import_spans(tree.root_node, language, result)
-        result.refs = _references(tree.root_node, language, result, spans)
+        result.refs = _references(tree.root_node, language, result, spans) + _import_refs(result)
     except Exception:  # a grammar failure costs this file's relations, never the index run
         result.defs, result.refs, result.imports = [], [], []
     return result
@@ -235,6 +237,42 @@ def _import_spans(root: Node, language: str, result: FileRelations) -> list[tupl
         result.imports.extend(Import(m, n, a, node.start_point[0] + 1) for m, n, a in found if m)
     spans.sort()
     return spans
+
+
+def _import_refs(result: FileRelations) -> list[Ref]:
+    """Each name an import statement binds, as a use of kind `import` by the code around it."""
+    owner = _innermost(result.defs, result.lines)
+    return list({(i.alias, i.line): Ref(i.alias, "", i.line, owner[i.line] if i.line < len(owner) else None, "import")
+                 for i in result.imports if i.name not in ("", "*") and i.alias}.values())
+
+
+_JS_FUNCTION_VALUES = frozenset({"arrow_function", "function_expression", "function", "generator_function"})
+
+
+def _nested_functions(root: Node, defs: list[Def]) -> list[Def]:
+    """Functions declared inside functions (and object-literal methods there): `createStore.dispatch`."""
+    found: list[Def] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        stack.extend(reversed(node.named_children))
+        name, outer = None, node
+        if node.type in ("function_declaration", "generator_function_declaration", "method_definition"):
+            name = node.child_by_field_name("name")
+        elif node.type == "variable_declarator":
+            value = node.child_by_field_name("value")
+            if value is not None and value.type in _JS_FUNCTION_VALUES:
+                name = node.child_by_field_name("name")
+                outer = node.parent if node.parent is not None and node.parent.named_child_count == 1 else node
+        if name is None or name.type not in ("identifier", "property_identifier"):
+            continue
+        start, end = outer.start_point[0] + 1, outer.end_point[0] + 1
+        owners = [d for d in (*defs, *found) if d.kind == "function" and d.start < start and end <= d.end]
+        if owners:
+            owner = max(owners, key=lambda d: d.start)
+            scope = f"{owner.scope}.{owner.name}" if owner.scope else owner.name
+            found.append(Def(node_text(name), scope, "function", start, end))
+    return found
 
 
 def _innermost(defs: list[Def], lines: int) -> list[Def | None]:
