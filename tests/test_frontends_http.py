@@ -18,13 +18,14 @@ import pytest
 import corpus
 from conftest import ZG
 from daemon_helpers import User
-from test_frontends_mcp import FILES
+from test_frontends_mcp import DIRECT, FILES
 
 
 def start(user: User, root: Path, *args: str, env: dict[str, str] | None = None) -> tuple[subprocess.Popen[str], str]:
     """`zg serve --port 0 ARGS` in `root`; the process and its base URL (from its start-up line)."""
-    proc = subprocess.Popen([ZG, "serve", "--port", "0", *args], cwd=root, env={**user.env, **(env or {})},
-                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen([ZG, "serve", "--port", "0", *args], cwd=root,
+                            env={**user.env, **DIRECT, **(env or {})}, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     assert proc.stderr is not None
     sel = selectors.DefaultSelector()
     sel.register(proc.stderr, selectors.EVENT_READ)
@@ -47,14 +48,14 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[User, Pat
     base = tmp_path_factory.mktemp("serve")
     user = User(base)
     root = corpus.make_repo(base / "repo", FILES)
-    assert user.zg("index", cwd=root).returncode == 0
+    assert user.zg("index", cwd=root, env=DIRECT).returncode == 0
     proc, url = start(user, root)
     yield user, root, url
     stop(proc)
 
 
 def cli(user: User, root: Path, *args: str) -> Any:
-    proc = user.zg(*args, cwd=root)
+    proc = user.zg(*args, cwd=root, env=DIRECT)
     assert proc.returncode in (0, 1), proc.stderr
     return json.loads(proc.stdout)
 
@@ -88,11 +89,11 @@ def test_endpoints_answer_what_the_cli_prints(served: tuple[User, Path, str]) ->
 def test_errors_carry_the_cli_line_and_foreign_hosts_are_refused(served: tuple[User, Path, str]) -> None:
     user, root, url = served
     outside = get(url, "/read", path="../secret.txt")
-    proc = user.zg("read", "../secret.txt", cwd=root)
+    proc = user.zg("read", "../secret.txt", cwd=root, env=DIRECT)
     assert outside.status_code == 400 and outside.json()["error"]["message"] == proc.stderr.strip()
     bad_glob = get(url, "/search", q="retry", glob="src/[unclosed")
     assert bad_glob.status_code == 400
-    assert bad_glob.json()["error"]["message"] == user.zg("search", "retry", "-g", "src/[unclosed", cwd=root).stderr.strip()
+    assert bad_glob.json()["error"]["message"] == user.zg("search", "retry", "-g", "src/[unclosed", cwd=root, env=DIRECT).stderr.strip()
     assert get(url, "/search", q="retry", limit="many").status_code == 400
     assert get(url, "/nowhere").status_code == 404
     rebound = httpx.get(url + "/status", headers={"Host": "attacker.example:80"}, timeout=30)

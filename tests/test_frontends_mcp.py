@@ -24,6 +24,7 @@ from test_thin_client import heavy
 from zgrep.frontends.clips import ClipStore
 
 T = TypeVar("T")
+DIRECT = {"ZG_MODE": "direct"}  # no daemon, and none started on the side, until the daemon test starts one
 TOOLS = {"search", "read", "read_hit", "status", "index", "callers", "trace", "adr_constraints", "adr_search",
          "adr_check"}
 FILES: dict[str, str | bytes] = {
@@ -43,16 +44,16 @@ def ws(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[User, Path]]:
     config.parent.mkdir(parents=True)
     config.write_text("[telemetry]\nenabled = true\n")  # the MCP server records its calls as the CLI does
     root = corpus.make_repo(base / "repo", FILES)
-    assert user.zg("index", cwd=root).returncode == 0
+    assert user.zg("index", cwd=root, env=DIRECT).returncode == 0
     yield user, root
     user.zg("server", "off")
 
 
 def session(user: User, root: Path, body: Callable[[Client], Awaitable[T]], *python_flags: str,
-            errlog: Any = None) -> T:
+            errlog: Any = None, env: dict[str, str] | None = None) -> T:
     """Start `zg mcp` in `root` as `user` and run `body` with an SDK client connected to it."""
     params = StdioServerParameters(command=sys.executable, args=[*python_flags, ZG, "mcp"], cwd=str(root),
-                                   env=user.env)
+                                   env={**user.env, **(env or {})})
 
     async def run() -> T:
         async with Client(stdio_client(params, errlog=errlog or sys.stderr), read_timeout_seconds=120) as client:
@@ -62,7 +63,7 @@ def session(user: User, root: Path, body: Callable[[Client], Awaitable[T]], *pyt
 
 
 def cli(user: User, root: Path, *args: str) -> Any:
-    proc = user.zg(*args, cwd=root)
+    proc = user.zg(*args, cwd=root, env=DIRECT)
     assert proc.returncode in (0, 1), proc.stderr
     return json.loads(proc.stdout)
 
@@ -118,7 +119,7 @@ def test_every_tool_answers_as_the_cli_does(ws: tuple[User, Path]) -> None:
                                                progress_callback=on_progress)).structured_content
         return out
 
-    out = session(user, root, body)
+    out = session(user, root, body, env=DIRECT)
 
     tools = {t.name: t for t in out["tools"]}
     assert set(tools) == TOOLS
@@ -137,11 +138,11 @@ def test_every_tool_answers_as_the_cli_does(ws: tuple[User, Path]) -> None:
     lines = (root / first["path"]).read_text().splitlines()
     assert clip["text"] == "".join(f"{line}\n" for line in lines[first["start_line"] - 1:first["end_line"]])
     assert missing["error"].startswith("zg: unknown hit id 'h999999'")
-    shown = user.zg("read", "src/net/retry.py:3-6", cwd=root).stdout.splitlines()
+    shown = user.zg("read", "src/net/retry.py:3-6", cwd=root, env=DIRECT).stdout.splitlines()
     assert out["read"]["text"].splitlines() == [line.split(": ", 1)[1] if ": " in line else "" for line in shown]
 
     for key, args in (("outside", ("read", "../secret.txt")), ("bad_glob", ("search", "retry", "-g", "src/[unclosed"))):
-        proc = user.zg(*args, cwd=root)
+        proc = user.zg(*args, cwd=root, env=DIRECT)
         assert proc.returncode == 2 and out[key] == proc.stderr.strip(), (out[key], proc.stderr)
     assert out["unknown_id"].startswith("zg: unknown hit id 'h424242'")
 

@@ -24,6 +24,7 @@ ALLOWED = {"ts", "command", "frontend", "mode", "took_ms", "version", "hits", "t
 @pytest.fixture
 def setup(tmp_path: Path) -> tuple[User, Path, Path]:
     user = User(tmp_path / "user")
+    user.env["ZG_MODE"] = "direct"  # every line from one mode, and no daemon started on the side
     root = make_repo(tmp_path / "repo", FILES)
     return user, root, Path(user.env["XDG_STATE_HOME"]) / "zgrep" / "telemetry.jsonl"
 
