@@ -133,6 +133,12 @@ class TraceArgs(CommonArgs, total=False):
 
 
 class CallersResult(TypedDict):
+class ImpactArgs(CommonArgs, total=False):
+    targets: list[str]  # PATH, PATH:SYMBOL or PATH:START-END
+    depth: int | None
+    edges: list[str] | None  # None = every kind but annotation
+
+
     root: str
     symbol: str
     source_file: str | None
@@ -151,6 +157,19 @@ class TraceResult(TypedDict):
 
 
 class Pong(TypedDict):
+class ImpactResult(TypedDict):
+    root: str
+    targets: list[str]
+    depth: int
+    edges: list[str]
+    changed: list[dict[str, Any]]
+    impacted: list[dict[str, Any]]  # not tests: path, symbol, scope, kind, lines, edge, distance, reaches
+    tests: list[dict[str, Any]]
+    files: list[str]
+    test_files: list[str]
+    total: int
+
+
     pong: bool
     pid: int
     version: str

@@ -91,6 +91,8 @@ CALLERS = Operation("callers", "zgrep.relations.query:run_callers", c.CallersArg
                     Scope.RELATIONS, read_only=True)
 TRACE = Operation("trace", "zgrep.relations.query:run_trace", c.TraceArgs, c.TraceResult, Scope.RELATIONS,
                   read_only=True)
+IMPACT = Operation("impact", "zgrep.relations.impact:run_impact", c.ImpactArgs, c.ImpactResult, Scope.RELATIONS,
+                   read_only=True)
 PING = Operation("ping", "zgrep.server.daemon:ping", c.NoArgs, c.Pong, Scope.DAEMON, read_only=True)
 SERVER_STATUS = Operation("server_status", "zgrep.server.daemon:server_status", c.NoArgs, c.ServerStatus,
                           Scope.DAEMON, read_only=True)
@@ -98,7 +100,7 @@ SHUTDOWN = Operation("shutdown", "zgrep.server.daemon:shutdown", c.NoArgs, c.Sto
                      read_only=False)
 
 OPERATIONS: dict[str, Operation] = {op.name: op for op in (INDEX, SEARCH, STATUS, CALLERS, TRACE, PING,
-                                                           SERVER_STATUS, SHUTDOWN)}
+                                                           SERVER_STATUS, SHUTDOWN, IMPACT)}
 
 
 def operation(name: str) -> Operation:

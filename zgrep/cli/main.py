@@ -34,6 +34,7 @@ COMMANDS = {  # name -> "module:attribute": one module per command group, import
     "trust": "zgrep.cli.trust:trust",
     "mcp": "zgrep.cli.mcp:mcp", "init": "zgrep.cli.init:init", "serve": "zgrep.cli.serve:serve",
     "stats": "zgrep.cli.stats:stats",
+    "impact": "zgrep.cli.relations:impact",
 }
 
 

@@ -165,6 +165,19 @@ def _write_node(node: dict[str, Any], forward: bool, level: int) -> None:
         _write_node(child, forward, level + 1)
 
 
+def write_impact(result: dict[str, Any]) -> None:
+    """The changed definitions, then what reaches them by distance, then the tests to re-run."""
+    for d in result["changed"]:
+        click.echo(f"changed {d['path']}:{d['start_line']}-{d['end_line']}  {_qualified(d)} ({d['kind']})")
+    for title, entries, files in (("impacted", result["impacted"], result["files"]),
+                                  ("tests", result["tests"], result["test_files"])):
+        click.echo(f"{title}: {len(entries)} definitions in {len(files)} files")
+        for e in entries:
+            note = "" if e["resolved"] else "  (unresolved)"
+            click.echo(f"  {e['distance']}  {e['path']}:{e['line']}  {_qualified(e) or '<module>'}  "
+                       f"[{e['edge']} -> {e['reaches']}]{note}")
+
+
 # --- status, doctor, config ------------------------------------------------------------------------------
 
 def write_status(result: dict[str, Any]) -> None:

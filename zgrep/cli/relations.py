@@ -7,8 +7,8 @@ import sys
 import click
 
 from zgrep.cli import output
-from zgrep.cli.main import common_options, config_flags, resolve, run
-from zgrep.service import CALLERS, TRACE
+from zgrep.cli.main import common_options, config_flags, fail, resolve, run
+from zgrep.service import CALLERS, IMPACT, TRACE
 
 ROOT_HELP = "Workspace root (default: the git top level of the cwd)."
 EDGES_HELP = "Edge kinds, comma-separated: call, reference, import, annotation, decorator, inherit, or all"
@@ -64,3 +64,43 @@ def trace(entry: str, direction: str, depth: int, source_file: str | None, edges
     else:
         output.write_trace(result, entry, source_file, direction == "forward")
     sys.exit(0 if any(top["children"] for top in output.trace_tops(result)) else 1)
+
+
+@click.command()
+@click.argument("targets", nargs=-1)
+@click.option("--staged", is_flag=True, help="Assess the staged change (each staged hunk's definitions).")
+@click.option("--depth", type=click.IntRange(1, 10), default=3, show_default=True, help="Levels of callers to follow.")
+@click.option("--edges", default=None, help=EDGES_HELP + " (default: all but annotation).")
+@click.option("--root", "root_dir", default=None, help=ROOT_HELP)
+@click.option("--json", "as_json", is_flag=True, help="One JSON document.")
+@common_options
+def impact(targets: tuple[str, ...], staged: bool, depth: int, edges: str | None, root_dir: str | None,
+           as_json: bool, mode: str | None, model: str | None, milvus_uri: str | None) -> None:
+    """What reaches the changed definitions (TARGETS: PATH, PATH:SYMBOL or PATH:START-END, or --staged):
+    the definitions and files to re-check, tests listed apart. Exit 0 something reaches them, 1 nothing, 2 error."""
+    root, cfg = resolve(root_dir)
+    wanted = list(targets)
+    if staged:
+        from zgrep.git import GitError
+        from zgrep.relations.changes import staged_targets
+
+        try:
+            wanted += staged_targets(root)
+        except GitError as exc:
+            fail(f"--staged needs a git repository: {exc}", 2)
+        if not wanted:
+            if as_json:
+                output.write_json({"root": str(root), "targets": [], "changed": [], "impacted": [], "tests": [],
+                                   "files": [], "test_files": [], "total": 0})
+            else:
+                click.echo("nothing staged", err=True)
+            sys.exit(1)
+    elif not wanted:
+        fail("give PATH, PATH:SYMBOL or PATH:START-END, or --staged (e.g. zg impact src/app.py:run)", 2)
+    args = {"targets": wanted, "depth": depth, "edges": _edges(edges), "config": config_flags(model, milvus_uri)}
+    result, used = run(IMPACT, root, cfg, args, mode)
+    if as_json:
+        output.write_json(result, used)
+    else:
+        output.write_impact(result)
+    sys.exit(0 if result["total"] else 1)

@@ -205,7 +205,7 @@ def _symbol(value: str | None) -> str:
     return value
 
 
-def _count(flag: str, value: int | None, low: int, high: int | None = None) -> int | None:
+def count_arg(flag: str, value: int | None, low: int, high: int | None = None) -> int | None:
     """An integer argument in [low, high], None when absent; ZgError(BAD_REQUEST) naming the flag otherwise."""
     if value is None:
         return None
@@ -215,7 +215,7 @@ def _count(flag: str, value: int | None, low: int, high: int | None = None) -> i
     return value
 
 
-def _indexed(engine: Engine) -> Path:
+def indexed_root(engine: Engine) -> Path:
     """The workspace root, once it has been indexed (the relations are written with the index)."""
     if engine.manifest() is None:
         raise ZgError(ErrorCode.NOT_INDEXED, "not indexed; run zg index")
@@ -224,14 +224,14 @@ def _indexed(engine: Engine) -> Path:
 
 def run_callers(engine: Engine, args: CallersArgs, progress: Progress | None = None) -> CallersResult:
     """The `callers` op: needs only the relations database."""
-    root = _indexed(engine)
-    return callers(root, _symbol(args.get("symbol")), args.get("source_file"), _count("limit", args.get("limit"), 1),
+    root = indexed_root(engine)
+    return callers(root, _symbol(args.get("symbol")), args.get("source_file"), count_arg("limit", args.get("limit"), 1),
                    parse_edges(args.get("edges"), EDGE_KINDS))
 
 
 def run_trace(engine: Engine, args: TraceArgs, progress: Progress | None = None) -> TraceResult:
     """The `trace` op: needs only the relations database."""
-    root = _indexed(engine)
+    root = indexed_root(engine)
     return trace(root, _symbol(args.get("entry")), args.get("direction") or "backward",
-                 _count("depth", args.get("depth"), 1, MAX_DEPTH) or DEFAULT_DEPTH, args.get("source_file"),
+                 count_arg("depth", args.get("depth"), 1, MAX_DEPTH) or DEFAULT_DEPTH, args.get("source_file"),
                  parse_edges(args.get("edges"), TRACE_EDGES))

@@ -1,0 +1,97 @@
+"""`zg impact`: the definitions and files that reach changed definitions (depth-bounded), tests listed apart.
+
+Targets are `PATH` (every definition of the file), `PATH:SYMBOL`, or `PATH:START-END` (the definitions
+overlapping those lines; `zg impact --staged` sends the staged hunks this way).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from zgrep.contracts import ImpactArgs, ImpactResult
+from zgrep.engine import Engine
+from zgrep.progress import Progress
+from zgrep.relations.graph import Definition, Graph
+from zgrep.relations.model import EDGE_KINDS
+from zgrep.relations.query import (DEFAULT_DEPTH, MAX_DEPTH, MAX_TREE_NODES, callers_of, count_arg, find_definitions,
+                                   indexed_root, open_graph, parse_edges)
+from zgrep.service import ErrorCode, ZgError
+
+IMPACT_EDGES = tuple(k for k in EDGE_KINDS if k != "annotation")
+_RANGE = re.compile(r"(\d+)-(\d+)")
+_TEST_PATH = re.compile(r"(^|/)(tests?|__tests__|spec|specs|testing)/|(^|/)(test_[^/]*|[^/]*_test\.\w+|conftest\.py|"
+                        r"[^/]*\.(test|spec)\.\w+|[^/]*Tests?\.\w+)$")
+
+
+def is_test(path: str) -> bool:
+    """Whether a path is test code (tests/ folders, test_*.py, *_test.go, *.test.ts, FooTest.java, conftest.py)."""
+    return bool(_TEST_PATH.search(path))
+
+
+def changed_definitions(graph: Graph, target: str) -> list[Definition]:
+    """The definitions one target names; ZgError(BAD_REQUEST) for a file the relations do not know."""
+    path, _, rest = target.partition(":")
+    path = path.strip("/").removeprefix("./")
+    if path not in graph.files.languages:
+        raise ZgError(ErrorCode.BAD_REQUEST, f"{path} is not an indexed file; give a workspace-relative path "
+                                             "(run zg index if it is new)")
+    span = _RANGE.fullmatch(rest)
+    if rest and not span:
+        return find_definitions(graph, rest, path)
+    defs = graph.defs_in(path)
+    if span is None:
+        return defs
+    low, high = int(span.group(1)), int(span.group(2))
+    overlapping = [d for d in defs if d.start <= high and low <= d.end]
+    innermost = [d for d in overlapping if not any(o != d and d.start <= o.start and o.end <= d.end
+                                                   for o in overlapping)]
+    return innermost
+
+
+def impact(root: Path, targets: list[str], depth: int = DEFAULT_DEPTH,
+           edges: tuple[str, ...] = IMPACT_EDGES) -> ImpactResult:
+    """Breadth-first over callers from the changed definitions; each definition once, at its nearest distance."""
+    graph, db = open_graph(root)
+    try:
+        changed = list(dict.fromkeys(d for t in targets for d in changed_definitions(graph, t)))
+        reached: dict[tuple[str, int, str], dict[str, Any]] = {}
+        seen = set(changed)
+        frontier = changed
+        for distance in range(1, depth + 1):
+            following: list[Definition] = []
+            for definition in frontier:
+                for c in callers_of(graph, [definition], edges):
+                    key = (c["path"], c["start_line"], c["symbol"])
+                    if key in reached or len(reached) >= MAX_TREE_NODES:
+                        continue
+                    caller = Definition(c["path"], c["symbol"], c["scope"], c["kind"], c["start_line"], c["end_line"])
+                    if caller in seen:
+                        continue
+                    reached[key] = {**caller.to_json(), "line": c["line"], "edge": c["edge"], "distance": distance,
+                                    "reaches": definition.qualname, "resolved": c["resolved"],
+                                    "test": is_test(c["path"])}
+                    seen.add(caller)
+                    if caller.name:
+                        following.append(caller)
+            frontier = following
+    finally:
+        db.close()
+    found = sorted(reached.values(), key=lambda e: (e["distance"], e["path"], e["start_line"]))
+    tests = [e for e in found if e["test"]]
+    return {"root": str(root), "targets": targets, "depth": depth, "edges": list(edges),
+            "changed": [d.to_json() for d in changed], "impacted": [e for e in found if not e["test"]],
+            "tests": tests, "files": sorted({e["path"] for e in found if not e["test"]}),
+            "test_files": sorted({e["path"] for e in tests}), "total": len(found)}
+
+
+def run_impact(engine: Engine, args: ImpactArgs, progress: Progress | None = None) -> ImpactResult:
+    """The `impact` op: needs only the relations database."""
+    root = indexed_root(engine)
+    targets = args.get("targets") or []
+    if not isinstance(targets, list) or not all(isinstance(t, str) and t.strip() for t in targets) or not targets:
+        raise ZgError(ErrorCode.BAD_REQUEST, "nothing to assess: give PATH, PATH:SYMBOL or PATH:START-END, "
+                                             "or --staged")
+    return impact(root, targets, count_arg("depth", args.get("depth"), 1, MAX_DEPTH) or DEFAULT_DEPTH,
+                  parse_edges(args.get("edges"), IMPACT_EDGES))
