@@ -65,7 +65,7 @@ def main() -> int:
         env = private_env(Path(tmp))
         subprocess.run([ZG, "index", "--mode", "direct"], cwd=ws, env=env, check=True, capture_output=True)
         print(f"{opts.repo}: {opts.runs} search calls per mode through the MCP SDK client (stdio subprocess)")
-        show("no daemon", asyncio.run(session(ws, env, opts.runs)))
+        show("no daemon", asyncio.run(session(ws, {**env, "ZG_MODE": "direct"}, opts.runs)))  # none autostarted
         subprocess.run([ZG, "server", "on"], cwd=ws, env=env, check=True, capture_output=True)
         try:
             subprocess.run([ZG, "search", "--mode", "server", "warm up"], cwd=ws, env=env, capture_output=True)
