@@ -78,8 +78,8 @@ def resolve(graph: Graph, use: Use) -> Match | None:
 
 
 def _guess(graph: Graph, use: Use) -> Match | None:
-    """An attribute of an object of unknown type: the one project class method of that name, unresolved."""
-    if use.name in _CONTAINER_METHODS:
+    """A method called on an object of unknown type: the one project class method of that name, unresolved."""
+    if use.kind != "call" or use.name in _CONTAINER_METHODS:
         return None
     candidates = [d for d in graph.defs(use.name) if d.scope and d.kind == "function" and _in_class(graph, d)]
     if not candidates or len({d.qualname for d in candidates}) > _GUESS_LIMIT:
