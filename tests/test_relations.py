@@ -88,12 +88,14 @@ def test_callers_resolve_imports_across_same_named_definitions(indexed: Path, zg
 
 
 def test_ambiguous_references_are_reported_not_merged(indexed: Path, zg: Zg) -> None:
-    write(indexed, {"web/guess.ts": "export function guess(obj: any) {\n  return obj.fmt(1);\n}\n"})
+    write(indexed, {"web/shapes.ts": ("export class Circle {\n  area(): number { return 1; }\n}\n"
+                                      "export class Square {\n  area(): number { return 2; }\n}\n"),
+                    "web/guess.ts": "export function guess(shape: any) {\n  return shape.area();\n}\n"})
     assert zg("index", "--mode", "direct", cwd=indexed).returncode == 0
-    for source in ("web/a.ts", "web/b.ts"):
-        assert ("web/guess.ts", "guess", False) in callers_of(zg, indexed, "fmt", "--source-file", source)
+    for scope in ("Circle", "Square"):
+        assert callers_of(zg, indexed, f"{scope}.area") == [("web/guess.ts", "guess", False)]
     limited = run_json(zg, indexed, "callers", "fmt", "--limit", "1")
-    assert len(limited["callers"]) == 1 and limited["total"] == 4  # view.ts imports it: a caller of kind import
+    assert len(limited["callers"]) == 1 and limited["total"] == 3  # view.ts imports it: a caller of kind import
 
 
 def test_trace_backward_forward_depth_and_cycles(indexed: Path, zg: Zg) -> None:

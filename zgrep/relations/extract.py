@@ -324,12 +324,15 @@ def _references(root: Node, language: str, result: FileRelations, spans: list[tu
     seen: dict[tuple[str, str, Def | None, str], Ref] = {}
     nodes = QueryCursor(identifier_query(language)).captures(root).get("ref", [])
     nodes.sort(key=lambda n: n.start_byte)
+    local = _function_locals(nodes, owner, result.defs) if language in ("javascript", "typescript", "tsx") else {}
     for node in nodes:
         at = bisect_right(spans, (node.start_byte, 1 << 62)) - 1
         if at >= 0 and spans[at][0] <= node.start_byte < spans[at][1]:
             continue
         name = node_text(node).lstrip("$")
         if not name or name in _IGNORED or _is_binding(node):
+            continue
+        if local and _shadowed(name, owner[node.start_point[0] + 1], local) and not _qualifier(node, spec):
             continue
         line = node.start_point[0] + 1
         caller = owner[line] if line < len(owner) else None
@@ -339,6 +342,33 @@ def _references(root: Node, language: str, result: FileRelations, spans: list[tu
         if key not in seen:
             seen[key] = Ref(name, key[1], line, caller, key[3])
     return list(seen.values())
+
+
+def _function_locals(nodes: list[Node], owner: list[Def | None], defs: list[Def]) -> dict[str, set[str]]:
+    """Per function (qualified name), the parameters and variables it binds (not its nested functions)."""
+    nested = {(d.scope, d.name) for d in defs}
+    found: dict[str, set[str]] = {}
+    for node in nodes:
+        caller = owner[node.start_point[0] + 1] if node.start_point[0] + 1 < len(owner) else None
+        if caller is None or caller.kind != "function" or not _is_binding(node):
+            continue
+        qualname = f"{caller.scope}.{caller.name}" if caller.scope else caller.name
+        name = node_text(node)
+        if (qualname, name) not in nested and not (caller.name == name and node.start_point[0] + 1 == caller.start):
+            found.setdefault(qualname, set()).add(name)
+    return found
+
+
+def _shadowed(name: str, caller: Def | None, local: dict[str, set[str]]) -> bool:
+    """Whether a bare name used in `caller` is a parameter or variable of it or of a function around it."""
+    if caller is None:
+        return False
+    qualname = f"{caller.scope}.{caller.name}" if caller.scope else caller.name
+    while qualname:
+        if name in local.get(qualname, ()):
+            return True
+        qualname = qualname.rpartition(".")[0]
+    return False
 
 
 _CALLS = re.compile(r"call|invocation|new_expression|object_creation")

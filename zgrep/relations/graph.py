@@ -138,7 +138,7 @@ class Graph:
 
                 self._matches[key] = resolve(self, use)
             else:
-                self._matches[key] = self._generic(use.path, use.name, use.qualifier)
+                self._matches[key] = self._generic(use)
         return self._matches[key]
 
     # ----- other languages ---------------------------------------------------------------------------
@@ -175,11 +175,19 @@ class Graph:
             return Target(name, starred, "import")
         return Target(name, None, "fallback")
 
-    def _generic(self, path: str, name: str, qualifier: str) -> Match | None:
-        target = self._target(path, name, qualifier)
+    def _generic(self, use: Use) -> Match | None:
+        target = self._target(use.path, use.name, use.qualifier)
         if target is None:
             return None
         candidates = self.defs(target.symbol)
+        if target.via == "member":  # `obj.name` of an unknown object: a method of some class, when called
+            candidates = [d for d in candidates if self._member_of_type(d)] if use.kind == "call" else []
+            if len({(d.path, d.qualname) for d in candidates}) > 1:
+                return Match(candidates, False, "ambiguous")
+        elif target.via == "local" and use.qualifier in SELF_NAMES:  # this.name: the enclosing class first
+            own = [d for d in candidates if d.path == use.path and d.scope
+                   and (use.caller_qualname == d.scope or use.caller_qualname.startswith(d.scope + "."))]
+            candidates = own or candidates
         if not candidates:
             return None
         if target.files:
@@ -189,6 +197,13 @@ class Graph:
             return Match(candidates, False, "unresolved_import")
         resolved = len({d.path for d in candidates}) == 1
         return Match(candidates, resolved, "unique" if resolved else "ambiguous")
+
+    def _member_of_type(self, definition: Definition) -> bool:
+        """Whether a definition is a member of a class, interface or similar type (not a nested function)."""
+        key = ("types", definition.path)
+        if key not in self.cache:
+            self.cache[key] = {d.qualname for d in self.defs_in(definition.path) if d.kind not in ("function", "value")}
+        return definition.scope in self.cache[key]
 
     def _follow(self, symbol: str, files: set[str], depth: int) -> list[Definition]:
         """Definitions of `symbol` in `files`, else where those files re-export it from."""
