@@ -11,6 +11,9 @@ from typing import Callable
 import pytest
 
 ZG = str(Path(sys.executable).with_name("zg"))
+# No test's `zg search` starts a daemon behind its back (auto mode's autostart is off under CI);
+# tests/test_autostart.py drops the variable for the users it runs.
+os.environ["CI"] = "1"
 
 
 @pytest.fixture(autouse=True)

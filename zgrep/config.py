@@ -53,6 +53,7 @@ DEFAULTS: dict[str, Any] = {
     "server.endpoint": "",
     "server.idle_timeout": 1800.0,
     "server.probe_timeout_ms": 30,
+    "server.autostart": True,  # auto mode: a search that finds no daemon starts one for the next command
     "adr.dir": "docs/adr",
     "adr.doc_dirs": ["docs/specs", "docs/plans"],
     "telemetry.enabled": False,  # local JSONL usage lines in the user's state dir (zg stats); never sent

@@ -190,6 +190,7 @@ class ServerStatus(TypedDict):
     jobs_queued: int
     idle_timeout_s: float
     max_rss_mb: float
+    started_by: str  # "command" (zg server on / run) or "autostart" (an auto-mode search)
 
 
 class Stopping(TypedDict):

@@ -22,7 +22,7 @@ from zgrep import __version__, telemetry
 from zgrep.config import Config, ConfigError
 from zgrep.embedding.base import EmbeddingError
 from zgrep.embedding.factory import parse_model_spec
-from zgrep.server.client import MODES, ClientError, call
+from zgrep.server.client import MODES, Autostart, ClientError, call
 from zgrep.service import Operation
 from zgrep.workspace import WorkspaceError, find_root
 
@@ -168,7 +168,8 @@ def run(op: Operation, root: Path, cfg: Config, args: dict[str, Any], mode: str 
     records search, index and status here, for every command that runs them."""
     started = time.monotonic()
     try:
-        result, used = call(op.name, str(root), args, mode or cfg["mode"], probe_ms=cfg["server.probe_timeout_ms"])
+        result, used = call(op.name, str(root), args, mode or cfg["mode"], probe_ms=cfg["server.probe_timeout_ms"],
+                            autostart=Autostart.from_config(cfg))
     except ClientError as exc:
         telemetry.record(cfg, op.name, started, None, None, exc.exit_code, queries=args.get("queries"))
         fail(str(exc), exc.exit_code)

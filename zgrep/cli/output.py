@@ -271,7 +271,8 @@ def write_hooks_status(st: dict[str, Any], hook_names: tuple[str, ...]) -> None:
 def write_server_status(result: dict[str, Any]) -> None:
     """The running daemon's table and one line per workspace it holds."""
     rows = [("pid", result["pid"]), ("endpoint", result["endpoint"]), ("version", result["version"]),
-            ("uptime", f"{result['uptime_s']:.0f}s"), ("models", ", ".join(result["models"]) or "none loaded"),
+            ("uptime", f"{result['uptime_s']:.0f}s"), ("started by", result.get("started_by", "command")),
+            ("models", ", ".join(result["models"]) or "none loaded"),
             ("jobs", f"{result['jobs_running']} running, {result['jobs_queued']} queued"),
             ("requests", result["requests_served"]), ("memory", f"{result['max_rss_mb']} MiB peak RSS"),
             ("workspaces", len(result["workspaces"]))]

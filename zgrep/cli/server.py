@@ -5,7 +5,6 @@ from __future__ import annotations
 import ipaddress
 import os
 import signal
-import subprocess
 import sys
 import time
 from typing import Any
@@ -139,12 +138,8 @@ def on(endpoint: str | None, allow_non_loopback: bool, idle_timeout: float | Non
 
 
 def _start(endpoint: str, allow_non_loopback: bool, idle_timeout: float, timeout: float) -> None:
-    argv = [sys.executable, "-m", "zgrep.cli.main", "server", "run", "--quiet", "--endpoint", endpoint,
-            "--idle-timeout", str(idle_timeout), *(["--allow-non-loopback"] if allow_non_loopback else [])]
     errfile = runtime.state_dir(create=True) / runtime.STDERR_FILE
-    with open(errfile, "wb") as err:
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
-                                start_new_session=True, close_fds=True, cwd="/")
+    proc = runtime.spawn(endpoint, idle_timeout, "command", allow_non_loopback)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
@@ -232,7 +227,13 @@ def status(as_json: bool, check_ready: bool, timeout_ms: int) -> None:
 @click.option("--allow-non-loopback", is_flag=True, help=ALLOW_NON_LOOPBACK_HELP)
 @click.option("--idle-timeout", type=float, default=None, help="Release workspaces idle this long (seconds).")
 @click.option("--quiet", is_flag=True, help="Log to the log file only.")
-def run(endpoint: str | None, allow_non_loopback: bool, idle_timeout: float | None, quiet: bool) -> None:
+@click.option("--started-by", type=click.Choice(runtime.STARTED_BY), default="command", hidden=True,
+              help="autostart: started by an auto-mode search; exits once idle for --idle-timeout.")
+@click.option("--warm", default=None, hidden=True, help="A workspace to open as soon as the daemon listens.")
+@click.option("--start-lock-fd", type=int, default=None, hidden=True,
+              help="An inherited descriptor holding the start lock, closed once the daemon answers.")
+def run(endpoint: str | None, allow_non_loopback: bool, idle_timeout: float | None, quiet: bool, started_by: str,
+        warm: str | None, start_lock_fd: int | None) -> None:
     """Run the daemon in the foreground (systemd, docker, debugging)."""
     import zmq
 
@@ -242,7 +243,8 @@ def run(endpoint: str | None, allow_non_loopback: bool, idle_timeout: float | No
     endpoint = endpoint if endpoint is not None else cfg["server.endpoint"]
     _check_endpoint(endpoint, allow_non_loopback)
     try:
-        run_daemon(endpoint, idle_timeout if idle_timeout is not None else cfg["server.idle_timeout"], not quiet)
+        run_daemon(endpoint, idle_timeout if idle_timeout is not None else cfg["server.idle_timeout"], not quiet,
+                   started_by=started_by, warm=warm, start_lock_fd=start_lock_fd)
     except AlreadyRunning as exc:
         fail(str(exc))
     except zmq.ZMQError as exc:

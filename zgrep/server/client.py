@@ -1,4 +1,5 @@
-"""Route a request to the daemon or run it in-process (--mode auto|server|direct).
+"""Route a request to the daemon or run it in-process (--mode auto|server|direct); in auto mode a
+search that found no daemon starts one, detached, for the next command (`server.autostart`).
 
 Thin path: the standard library, the operation table, the protocol and runtime modules; pyzmq
 only once a daemon's endpoint file exists; the engine only in direct mode.
@@ -8,12 +9,13 @@ from __future__ import annotations
 
 import os
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from zgrep.server import protocol, runtime
 from zgrep.service import PING, SEARCH, ErrorCode, ZgError, operation
-from zgrep.config import DEFAULTS, env_name
+from zgrep.config import DEFAULTS, Config, env_name
 from zgrep.locking import ENGINE_LOCK, lock_holder
 from zgrep.procfs import process_state
 from zgrep.progress import Progress
@@ -26,6 +28,7 @@ BUSY_PROBE_MS = 1000
 STOPPED_GRACE_S = 1.0  # a daemon stopped (SIGSTOP, Ctrl-Z) this long during a request counts as lost
 NO_DAEMON = "no zgrep daemon is ready; start one with: zg server on"
 RESTART = "restart it: zg server off; zg server on"
+AUTOSTART_OPS = frozenset({SEARCH.name})  # what users repeat; index, status and the relations ops stay in-process
 
 
 class ClientError(ZgError):
@@ -118,7 +121,40 @@ def daemon_state(timeout_ms: int = 500) -> dict[str, Any]:
     ready = probe(timeout_ms) is not None
     started = info.get("started")
     return {"running": True, "ready": ready, "stopped": pid_stopped(info["pid"]), "pid": info["pid"], "endpoint": info["endpoint"],
-            "version": info.get("version"), "uptime_s": round(time.time() - started, 1) if started else None}
+            "version": info.get("version"), "uptime_s": round(time.time() - started, 1) if started else None,
+            "started_by": info.get("started_by")}
+
+
+@dataclass(frozen=True)
+class Autostart:
+    """How an auto-mode command starts the daemon when none answers (server.endpoint, server.idle_timeout)."""
+
+    endpoint: str
+    idle_timeout: float
+
+    @classmethod
+    def from_config(cls, cfg: Config) -> Autostart | None:
+        """The settings, or None when `server.autostart` is off or the `CI` variable is set."""
+        if not cfg["server.autostart"] or os.environ.get("CI", "").lower() not in ("", "0", "false"):
+            return None
+        return cls(cfg["server.endpoint"], cfg["server.idle_timeout"])
+
+
+def start_daemon(autostart: Autostart, root: str) -> bool:
+    """Start the daemon detached, warming `root`, unless one runs or is being started; True when started.
+    The start lock goes with it (held until it answers), so concurrent commands start one daemon."""
+    fd = runtime.take_start_lock()
+    if fd is None:
+        return False
+    try:
+        if lock_holder(runtime.runtime_dir() / runtime.ALIVE_LOCK) is not None:
+            return False  # a daemon runs (loading, busy or hung): the probe's fallback handles it
+        runtime.spawn(autostart.endpoint, autostart.idle_timeout, "autostart", warm=root, start_lock_fd=fd)
+        return True
+    except OSError:
+        return False  # could not start one: this command's answer stands, the next one tries again
+    finally:
+        os.close(fd)  # the daemon's copy keeps the lock
 
 
 def env_config() -> dict[str, str]:
@@ -203,28 +239,35 @@ def refuse_if_daemon_holds(root: str) -> None:
 
 
 def call_direct_checked(op: str, root: str, args: dict[str, Any], mode: str,
-                        on_progress: Progress | None = None) -> dict[str, Any]:
-    """call_direct, naming the daemon when it turns out to hold the workspace after all."""
+                        on_progress: Progress | None = None) -> tuple[dict[str, Any], str]:
+    """call_direct, naming the daemon when it turns out to hold the workspace after all; in auto mode a
+    daemon that started meanwhile (autostart) and took the workspace answers instead."""
     try:
-        return call_direct(op, root, args, on_progress)
+        return call_direct(op, root, args, on_progress), "direct"
     except ClientError as exc:
         if exc.code != ErrorCode.WORKSPACE_BUSY or (pid := daemon_holding(root)) is None:
             raise
         if mode == "direct":
             refuse_if_daemon_holds(root)
+        if (info := probe(BUSY_PROBE_MS)) is not None:
+            try:
+                return call_server(info, op, root, args, on_progress), "server"
+            except DaemonLost:
+                pass
         raise unresponsive(pid) from None
 
 
 def call(op: str, root: str, args: dict[str, Any], mode: str = "auto",
          probe_ms: int = DEFAULTS["server.probe_timeout_ms"],
-         on_progress: Progress | None = None) -> tuple[dict[str, Any], str]:
+         on_progress: Progress | None = None, autostart: Autostart | None = None) -> tuple[dict[str, Any], str]:
     """Run `op` for workspace `root`; return (result, mode actually used). `on_progress` gets a progress
-    op's events (default: a stderr line when stderr is a terminal)."""
+    op's events (default: a stderr line when stderr is a terminal). `autostart`: in auto mode, an op of
+    AUTOSTART_OPS answered in-process because no daemon ran then starts one (after its store is closed)."""
     if mode not in MODES:
         raise ClientError(ErrorCode.BAD_REQUEST, f"unknown mode {mode!r}; choose from {', '.join(MODES)}")
     if mode == "direct":
         refuse_if_daemon_holds(root)
-        return call_direct_checked(op, root, args, mode, on_progress), "direct"
+        return call_direct_checked(op, root, args, mode, on_progress)
     info = probe(probe_ms)
     if info is None and (running := live_daemon()) is not None:
         if not pid_stopped(running["pid"]):
@@ -238,7 +281,10 @@ def call(op: str, root: str, args: dict[str, Any], mode: str = "auto",
     if info is None:
         if mode == "server":
             raise ClientError(ErrorCode.NO_DAEMON, NO_DAEMON)
-        return call_direct_checked(op, root, args, mode, on_progress), "direct"
+        answered = call_direct_checked(op, root, args, mode, on_progress)
+        if autostart is not None and op in AUTOSTART_OPS and answered[1] == "direct":
+            start_daemon(autostart, root)
+        return answered
     try:
         return call_server(info, op, root, args, on_progress), "server"
     except DaemonLost as exc:
@@ -246,6 +292,6 @@ def call(op: str, root: str, args: dict[str, Any], mode: str = "auto",
             raise unresponsive(pid) from None  # alive, stopped or hung, and still holding the index
         if mode == "auto" and operation(op).read_only:
             wait_workspace_free(root)
-            return call_direct_checked(op, root, args, mode, on_progress), "direct"
+            return call_direct_checked(op, root, args, mode, on_progress)
         raise ClientError(ErrorCode.DAEMON_LOST, f"the zgrep daemon failed during {op}: {exc}; check "
                           "`zg server status`, or run with --mode direct") from None

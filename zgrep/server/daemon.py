@@ -2,13 +2,16 @@
 
 Threads: the main loop owns the ROUTER socket; requests run on a worker pool and send their
 replies back through an inproc PUSH/PULL pair; each held workspace has at most one index-job
-thread (requests coalesce) and one polling file watcher. Index jobs write through the real
+thread (requests coalesce) and one file watcher (inotify). Index jobs write through the real
 Engine; searches and status read a snapshot view of it (shared store, model and cache, a
 copy of the file table), so they never wait for a running job.
 
 Search freshness here: `--refresh wait` queues an incremental pass and waits for it; when no
 `--refresh` is given the default is `off` once the workspace's watcher runs (edits reach the
 index about a second after they are saved) and `wait` before that (first use).
+
+A daemon started by an auto-mode search (`started_by` "autostart") opens that search's workspace as
+soon as it listens and exits once it has held nothing and heard nothing for its idle timeout.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from zgrep.contracts import NoArgs, Pong, ServerStatus, Stopping
 from zgrep.dispatch import error_response, serve
 from zgrep.engine import Engine, load_embedder
 from zgrep.server import protocol, runtime
+from zgrep.server.client import env_config
 from zgrep.service import INDEX, SEARCH, ErrorCode, Scope
 from zgrep.fsutil import atomic_write
 from zgrep.locking import FileLock
@@ -146,6 +150,10 @@ class Held:
             self.watcher = Watcher(self.root, bool(self.engine.config["index.include_hidden"]), self.on_change)
             self.watcher.start()
 
+    def watching(self) -> bool:
+        """Whether a watcher runs (one that stopped on an error leaves refreshing to the searches)."""
+        return self.watcher is not None and self.watcher.is_alive()
+
     def on_change(self, paths: list[str] | None) -> None:
         """Watcher callback: queue an incremental refresh of `paths` (None = everything)."""
         if not self.closed:
@@ -254,15 +262,17 @@ class Held:
             queued = self.pending is not None
             return {"root": str(self.root), "idle_s": round(self.idle_for(), 1), "active_requests": self.active,
                     "job_running": self.running, "job_queued": queued, "jobs_done": self.jobs_done,
-                    "watching": self.watcher is not None}
+                    "watching": self.watching()}
 
 
 class Daemon:
     """The ROUTER loop and the workspaces it holds."""
 
-    def __init__(self, endpoint: str, token: str, idle_timeout: float, embedders: EmbedderPool) -> None:
+    def __init__(self, endpoint: str, token: str, idle_timeout: float, embedders: EmbedderPool,
+                 started_by: str = "command") -> None:
         self.token = token
         self.idle_timeout = idle_timeout
+        self.started_by = started_by
         self.ctx = zmq.Context()
         self.router = self.ctx.socket(zmq.ROUTER)
         self.router.setsockopt(zmq.LINGER, 0)
@@ -281,6 +291,7 @@ class Daemon:
         self.stopping = threading.Event()
         self.started = time.time()
         self.served = 0
+        self.heard = time.monotonic()  # when the last message arrived
 
     # ----- replies -----------------------------------------------------------------------
     def send(self, envelope: list[bytes], msg: dict[str, Any]) -> None:
@@ -311,8 +322,12 @@ class Daemon:
                     self.router.send_multipart(self.replies.recv_multipart())
             if self.router in events:
                 while not self.stopping.is_set() and self.router.poll(0):
+                    self.heard = time.monotonic()
                     self.on_message(self.router.recv_multipart())
             self.release_idle()
+            if self.started_by == "autostart" and self.idle():
+                log.info("idle for %gs with no workspace held: exiting (started by autostart)", self.idle_timeout)
+                break
         self.close()
 
     def on_message(self, frames: list[bytes]) -> None:
@@ -345,6 +360,34 @@ class Daemon:
         if operation.scope is not Scope.DAEMON:
             return self.dispatch(frames[:-1], request)
         return protocol.ok(service.handler(operation)(self, request.get("args") or {}, None))
+
+    def warm(self, raw_root: str) -> None:
+        """Hold `raw_root` and open its index now, watcher included (the workspace of the search that
+        autostarted this daemon), so the next search finds it warm; failures wait for a real request."""
+        root = workspace_root(raw_root)
+        if root is None:
+            return
+        flags: dict[str, Any] = dict(env_config())  # what a search from the starting shell will send
+        try:
+            key = settings_key(root, flags)
+        except ConfigError:
+            return
+        with self.lock:
+            if root in self.held:
+                return
+            held = self.held[root] = Held(root, key, flags, self.embedders, self.send)
+            held.active += 1
+        try:
+            if held.prepare(open_store=False).manifest() is not None:
+                held.prepare(open_store=True)
+                held.submit(Work())  # edits between the starting search's refresh and the watcher's start
+            log.info("warmed workspace %s", root)
+        except Exception as exc:  # e.g. the lock is still held: the next request opens it
+            log.warning("could not warm %s: %s", root, exc)
+        finally:
+            with self.lock:
+                held.active -= 1
+                held.last_used = time.monotonic()
 
     def dispatch(self, envelope: list[bytes], request: dict[str, Any]) -> dict[str, Any] | None:
         """Find or create the workspace's Held and run the request on a worker (None), or refuse (an error)."""
@@ -402,7 +445,7 @@ class Daemon:
             return held.wait(held.submit(work), listener)
         engine = held.prepare(open_store=False)
         if operation is SEARCH:
-            refresh = args.get("refresh") or ("off" if held.watcher is not None else "wait")
+            refresh = args.get("refresh") or ("off" if held.watching() else "wait")
             if engine.manifest() is None:  # build it first, unless --no-index (then the searcher says so)
                 refresh = "off" if args.get("no_index") else "wait"
             if refresh == "wait":
@@ -430,6 +473,11 @@ class Daemon:
                 if not held.active and not held.busy() and held.idle_for() > self.idle_timeout:
                     self.release(held)
 
+    def idle(self) -> bool:
+        """Whether no workspace is held and no message arrived for the idle timeout."""
+        with self.lock:
+            return not self.held and time.monotonic() - self.heard > self.idle_timeout
+
     def status(self) -> ServerStatus:
         with self.lock:
             workspaces = [h.describe() for h in self.held.values()]
@@ -441,7 +489,8 @@ class Daemon:
                 "requests_served": self.served,
                 "jobs_running": sum(w["job_running"] for w in workspaces),
                 "jobs_queued": sum(w["job_queued"] for w in workspaces),
-                "idle_timeout_s": self.idle_timeout, "max_rss_mb": round(max_rss_mb(), 1)}
+                "idle_timeout_s": self.idle_timeout, "max_rss_mb": round(max_rss_mb(), 1),
+                "started_by": self.started_by}
 
     def close(self) -> None:
         """Release every workspace and the sockets."""
@@ -532,8 +581,10 @@ def take_alive_lock() -> FileLock:
     return lock
 
 
-def run_daemon(endpoint: str, idle_timeout: float, foreground: bool = False) -> None:
-    """Run the daemon in this process until it is stopped; cleans its files on the way out."""
+def run_daemon(endpoint: str, idle_timeout: float, foreground: bool = False, started_by: str = "command",
+               warm: str | None = None, start_lock_fd: int | None = None) -> None:
+    """Run the daemon in this process until it is stopped; cleans its files on the way out. `warm`: a
+    workspace to open once listening; `start_lock_fd`: the starter's start lock, closed once answering."""
     os.umask(0o077)
     # Remote consent comes from the workspace's record or from one command's environment (which
     # the client forwards with each request), never from the environment this daemon started in.
@@ -545,7 +596,7 @@ def run_daemon(endpoint: str, idle_timeout: float, foreground: bool = False) -> 
     warm_up(pool)  # before binding: once the daemon answers, it answers fast
     try:
         token = runtime.new_token()
-        daemon = Daemon(endpoint or runtime.default_endpoint(), token, idle_timeout, pool)
+        daemon = Daemon(endpoint or runtime.default_endpoint(), token, idle_timeout, pool, started_by)
     except Exception:
         alive.release()
         raise
@@ -553,7 +604,12 @@ def run_daemon(endpoint: str, idle_timeout: float, foreground: bool = False) -> 
     atomic_write(rdir / runtime.PID_FILE, f"{os.getpid()}\n")
     atomic_write(rdir / runtime.INFO_FILE, json.dumps(
         {"pid": os.getpid(), "endpoint": daemon.endpoint, "version": __version__,
-         "protocol": protocol.PROTOCOL_VERSION, "started": daemon.started}))
+         "protocol": protocol.PROTOCOL_VERSION, "started": daemon.started, "started_by": started_by}))
+    log.info("started by %s", started_by)
+    if start_lock_fd is not None:
+        os.close(start_lock_fd)  # answering from now on: the next starter sees this daemon
+    if warm:
+        daemon.pool.submit(daemon.warm, warm)
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: daemon.stopping.set())
     try:

@@ -1,17 +1,19 @@
-"""Where the per-user daemon keeps its socket, pid, endpoint, token and log files.
+"""Where the per-user daemon keeps its socket, pid, endpoint, token and log files, and how it is started.
 
 Imported on the thin client path: standard library only.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
 import stat
+import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from zgrep.fsutil import atomic_write
 from zgrep.procfs import process_state
@@ -25,6 +27,10 @@ START_LOCK = "start.lock"
 LOG_FILE = "daemon.log"
 STDERR_FILE = "daemon.stderr"
 IPC_PATH_MAX = 100  # sockaddr_un.sun_path holds 107 bytes; keep a margin
+STARTED_BY = ("command", "autostart")  # `zg server on` / run, or an auto-mode search that found no daemon
+
+if TYPE_CHECKING:
+    import subprocess
 
 
 def _private_dir(path: Path) -> Path:
@@ -126,3 +132,31 @@ def remove_files(endpoint: str | None) -> None:
     if endpoint and endpoint.startswith("ipc://"):
         Path(endpoint[len("ipc://"):]).unlink(missing_ok=True)
     (rdir / SOCKET_FILE).unlink(missing_ok=True)
+
+
+def take_start_lock() -> int | None:
+    """A descriptor holding the start lock (flock), to hand to the daemon being started (it drops the lock
+    once it answers); None while another process is starting one."""
+    fd = os.open(runtime_dir(create=True) / START_LOCK, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def spawn(endpoint: str, idle_timeout: float, started_by: str, allow_non_loopback: bool = False,
+          warm: str | None = None, start_lock_fd: int | None = None) -> subprocess.Popen[bytes]:
+    """Start `zg server run` detached: its own session, cwd /, stdin and stdout null, stderr to the state
+    dir's STDERR_FILE; it outlives the caller. `warm`: a workspace to open as soon as it listens."""
+    import subprocess  # only when starting a daemon: the thin client pays nothing for it otherwise
+
+    argv = [sys.executable, "-m", "zgrep.cli.main", "server", "run", "--quiet", "--endpoint", endpoint,
+            "--idle-timeout", str(idle_timeout), "--started-by", started_by,
+            *(["--allow-non-loopback"] if allow_non_loopback else []), *(["--warm", warm] if warm else []),
+            *(["--start-lock-fd", str(start_lock_fd)] if start_lock_fd is not None else [])]
+    with open(state_dir(create=True) / STDERR_FILE, "wb") as err:
+        return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
+                                start_new_session=True, close_fds=True, cwd="/",
+                                pass_fds=() if start_lock_fd is None else (start_lock_fd,))

@@ -1,93 +1,152 @@
-"""A polling file watcher: stat-walks a workspace (ignore rules applied) and reports
-changed paths once they have been quiet for a short debounce interval."""
+"""The daemon's file watcher: kernel notifications (inotify, through watchfiles) on a workspace's
+admitted directories, debounced; stat polling only where the kernel offers no inotify.
+
+Every admitted directory reached without following a symlink gets its own non-recursive watch, so
+ignored trees (.git, node_modules, the .zgrep state dir) cost nothing and nothing outside the
+workspace is watched or reported. When a directory appears, goes or is replaced, the tree is walked
+again (the new watches are in place before the report) and the report is None.
+"""
 
 from __future__ import annotations
 
+import logging
 import os
+import stat
 import threading
-import time
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 
-from zgrep.fsutil import stat_signature
+from watchfiles._rust_notify import RustNotify  # watchfiles' documented "Rust backend direct usage"
+
 from zgrep.index.ignore import IGNORE_FILE_NAMES, IgnoreRules
+from zgrep.workspace import STATE_DIR
 
-POLL_S = 0.5
-DEBOUNCE_S = 0.4
-SCAN_COST_FACTOR = 10  # poll no more often than 10x the time a scan takes
+log = logging.getLogger("zgrep.server.watcher")
 
-Snapshot = dict[str, tuple[int, int]]
-
-
-def diff(old: Snapshot, new: Snapshot) -> set[str]:
-    """Paths added, removed or changed (mtime or size) between two snapshots."""
-    changed = {p for p, sig in new.items() if old.get(p) != sig}
-    return changed | (old.keys() - new.keys())
+DEBOUNCE_MS = 400  # report once no new change arrived for this long
+MAX_DELAY_MS = 5_000  # ... or this long after the first change, under a steady stream of them
+POLL_MS = 1_000  # the polling fallback's interval
+OPEN_ATTEMPTS = 3  # a directory may vanish between the walk and its watch: walk again
+MODIFIED = 2  # watchfiles.Change.modified
 
 
 class Watcher(threading.Thread):
-    """Calls `on_change(paths)` with changed workspace-relative paths, or None when an
-    ignore file changed (then everything may be in or out)."""
+    """Calls `on_change(paths)` with changed workspace-relative paths, or None when an ignore file or
+    the directory tree changed (then everything may be in or out)."""
 
     def __init__(self, root: Path, include_hidden: bool, on_change: Callable[[list[str] | None], None]) -> None:
         super().__init__(name=f"watch {root.name}", daemon=True)
         self.root = root
         self.include_hidden = include_hidden
         self.on_change = on_change
-        self._stop = threading.Event()
+        self.backend = ""  # "inotify" or "polling" once watching
+        self._stopping = threading.Event()
         self._rules = self._load_rules()
+        self._dirs: set[str] = set()
 
     def _load_rules(self) -> IgnoreRules:
         return IgnoreRules.for_root(self.root, include_hidden=self.include_hidden)
 
     def stop(self) -> None:
-        self._stop.set()
+        self._stopping.set()
 
-    def scan(self) -> Snapshot:
-        """The stat signature of every admitted file and of every ignore file."""
-        out: Snapshot = {}
+    def directories(self) -> set[str]:
+        """Every admitted directory ("" is the root) reached without following a symlink; never the state dir."""
+        found = {""}
         stack = [""]
         while stack:
             rel_dir = stack.pop()
             try:
-                entries = list(os.scandir(self.root / rel_dir if rel_dir else self.root))
+                with os.scandir(self.root / rel_dir) as it:
+                    entries = list(it)
             except OSError:
                 continue
             for entry in entries:
                 rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
                 try:
-                    if entry.is_dir(follow_symlinks=False):
-                        if self._rules.admits(rel, is_dir=True):
-                            stack.append(rel)
-                        continue
-                    if entry.name in IGNORE_FILE_NAMES or self._rules.admits(rel):
-                        st = entry.stat(follow_symlinks=False)
-                        out[rel] = stat_signature(st)
+                    is_dir = entry.is_dir(follow_symlinks=False)
                 except OSError:
                     continue
-        return out
+                if is_dir and rel != STATE_DIR and self._rules.admits(rel, is_dir=True):
+                    found.add(rel)
+                    stack.append(rel)
+        return found
+
+    def _open(self) -> RustNotify:
+        """Walk the tree and watch each admitted directory."""
+        for attempt in range(1, OPEN_ATTEMPTS + 1):
+            self._dirs = self.directories()
+            try:
+                return self._notify([str(self.root / rel) for rel in sorted(self._dirs)])
+            except (FileNotFoundError, PermissionError):
+                if attempt == OPEN_ATTEMPTS:
+                    raise
+        raise AssertionError("unreachable")
+
+    def _notify(self, paths: list[str]) -> RustNotify:
+        """Non-recursive watches on `paths`: inotify, else (saying so in the log) polling."""
+        if self.backend != "polling":
+            notify: RustNotify | None = None
+            try:
+                notify = RustNotify(paths, False, False, POLL_MS, False, False)
+                if "PollWatcher" not in repr(notify):  # watchfiles polls by itself when the kernel lacks inotify
+                    self.backend = "inotify"
+                    return notify
+                reason = "the kernel offers no inotify"
+            except (FileNotFoundError, PermissionError):
+                raise
+            except (OSError, RuntimeError) as exc:  # ENOSPC: raise fs.inotify.max_user_watches; EMFILE: max_user_instances
+                reason = f"inotify failed ({exc})"
+            log.warning("watcher: %s; polling %s every %gs instead", reason, self.root, POLL_MS / 1000)
+            self.backend = "polling"
+            if notify is not None:
+                return notify
+        return RustNotify(paths, False, True, POLL_MS, False, False)
+
+    def changes(self, raw: set[tuple[int, str]]) -> set[str] | None:
+        """The admitted file paths among watchfiles' `raw` changes; None when an ignore file or a directory changed."""
+        prefix = f"{self.root}{os.sep}"
+        paths = set()
+        for change, path in raw:
+            rel = path[len(prefix):] if path.startswith(prefix) else ""
+            parent, _, name = rel.rpartition("/")
+            if not rel or parent not in self._dirs or rel == STATE_DIR:
+                continue  # the root itself, or nothing this walk put a watch on
+            try:
+                mode = os.lstat(path).st_mode
+            except OSError:
+                mode = 0
+            if stat.S_ISDIR(mode):
+                if change != MODIFIED and (rel in self._dirs or self._rules.admits(rel, is_dir=True)):
+                    return None  # a directory came (or went and came back): its files need a listing
+            elif name in IGNORE_FILE_NAMES or rel in self._dirs:
+                return None  # the rules changed, or a watched directory went away or became a file or link
+            elif self._rules.admits(rel):
+                paths.add(rel)
+        return paths
 
     def run(self) -> None:
-        snapshot = self.scan()
-        interval = POLL_S
-        while not self._stop.wait(interval):
-            started = time.monotonic()
-            current = self.scan()
-            interval = max(POLL_S, (time.monotonic() - started) * SCAN_COST_FACTOR)
-            changed = diff(snapshot, current)
-            while changed and not self._stop.wait(DEBOUNCE_S):
-                newer = self.scan()
-                more = diff(current, newer)
-                current = newer
-                if not more:
-                    break
-                changed |= more
-            snapshot = current
-            if not changed or self._stop.is_set():
-                continue
-            if any(p.rsplit("/", 1)[-1] in IGNORE_FILE_NAMES for p in changed):
-                self._rules = self._load_rules()
-                snapshot = self.scan()
-                self.on_change(None)
-            else:
-                self.on_change(sorted(changed))
+        try:
+            notify = self._open()
+        except Exception:  # a bug or a vanishing root must not take the daemon down
+            log.exception("cannot watch %s; searches there refresh the index before answering", self.root)
+            return
+        log.info("watching %s with %s (%d directories)", self.root, self.backend, len(self._dirs))
+        try:
+            while True:
+                raw = notify.watch(MAX_DELAY_MS, DEBOUNCE_MS, 0, self._stopping)
+                if not isinstance(raw, set) or self._stopping.is_set():
+                    return
+                changed = self.changes(raw)
+                if changed is None:
+                    self._rules = self._load_rules()
+                    fresh = self._open()  # the new watches first, so nothing changed meanwhile escapes both
+                    notify.close()
+                    notify = fresh
+                    self.on_change(None)
+                elif changed:
+                    self.on_change(sorted(changed))
+        except Exception:
+            log.exception("the watcher of %s stopped; searches there refresh the index before answering", self.root)
+        finally:
+            notify.close()

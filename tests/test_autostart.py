@@ -1,0 +1,111 @@
+"""Auto mode starts the daemon: a search that finds none answers in-process and leaves a daemon
+(detached, warm, `started_by: autostart`) for the next one; direct mode, `server.autostart = false`
+and CI start nothing; an autostarted daemon exits once idle.
+
+conftest.py sets CI=1 for the whole suite, so these tests drop it for the users they run.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import ZG
+from daemon_helpers import User, make_repo, wait_for
+from zgrep.locking import lock_holder
+from zgrep.server import runtime
+
+START_S = 90  # generous: a loaded CI machine starts Python, loads the model and binds
+
+
+def autostart_user(base: Path) -> User:
+    user = User(base)
+    user.env.pop("CI", None)
+    return user
+
+
+def search(user: User, repo: Path, *extra: str, env: dict[str, str] | None = None) -> dict:
+    out = user.zg("search", "--json", "retry with backoff", *extra, cwd=repo, env=env)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+def spawned(user: User) -> bool:
+    """Whether a daemon was started for this user (the start writes its stderr file before it runs)."""
+    return (Path(user.env["XDG_STATE_HOME"]) / "zgrep" / runtime.STDERR_FILE).exists()
+
+
+def stop(user: User) -> None:
+    """Teardown: wait out a daemon still starting (it holds the start lock until it answers), then stop it."""
+    wait_for(lambda: lock_holder(user.rundir / runtime.START_LOCK) is None, START_S, "the daemon to finish starting")
+    user.zg("server", "off")
+
+
+def test_first_search_answers_in_process_and_the_next_one_from_the_daemon(tmp_path: Path) -> None:
+    user = autostart_user(tmp_path / "user")
+    repo = make_repo(tmp_path / "repo")
+    try:
+        first = search(user, repo)
+        assert first["mode"] == "direct" and first["hits"][0]["path"] == "retry.py"
+        assert spawned(user)
+        concurrent = search(user, repo)  # while the daemon loads: answered one way or the other, never an error
+        assert concurrent["mode"] in ("direct", "server") and concurrent["hits"][0]["path"] == "retry.py"
+        wait_for(lambda: user.zg("server", "status", "--check-ready").returncode == 0, START_S, "the autostarted daemon")
+        status = json.loads(user.zg("server", "status", "--json").stdout)
+        assert status["started_by"] == "autostart"
+        assert [w["root"] for w in status["workspaces"]] == [first["root"]]  # warmed before any request
+        assert "started by: autostart" in user.zg("server", "status").stdout
+        second = search(user, repo)
+        assert second["mode"] == "server" and second["hits"][0]["path"] == "retry.py"
+        assert json.loads(user.zg("status", "--json", cwd=repo).stdout)["daemon"]["started_by"] == "autostart"
+    finally:
+        stop(user)
+
+
+@pytest.fixture(scope="module")
+def indexed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    base = tmp_path_factory.mktemp("autostart-off")
+    repo = make_repo(base / "repo")
+    out = User(base / "indexer").zg("index", cwd=repo)
+    assert out.returncode == 0, out.stderr
+    return repo
+
+
+@pytest.mark.parametrize("how", ["ZG_MODE=direct", "server.autostart = false", "CI=1", "--mode direct"])
+def test_no_daemon_is_started(indexed: Path, tmp_path: Path, how: str) -> None:
+    user = autostart_user(tmp_path / "user")
+    env: dict[str, str] = {}
+    extra: tuple[str, ...] = ()
+    if how == "server.autostart = false":
+        (Path(user.env["XDG_CONFIG_HOME"]) / "zgrep").mkdir(parents=True)
+        (Path(user.env["XDG_CONFIG_HOME"]) / "zgrep" / "config.toml").write_text("[server]\nautostart = false\n")
+    elif how == "--mode direct":
+        extra = ("--mode", "direct")
+    else:
+        name, _, value = how.partition("=")
+        env[name] = value
+    try:
+        assert search(user, indexed, *extra, env=env)["mode"] == "direct"
+        assert not spawned(user) and not (user.rundir / runtime.INFO_FILE).exists()
+        assert user.zg("server", "status", "--check-ready").returncode == 1
+    finally:
+        stop(user)
+
+
+def test_an_autostarted_daemon_exits_once_idle(tmp_path: Path) -> None:
+    user = autostart_user(tmp_path / "user")
+    proc = subprocess.Popen([ZG, "server", "run", "--quiet", "--idle-timeout", "1",
+                             "--started-by", "autostart"], env=user.env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for(lambda: (user.rundir / runtime.INFO_FILE).exists() or proc.poll() is not None, START_S, "the daemon")
+        assert user.info()["started_by"] == "autostart"
+        assert proc.wait(timeout=START_S) == 0, proc.stderr.read() if proc.stderr else ""
+        assert not (user.rundir / runtime.INFO_FILE).exists()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
