@@ -150,3 +150,10 @@ def test_cli_edges_flag_and_json_fields(repo: Path, zg: Callable[..., subprocess
     assert traced["edges"] == ["annotation"] and {c["edge"] for c in traced["tree"]["children"]} == {"annotation"}
     bad = zg("callers", "Command", "--edges", "calls", "--mode", "direct", cwd=repo)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "--edges" in bad.stderr and "call," in bad.stderr
+
+
+def test_deeply_nested_expressions_keep_the_files_relations() -> None:
+    text = "def f(x):\n    return " + " + ".join(["g(x)"] * 3000) + "\n\n\ndef g(x):\n    return x\n"
+    found = extract("deep.py", text)
+    assert [d.name for d in found.defs] == ["f", "g"]
+    assert [(r.name, r.kind, r.caller.name if r.caller else None) for r in found.refs] == [("g", "call", "f")]

@@ -98,16 +98,27 @@ class _Extractor:
         self.override: dict[int, str] = {}  # identifier node id -> edge kind
         self.refs: dict[tuple[str, str, Def | None, str, str | None], Ref] = {}
         self.attributes: set[tuple[str, str]] = set()
+        self._binds: list[tuple[Node, _Scope]] = []
+        self._uses: list[tuple[Node, _Scope, Def | None, str]] = []
 
     # ----- pass 1: definitions and bindings ---------------------------------------------------------------
     def bind_all(self, root: Node) -> None:
+        """Pass 1 over the whole file, in document order, with a stack (no recursion on deep expressions)."""
         module = _Scope("module", "", None)
         self.scopes[root.id] = module
-        for child in root.named_children:
-            self._bind(child, module)
+        stack = [(child, module) for child in reversed(root.named_children)]
+        while stack:
+            node, scope = stack.pop()
+            self._binds = []
+            self._bind_node(node, scope)
+            stack.extend(reversed(self._binds))
         self._fold_overloads()
 
     def _bind(self, node: Node, scope: _Scope) -> None:
+        """Visit `node` in pass 1 (after the node being visited now)."""
+        self._binds.append((node, scope))
+
+    def _bind_node(self, node: Node, scope: _Scope) -> None:
         kind = node.type
         if kind == "decorated_definition":
             inner = node.child_by_field_name("definition")
@@ -317,12 +328,21 @@ class _Extractor:
 
     # ----- pass 2: uses -------------------------------------------------------------------------------
     def use_all(self, root: Node) -> None:
+        """Pass 2 over the whole file, in document order, with a stack."""
         module = self.scopes[root.id]
-        for child in root.named_children:
-            self._use(child, module, None, "")
+        stack: list[tuple[Node, _Scope, Def | None, str]] = [(c, module, None, "") for c in reversed(root.named_children)]
+        while stack:
+            item = stack.pop()
+            self._uses = []
+            self._use_node(*item)
+            stack.extend(reversed(self._uses))
 
     def _use(self, node: Node, scope: _Scope, caller: Def | None, context: str) -> None:
-        """Record the uses under `node`; `context` is decorator/annotation/inherit inside those."""
+        """Visit `node` in pass 2 (after the node being visited now)."""
+        self._uses.append((node, scope, caller, context))
+
+    def _use_node(self, node: Node, scope: _Scope, caller: Def | None, context: str) -> None:
+        """Record the uses at `node` and queue its parts; `context` is decorator/annotation there."""
         kind = node.type
         if kind in _SKIP:
             return
