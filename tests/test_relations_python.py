@@ -157,3 +157,26 @@ def test_deeply_nested_expressions_keep_the_files_relations() -> None:
     found = extract("deep.py", text)
     assert [d.name for d in found.defs] == ["f", "g"]
     assert [(r.name, r.kind, r.caller.name if r.caller else None) for r in found.refs] == [("g", "call", "f")]
+
+
+def test_relations_of_an_older_schema_are_rebuilt_not_misread(tmp_path: Path) -> None:
+    import sqlite3
+
+    from zgrep.relations.query import RelationsError
+    from zgrep.relations.store import SCHEMA_VERSION, is_ready
+
+    path = tmp_path / ".zgrep" / RELATIONS_DB
+    path.parent.mkdir()
+    old = sqlite3.connect(path)
+    old.executescript("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+                      "INSERT INTO meta VALUES ('schema', '1');"
+                      "CREATE TABLE refs (path TEXT, name TEXT, qualifier TEXT, line INTEGER);")
+    old.close()
+    assert not is_ready(path)
+    with pytest.raises(RelationsError, match="older zgrep; run: zg index"):
+        callers(tmp_path, "f")
+    store = RelationsStore(path)
+    store.replace_files([extract("a.py", "def f():\n    return g()\n\n\ndef g():\n    return 1\n")])
+    store.close()
+    assert is_ready(path) and SCHEMA_VERSION == "2"
+    assert [c["symbol"] for c in callers(tmp_path, "g")["callers"]] == ["f"]

@@ -101,7 +101,7 @@ def open_graph(root: Path) -> tuple[Graph, sqlite3.Connection]:
     """The workspace's relations, or RelationsError naming what to run."""
     path = root / ".zgrep" / RELATIONS_DB
     if not is_ready(path):
-        raise RelationsError("code relations are not built for this workspace yet; run: zg index")
+        raise RelationsError("code relations are missing or from an older zgrep; run: zg index")
     db = connect(path, readonly=True)
     return Graph(db), db
 
