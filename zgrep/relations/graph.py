@@ -181,7 +181,7 @@ class Graph:
             return None
         candidates = self.defs(target.symbol)
         if target.via == "member":  # `obj.name` of an unknown object: a method of some class, when called
-            candidates = [d for d in candidates if self._member_of_type(d)] if use.kind == "call" else []
+            candidates = [d for d in candidates if self.member_of_type(d)] if use.kind == "call" else []
             if len({(d.path, d.qualname) for d in candidates}) > 1:
                 return Match(candidates, False, "ambiguous")
         elif target.via == "local" and use.qualifier in SELF_NAMES:  # this.name: the enclosing class first
@@ -198,7 +198,7 @@ class Graph:
         resolved = len({d.path for d in candidates}) == 1
         return Match(candidates, resolved, "unique" if resolved else "ambiguous")
 
-    def _member_of_type(self, definition: Definition) -> bool:
+    def member_of_type(self, definition: Definition) -> bool:
         """Whether a definition is a member of a class, interface or similar type (not a nested function)."""
         key = ("types", definition.path)
         if key not in self.cache:

@@ -81,7 +81,7 @@ def _guess(graph: Graph, use: Use) -> Match | None:
     """A method called on an object of unknown type: the one project class method of that name, unresolved."""
     if use.kind != "call" or use.name in _CONTAINER_METHODS:
         return None
-    candidates = [d for d in graph.defs(use.name) if d.scope and d.kind == "function" and _in_class(graph, d)]
+    candidates = [d for d in graph.defs(use.name) if d.scope and d.kind == "function" and graph.member_of_type(d)]
     if not candidates or len({d.qualname for d in candidates}) > _GUESS_LIMIT:
         return None
     return Match(candidates, False, "member")
@@ -238,14 +238,6 @@ def _submodule(graph: Graph, files: frozenset[str], name: str) -> set[str]:
             base = posixpath.join(posixpath.dirname(path), name)
             found |= {p for p in (f"{base}.py", f"{base}.pyi", f"{base}/__init__.py") if p in graph.files.languages}
     return found
-
-
-def _in_class(graph: Graph, definition: Definition) -> bool:
-    """Whether a definition is a member of a class (not a function nested in a function)."""
-    key = ("classes", definition.path)
-    if key not in graph.cache:
-        graph.cache[key] = {d.qualname for d in graph.defs_in(definition.path) if d.kind == "class"}
-    return definition.scope in graph.cache[key]
 
 
 def _class_at(graph: Graph, path: str, qualname: str) -> Definition | None:
