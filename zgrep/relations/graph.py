@@ -1,6 +1,5 @@
-"""Read-only view of one workspace's relations: definitions, imports, references, and what a reference means.
-
-Python references resolve through `pyresolve` (scopes, classes and their bases). Other languages: a
+"""Read-only view of one workspace's relations: definitions, imports, references, and what a reference means
+in languages without a resolver of their own (Python's is `pyresolve`). A
 reference counts for a definition in file F when the referencing file defines the name itself (or its
 package does), imports it from F's module (following re-exports), or, failing both, when exactly one
 file defines the name; anything else is reported with resolved=false.
@@ -100,7 +99,7 @@ class Graph:
         self.files = FileSet(dict(db.execute("SELECT path, language FROM files")))
         self._defs: dict[str, list[Definition]] = {}
         self._imports: dict[str, list[tuple[str, str, str, str]]] = {}
-        self._matches: dict[tuple[str, str, str, str | None, str], Match | None] = {}
+        self.matches: dict[tuple[str, str, str, str | None, str], Match | None] = {}  # query.meaning's cache
         self.cache: dict[Any, Any] = {}  # the Python resolver's classes and bases
 
     def defs(self, name: str) -> list[Definition]:
@@ -128,18 +127,6 @@ class Graph:
         """Rows of `refs` matching an SQL condition."""
         return [Use(*row) for row in self.db.execute(
             f"SELECT {USE_COLUMNS} FROM refs WHERE {where} ORDER BY path, line", params)]
-
-    def match(self, use: Use) -> Match | None:
-        """The definitions a use resolves to; None when it means nothing defined here."""
-        key = (use.path, use.name, use.qualifier, use.home, use.caller_qualname)
-        if key not in self._matches:
-            if self.files.languages.get(use.path) == "python":
-                from zgrep.relations.pyresolve import resolve
-
-                self._matches[key] = resolve(self, use)
-            else:
-                self._matches[key] = self._generic(use)
-        return self._matches[key]
 
     # ----- other languages ---------------------------------------------------------------------------
     def _target(self, path: str, name: str, qualifier: str) -> Target | None:
@@ -175,7 +162,8 @@ class Graph:
             return Target(name, starred, "import")
         return Target(name, None, "fallback")
 
-    def _generic(self, use: Use) -> Match | None:
+    def generic(self, use: Use) -> Match | None:
+        """What a use means in a language without its own resolver."""
         target = self._target(use.path, use.name, use.qualifier)
         if target is None:
             return None

@@ -16,6 +16,7 @@ from zgrep.engine import Engine
 from zgrep.progress import Progress
 from zgrep.relations.graph import Definition, Graph, Match, Use, strongest
 from zgrep.relations.model import EDGE_KINDS
+from zgrep.relations.pyresolve import resolve
 from zgrep.relations.store import RELATIONS_DB, connect, is_ready
 from zgrep.service import ErrorCode, FixedCodeError, ZgError
 
@@ -31,6 +32,15 @@ class RelationsError(FixedCodeError):
     CODE = ErrorCode.NOT_INDEXED
 
 
+def meaning(graph: Graph, use: Use) -> Match | None:
+    """The definitions a use resolves to (Python by its scopes and types, others by imports); None = nothing here."""
+    key = (use.path, use.name, use.qualifier, use.home, use.caller_qualname)
+    if key not in graph.matches:
+        python = graph.files.languages.get(use.path) == "python"
+        graph.matches[key] = resolve(graph, use) if python else graph.generic(use)
+    return graph.matches[key]
+
+
 def callers_of(graph: Graph, definitions: list[Definition], edges: tuple[str, ...] = EDGE_KINDS) -> list[dict[str, Any]]:
     """The definitions (or module code) whose code uses one of `definitions` by an edge of `edges`."""
     wanted = set(definitions)
@@ -41,7 +51,7 @@ def callers_of(graph: Graph, definitions: list[Definition], edges: tuple[str, ..
     where = f"name IN ({','.join('?' * len(used))}) AND kind IN ({','.join('?' * len(edges))})"
     found: dict[tuple[str, int, str], dict[str, Any]] = {}
     for use in graph.uses(where, (*used, *edges)):
-        match = graph.match(use)
+        match = meaning(graph, use)
         hits = [d for d in match.defs if d in wanted] if match is not None else []
         if match is None or not hits:
             continue
@@ -69,7 +79,7 @@ def callees_of(graph: Graph, definition: Definition,
     seen: set[Definition] = set()
     where = f"path = ? AND caller_start = ? AND caller_name = ? AND kind IN ({','.join('?' * len(edges))})"
     for use in graph.uses(where, (definition.path, definition.start, definition.name, *edges)):
-        match = graph.match(use)
+        match = meaning(graph, use)
         if match is None:
             continue
         for callee in match.defs:
