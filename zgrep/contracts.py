@@ -92,6 +92,7 @@ class IndexReport(TypedDict, total=False):
     embedded: int
     files: int
     took_s: float
+    phases: dict[str, float]  # seconds per step of the run (worker steps summed over workers)
 
 
 class Status(TypedDict, total=False):
@@ -132,13 +133,13 @@ class TraceArgs(CommonArgs, total=False):
     edges: list[str] | None  # edge kinds to follow; None = call
 
 
-class CallersResult(TypedDict):
 class ImpactArgs(CommonArgs, total=False):
     targets: list[str]  # PATH, PATH:SYMBOL or PATH:START-END
     depth: int | None
     edges: list[str] | None  # None = every kind but annotation
 
 
+class CallersResult(TypedDict):
     root: str
     symbol: str
     source_file: str | None
@@ -156,7 +157,6 @@ class TraceResult(TypedDict):
     tree: dict[str, Any] | None
 
 
-class Pong(TypedDict):
 class ImpactResult(TypedDict):
     root: str
     targets: list[str]
@@ -170,6 +170,7 @@ class ImpactResult(TypedDict):
     total: int
 
 
+class Pong(TypedDict):
     pong: bool
     pid: int
     version: str

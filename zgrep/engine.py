@@ -75,11 +75,6 @@ def root_hash(files: dict[str, FileRecord]) -> str:
     return h.hexdigest()
 
 
-def chunk_id(path: str, start: int, end: int, content_hash: str) -> str:
-    """A stable primary key for a chunk."""
-    return hashlib.sha256(f"{path}\0{start}\0{end}\0{content_hash}".encode("utf-8", "surrogateescape")).hexdigest()[:40]
-
-
 class Engine:
     """Indexes and searches one workspace; holds its model, store and state while open."""
 

@@ -6,23 +6,23 @@ import json
 import os
 import time
 from dataclasses import dataclass, field
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from zgrep.chunking import CHUNKER_VERSION, chunk_file, detect_language
+from zgrep.chunking import CHUNKER_VERSION
 from zgrep.contracts import IndexArgs, IndexReport
-from zgrep.engine import REBUILD_STATE, Engine, FileRecord, chunk_id, root_hash
+from zgrep.engine import REBUILD_STATE, Engine, FileRecord, root_hash
 from zgrep.fsutil import atomic_write
 from zgrep.git import GitError, changed_paths, head_commit
 from zgrep.index import discovery
 from zgrep.index.ignore import IgnoreRules
+from zgrep.index.prepare import prepared_batches, worker_count
+from zgrep.index.timing import PhaseClock
 from zgrep.progress import Progress
-from zgrep.relations.extract import extract
 from zgrep.relations.store import RELATIONS_DB, RelationsStore, is_ready
-from zgrep.search.text import lexical_document
 from zgrep.service import ErrorCode, ZgError
-from zgrep.store.milvus import MAX_NAMES, clip_utf8
-from zgrep.types import Chunk
+from zgrep.store.rows import chunk_row
 from zgrep.workspace import WorkspaceError, read_object
 
 FILES_PER_BATCH = 64
@@ -51,6 +51,7 @@ class Plan:
     skipped: dict[str, int] = field(default_factory=dict)
     loaded: dict[str, Any] = field(default_factory=dict)
     touched: bool = False
+    indexed: int = 0  # files the write phase chunked and stored
 
 
 def normalise_paths(root: Path, paths: list[str]) -> list[str]:
@@ -67,8 +68,9 @@ def normalise_paths(root: Path, paths: list[str]) -> list[str]:
     return sorted(set(out))
 
 
-def plan(engine: Engine, paths: list[str] | None, full: bool) -> Plan:
-    """Compare the working tree (or just `paths`) with the recorded state."""
+def plan(engine: Engine, paths: list[str] | None, full: bool, read_new: bool = True) -> Plan:
+    """Compare the working tree (or just `paths`) with the recorded state. Without `read_new`, files
+    with no record are planned unread (the write phase reads them batch by batch, and counts skips)."""
     root = engine.ws.root
     cfg = engine.config
     rules = IgnoreRules.for_root(root, include_hidden=cfg["index.include_hidden"])
@@ -102,6 +104,9 @@ def plan(engine: Engine, paths: list[str] | None, full: bool) -> Plan:
         if not full and rec is not None and (rec.size, rec.mtime_ns) == st:
             result.unchanged += 1
             continue
+        if not read_new and rec is None:
+            result.changed.append(rel)
+            continue
         loaded = discovery.read_file(root, rel, max_bytes=max_bytes)
         if not isinstance(loaded, discovery.LoadedFile):
             result.skipped[loaded.reason] = result.skipped.get(loaded.reason, 0) + 1
@@ -120,8 +125,10 @@ def plan(engine: Engine, paths: list[str] | None, full: bool) -> Plan:
 
 
 def run_index(engine: Engine, args: IndexArgs, progress: Progress | None = None) -> IndexReport:
-    """Bring the index up to date; `args`: full, dry_run, paths."""
+    """Bring the index up to date; `args`: full, dry_run, paths. The report's `phases` give the
+    seconds each step took (worker steps summed over workers)."""
     started = time.monotonic()
+    clock = PhaseClock()
     full = bool(args.get("full"))
     dry_run = bool(args.get("dry_run"))
     root = engine.ws.root
@@ -136,43 +143,53 @@ def run_index(engine: Engine, args: IndexArgs, progress: Progress | None = None)
         full, paths, manifest = True, None, None
     if manifest is None and paths is not None:
         paths = None
-    store = None if dry_run else engine.open_store(create=True)
+    with clock.phase("open_store"):
+        store = None if dry_run else engine.open_store(create=True)
     repair = None if store is None else _repair_reason(engine, store, full)
     if repair:
         full, paths = True, None
-    work = plan(engine.blank() if full else engine, paths, full)
-    report: IndexReport = {
-        "root": str(root), "changed": len(work.changed), "deleted": len(work.deleted), "unchanged": work.unchanged,
-        "skipped": work.skipped, "dry_run": dry_run,
-    }
+    with clock.phase("discover"):
+        work = plan(engine.blank() if full else engine, paths, full, read_new=dry_run or manifest is not None)
+    report: IndexReport = {"root": str(root), "dry_run": dry_run}
     if repair:
         report.update({"repaired": True, "repair_reason": repair})
     if store is None:  # a dry run
+        _count(report, work, written=False)
         report.update({"changed_paths": work.changed, "deleted_paths": work.deleted})
         return report
     if full:
-        return _rebuild(engine, store, work, report, progress, started)
+        return _rebuild(engine, store, work, report, progress, started, clock)
     if manifest is not None and manifest.get("complete") and not work.changed and not work.deleted:
+        _count(report, work, written=False)
         return _nothing_changed(engine, manifest, work, report, started, paths)
     relations = engine.relations()
     new_manifest = {**engine.new_manifest(store.collection), "content_version": content_version()}
     engine.ws.write_manifest({**(manifest or {}), **new_manifest, "complete": False})
     files = engine.files()
     if work.deleted:
-        store.delete_paths(work.deleted)
+        with clock.phase("milvus_write"):
+            store.delete_paths(work.deleted)
         relations.remove_paths(work.deleted)
         for rel in work.deleted:
             files.pop(rel, None)
         engine.save_files()
-    chunks_done, embedded = _write_batches(engine, work, store, relations, files, progress, incremental=True)
+    chunks_done, embedded = _write_batches(engine, work, store, relations, files, progress, True, clock)
     engine.save_files()
     if work.changed or work.deleted:
-        store.flush()
+        with clock.phase("milvus_flush"):
+            store.flush()
     engine.ws.write_manifest({**new_manifest, "complete": True, "last_indexed": time.time(),
                               "root_hash": root_hash(files), "commit": covered_commit(engine, manifest, paths)})
+    _count(report, work, written=True)
     report.update({"chunks": chunks_done, "embedded": embedded, "files": len(files),
-                   "took_s": round(time.monotonic() - started, 3)})
+                   "took_s": round(time.monotonic() - started, 3), "phases": clock.report()})
     return report
+
+
+def _count(report: IndexReport, work: Plan, written: bool) -> None:
+    """The plan's counts; after a write phase, `changed` counts the files it could read and store."""
+    report.update({"changed": work.indexed if written else len(work.changed), "deleted": len(work.deleted), "unchanged": work.unchanged,
+                   "skipped": work.skipped})
 
 
 def _repair_reason(engine: Engine, store: Any, full: bool) -> str | None:
@@ -187,38 +204,81 @@ def _repair_reason(engine: Engine, store: Any, full: bool) -> str | None:
 
 
 def _write_batches(engine: Engine, work: Plan, store: Any, relations: Any, files: dict[str, FileRecord],
-                   progress: Progress | None, incremental: bool) -> tuple[int, int]:
-    """Chunk, embed and store `work.changed` batch by batch into `files`; (chunks, embedded).
-    Incremental runs replace each file's rows and save the file state after every batch."""
-    chunks_done = embedded = 0
-    context_lines = engine.config["index.chunk_context_lines"]
-    for i in range(0, len(work.changed), FILES_PER_BATCH):
-        batch = work.changed[i : i + FILES_PER_BATCH]
-        chunks_by_file = {rel: chunk_file(rel, work.loaded[rel].text, context_lines=context_lines) for rel in batch}
-        all_chunks = [c for rel in batch for c in chunks_by_file[rel]]
-        vectors, fresh = _vectors(engine, all_chunks)
+                   progress: Progress | None, incremental: bool, clock: PhaseClock) -> tuple[int, int]:
+    """Read, prepare (chunks, BM25 text, relations; on both cores for big runs), embed and store
+    `work.changed` batch by batch into `files`; (chunks, embedded). Files are read one batch ahead
+    of preparing, never all at once. Incremental runs replace each file's rows and save the file
+    state after every batch."""
+    chunks_done = embedded = files_done = 0
+    meta: dict[str, discovery.LoadedFile] = {}
+    unreadable: list[str] = []
+    batches = _read_batches(engine, work, meta, unreadable, clock)
+    workers = worker_count(len(work.changed))
+    prepared = prepared_batches(batches, engine.config["index.chunk_context_lines"], workers)
+    while True:
+        with clock.phase("prepare_wait"):
+            batch = next(prepared, None)
+        if batch is None:
+            break
+        for step, seconds in batch.seconds.items():
+            clock.seconds[step] = clock.seconds.get(step, 0.0) + seconds
+        gone = [rel for rel in unreadable if rel in files]
+        unreadable.clear()
+        done = [f.path for f in batch.files]
+        with clock.phase("embed"):
+            vectors, fresh = _vectors(engine, [(h, c.embed_text) for f in batch.files for h, c in zip(f.hashes, f.chunks)],
+                                      clock)
         embedded += fresh
-        rows = [_row(c, vectors[c.content_hash], work.loaded[c.path].mtime) for c in all_chunks]
-        if incremental:  # rows exist only for recorded files (row-count repair covers any other)
-            store.delete_paths([rel for rel in batch if rel in files])
-        store.insert(rows)
-        relations.replace_files([extract(rel, work.loaded[rel].text) for rel in batch])
-        for rel in batch:
-            loaded = work.loaded[rel]
-            lang = chunks_by_file[rel][0].language if chunks_by_file[rel] else detect_language(rel)
-            files[rel] = FileRecord(loaded.sha256, loaded.size, loaded.mtime_ns, lang, len(chunks_by_file[rel]))
+        with clock.phase("rows"):
+            rows = [chunk_row(c, h, lex, vectors[h], meta[f.path].mtime)
+                    for f in batch.files for c, h, lex in zip(f.chunks, f.hashes, f.lexical)]
+        with clock.phase("milvus_write"):
+            if incremental:  # rows exist only for recorded files (row-count repair covers any other)
+                store.delete_paths([rel for rel in done + gone if rel in files])
+            store.insert(rows)
+        with clock.phase("relations_write"):
+            relations.replace_files([f.relations for f in batch.files])
+            if gone:
+                relations.remove_paths(gone)
+        for f in batch.files:
+            loaded = meta.pop(f.path)
+            files[f.path] = FileRecord(loaded.sha256, loaded.size, loaded.mtime_ns, f.language, len(f.chunks))
+        for rel in gone:
+            files.pop(rel, None)
         if incremental:
-            engine.save_files()
-        chunks_done += len(all_chunks)
+            with clock.phase("state_write"):
+                engine.save_files()
+        chunks_done += len(rows)
+        files_done += len(done)
         if progress:
-            progress({"files_done": i + len(batch), "files_total": len(work.changed), "chunks_done": chunks_done})
+            progress({"files_done": files_done, "files_total": len(work.changed), "chunks_done": chunks_done})
     if progress and work.changed:
         progress({"files_done": len(work.changed), "files_total": len(work.changed), "chunks_done": chunks_done, "final": True})
+    work.indexed = files_done
     return chunks_done, embedded
 
 
+def _read_batches(engine: Engine, work: Plan, meta: dict[str, discovery.LoadedFile], unreadable: list[str],
+                  clock: PhaseClock) -> Iterator[list[tuple[str, str]]]:
+    """`(path, text)` batches of `work.changed`, read lazily; what cannot be read is counted as skipped
+    and listed in `unreadable`, each file's size, hash and times go to `meta`."""
+    root, max_bytes = engine.ws.root, engine.config["index.max_file_bytes"]
+    for i in range(0, len(work.changed), FILES_PER_BATCH):
+        items = []
+        with clock.phase("read"):
+            for rel in work.changed[i : i + FILES_PER_BATCH]:
+                loaded = work.loaded.pop(rel, None) or discovery.read_file(root, rel, max_bytes=max_bytes)
+                if isinstance(loaded, discovery.LoadedFile):
+                    meta[rel] = loaded
+                    items.append((rel, loaded.text))
+                else:
+                    work.skipped[loaded.reason] = work.skipped.get(loaded.reason, 0) + 1
+                    unreadable.append(rel)
+        yield items
+
+
 def _rebuild(engine: Engine, store: Any, work: Plan, report: IndexReport, progress: Progress | None,
-             started: float) -> IndexReport:
+             started: float, clock: PhaseClock) -> IndexReport:
     """A full rebuild beside the live index (searches keep answering from it), then one switch.
 
     The rebuild marker is written before anything else; the new file state (naming the new
@@ -233,19 +293,21 @@ def _rebuild(engine: Engine, store: Any, work: Plan, report: IndexReport, progre
     relations = RelationsStore(engine.ws.path(NEXT_RELATIONS))
     files: dict[str, FileRecord] = {}
     try:
-        chunks_done, embedded = _write_batches(engine, work, target, relations, files, progress, incremental=False)
+        chunks_done, embedded = _write_batches(engine, work, target, relations, files, progress, False, clock)
     finally:
         relations.close()
     if work.changed:
-        target.flush()
+        with clock.phase("milvus_flush"):
+            target.flush()
     marker["manifest"] = {**engine.new_manifest(name), "content_version": content_version(), "complete": True,
                           "last_indexed": time.time(), "root_hash": root_hash(files),
                           "commit": covered_commit(engine, None, None)}
     _write_marker(engine, marker)
     engine.save_files(files, name)
     _finish_rebuild(engine, marker, target, files)
+    _count(report, work, written=True)
     report.update({"deleted": 0, "unchanged": 0, "chunks": chunks_done, "embedded": embedded, "files": len(files),
-                   "took_s": round(time.monotonic() - started, 3)})
+                   "took_s": round(time.monotonic() - started, 3), "phases": clock.report()})
     return report
 
 
@@ -335,33 +397,17 @@ def _nothing_changed(engine: Engine, manifest: dict[str, Any], work: Plan, repor
     return report
 
 
-def _vectors(engine: Engine, chunks: list[Chunk]) -> tuple[dict[str, Any], int]:
-    """Vectors for `chunks` by content hash, embedding only those not cached."""
+def _vectors(engine: Engine, texts: list[tuple[str, str]], clock: PhaseClock) -> tuple[dict[str, Any], int]:
+    """Vectors by content hash for `(hash, embed text)` pairs, embedding only those not cached."""
     model_id = engine.embedder.model_id
-    hashes = list(dict.fromkeys(c.content_hash for c in chunks))
-    found = engine.cache.get_many(model_id, hashes)
-    missing = [h for h in hashes if h not in found]
+    text_of = dict(texts)
+    with clock.phase("cache_read"):
+        found = engine.cache.get_many(model_id, list(text_of))
+    missing = [h for h in text_of if h not in found]
     if missing:
-        text_of = {c.content_hash: c.embed_text for c in chunks}
         vecs = engine.embedder.embed([text_of[h] for h in missing])
         fresh = {h: vecs[j] for j, h in enumerate(missing)}
-        engine.cache.put_many(model_id, fresh)
+        with clock.phase("cache_write"):
+            engine.cache.put_many(model_id, fresh)
         found.update(fresh)
     return found, len(missing)
-
-
-def lexical_text(chunk: Chunk) -> str:
-    """The BM25 field: path, scope and symbol (identifiers split), then the code."""
-    head = " ".join((chunk.path.replace("/", " ").replace(".", " "), chunk.scope, chunk.symbol, chunk.symbol))
-    return lexical_document(f"{head}\n{chunk.content}")
-
-
-def _row(chunk: Chunk, vector: Any, mtime: float) -> dict[str, Any]:
-    return {
-        "id": chunk_id(chunk.path, chunk.start_line, chunk.end_line, chunk.content_hash),
-        "path": chunk.path, "language": chunk.language, "symbol": chunk.symbol[:500],
-        "names": [n[:500] for n in chunk.names[:MAX_NAMES]],
-        "symbol_kind": chunk.symbol_kind, "scope": chunk.scope[:1000], "start_line": chunk.start_line,
-        "end_line": chunk.end_line, "mtime": int(mtime), "content": clip_utf8(chunk.content),
-        "lexical": clip_utf8(lexical_text(chunk)), "dense": [float(x) for x in vector],
-    }

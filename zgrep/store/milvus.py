@@ -20,13 +20,12 @@ from zgrep import procfs
 from zgrep.locking import lock_holder
 from zgrep.service import ErrorCode, FixedCodeError
 from zgrep.store.expr import in_list, quote
+from zgrep.store.rows import MAX_NAMES
 from zgrep.types import RouteHit
 from zgrep.workspace import redact
 
 SCALAR_FIELDS = ("path", "language", "symbol", "names", "symbol_kind", "scope", "start_line", "end_line", "mtime",
                  "content")
-MAX_NAMES = 64
-MAX_CONTENT_BYTES = 60_000
 _DELETE_BATCH = 500
 
 for _name in ("pymilvus", "milvus_lite"):
@@ -34,7 +33,7 @@ for _name in ("pymilvus", "milvus_lite"):
 
 # pymilvus's row insert "checks" a VARCHAR value by iterating it character by character (each
 # character's length against max_length: it can never fail) and spends ~1/3 of a cold index there.
-# Every string zg writes is already clipped to its field's length (clip_utf8, MAX_NAMES, [:500]).
+# Every string zg writes is already clipped to its field's length (store/rows.py).
 entity_helper.CHECK_STR_ARRAY = False
 
 
@@ -88,12 +87,6 @@ def collection_name(model_id: str, root_key: str) -> str:
     """One collection per workspace and model: a valid Milvus name from both."""
     slug = re.sub(r"[^0-9a-zA-Z]+", "_", model_id).strip("_").lower()[:80]
     return f"zg_{root_key}_{slug}"
-
-
-def clip_utf8(text: str, limit: int = MAX_CONTENT_BYTES) -> str:
-    """Cut `text` so its UTF-8 encoding fits in `limit` bytes."""
-    raw = text.encode("utf-8")
-    return text if len(raw) <= limit else raw[:limit].decode("utf-8", "ignore")
 
 
 def lite_holder(uri: str) -> str | None:

@@ -1,0 +1,167 @@
+"""The per-file CPU work of an index run (chunking, BM25 text, relations), on both cores when it pays.
+
+Batches of `(path, text)` go to `prepare_batch`; a big run spreads them over worker processes
+(started fresh, never forked: the daemon and Milvus Lite run threads) while the calling process
+embeds and writes earlier batches. Workers import no store, model or network code.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import signal
+import struct
+import subprocess
+import sys
+import threading
+from collections import deque
+from collections.abc import Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import IO, cast
+from dataclasses import dataclass
+
+from zgrep.chunking import chunk_file, detect_language
+from zgrep.index.timing import PhaseClock
+from zgrep.relations.extract import FileRelations, extract
+from zgrep.search.text import lexical_document
+from zgrep.types import Chunk
+
+POOL_MIN_FILES = 400  # below this, starting workers costs more than it saves
+IN_FLIGHT_PER_WORKER = 2  # batches queued per worker: keeps both cores busy, bounds memory
+
+
+@dataclass
+class PreparedFile:
+    """One file's chunks with their BM25 texts and content hashes, its relations and language."""
+
+    path: str
+    language: str
+    chunks: list[Chunk]
+    lexical: list[str]
+    hashes: list[str]
+    relations: FileRelations
+
+
+def lexical_text(chunk: Chunk) -> str:
+    """The BM25 field: path, scope and symbol (identifiers split), then the code."""
+    head = " ".join((chunk.path.replace("/", " ").replace(".", " "), chunk.scope, chunk.symbol, chunk.symbol))
+    return lexical_document(f"{head}\n{chunk.content}")
+
+
+@dataclass
+class PreparedBatch:
+    """Prepared files in input order, and the seconds each step took (summed over the batch)."""
+
+    files: list[PreparedFile]
+    seconds: dict[str, float]
+
+
+def prepare_file(path: str, text: str, context_lines: int, clock: PhaseClock) -> PreparedFile:
+    """Everything an index run derives from one file's text (one parse serves chunks and relations)."""
+    with clock.phase("chunk"):
+        chunks = chunk_file(path, text, context_lines=context_lines)
+    with clock.phase("lexical"):
+        lexical = [lexical_text(c) for c in chunks]
+        hashes = [c.content_hash for c in chunks]
+    with clock.phase("relations"):
+        relations = extract(path, text)
+    language = chunks[0].language if chunks else detect_language(path)
+    return PreparedFile(path, language, chunks, lexical, hashes, relations)
+
+
+def prepare_batch(items: list[tuple[str, str]], context_lines: int) -> PreparedBatch:
+    """`prepare_file` for each `(path, text)`, in order."""
+    clock = PhaseClock()
+    files = [prepare_file(path, text, context_lines, clock) for path, text in items]
+    return PreparedBatch(files, clock.seconds)
+
+
+def worker_count(files: int) -> int:
+    """Worker processes for a run over `files` files: none for small runs, else one per core (at most 4)."""
+    if files < POOL_MIN_FILES or os.environ.get("ZG_INDEX_WORKERS") == "0":
+        return 0
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return 0 if cores < 2 else min(cores, 4)
+
+
+class _Worker:
+    """One worker process (`serve`) fed pickled batches over its pipes, length-prefixed. Plain pipes,
+    not multiprocessing: nothing to clean up when a run is killed or interrupted. `-P` keeps the
+    workspace (the working directory) off the worker's import path."""
+
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen([sys.executable, "-P", "-c", "from zgrep.index.prepare import serve; serve()"],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+
+    def run(self, items: list[tuple[str, str]], context_lines: int) -> PreparedBatch:
+        """Prepare one batch in the worker; OSError/EOFError when the worker is gone."""
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        _send(self.proc.stdin, (items, context_lines))
+        return cast(PreparedBatch, _receive(self.proc.stdout))
+
+    def stop(self) -> None:
+        self.proc.kill()
+        self.proc.wait()
+
+
+def _send(stream: IO[bytes], obj: object) -> None:
+    data = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+    stream.write(struct.pack("<Q", len(data)) + data)
+    stream.flush()
+
+
+def _receive(stream: IO[bytes]) -> object:
+    head = stream.read(8)
+    if len(head) < 8:
+        raise EOFError("the index worker exited")
+    (size,) = struct.unpack("<Q", head)
+    data = stream.read(size)
+    if len(data) < size:
+        raise EOFError("the index worker exited")
+    return pickle.loads(data)
+
+
+def prepared_batches(batches: Iterable[list[tuple[str, str]]], context_lines: int,
+                     workers: int) -> Iterator[PreparedBatch]:
+    """Each batch prepared, in order; with `workers`, a bounded number of batches run ahead in worker
+    processes (a batch whose worker failed is prepared here instead)."""
+    if workers <= 0:
+        for items in batches:
+            yield prepare_batch(items, context_lines)
+        return
+    local = threading.local()
+    started: list[_Worker] = []
+
+    def on_worker(items: list[tuple[str, str]]) -> PreparedBatch:
+        if not hasattr(local, "worker"):
+            local.worker = _Worker()
+            started.append(local.worker)
+        try:
+            return cast(PreparedBatch, local.worker.run(items, context_lines))
+        except (OSError, EOFError, pickle.UnpicklingError):
+            return prepare_batch(items, context_lines)
+
+    threads = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="index-worker")
+    pending: deque[Future[PreparedBatch]] = deque()
+    try:
+        for items in batches:
+            pending.append(threads.submit(on_worker, items))
+            if len(pending) > workers * IN_FLIGHT_PER_WORKER:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
+    finally:
+        for worker in started:  # no batch is left to wait for, or the run stopped (error, Ctrl-C)
+            worker.stop()
+        threads.shutdown(wait=False, cancel_futures=True)
+
+
+def serve() -> None:
+    """The worker process: prepare batches from stdin until it closes; Ctrl-C is the parent's to handle."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    while True:
+        try:
+            items, context_lines = cast(tuple[list[tuple[str, str]], int], _receive(sys.stdin.buffer))
+        except EOFError:
+            return
+        _send(sys.stdout.buffer, prepare_batch(items, context_lines))
