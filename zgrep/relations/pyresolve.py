@@ -99,11 +99,11 @@ def _imported(graph: Graph, path: str, name: str, caller: str) -> Match | None:
     starred: set[str] = set()
     for module, imported, alias, _ in _visible(graph, path, caller):
         if imported == "*":
-            starred |= module_files(graph.files, path, module)
+            starred |= _module(graph, path, module)
         elif alias == name:
             if not imported:
                 return None
-            files = module_files(graph.files, path, module)
+            files = _module(graph, path, module)
             found = _follow(graph, imported, files, REEXPORT_DEPTH)
             if found:
                 return Match(found, True, "import")
@@ -123,8 +123,16 @@ def _in_project(graph: Graph, path: str, module: str) -> bool:
     return bool(module_files(graph.files, path, top))
 
 
-def _follow(graph: Graph, symbol: str, files: set[str], depth: int) -> list[Definition]:
-    """Module-level definitions of `symbol` in `files`, else where those files import it from."""
+def _follow(graph: Graph, symbol: str, files: set[str] | frozenset[str], depth: int) -> list[Definition]:
+    """Module-level definitions of `symbol` in `files`, else where those files import it from (memoised)."""
+    key = ("follow", symbol, frozenset(files), depth)
+    if key not in graph.cache:
+        graph.cache[key] = _follow_uncached(graph, symbol, frozenset(files), depth)
+    found: list[Definition] = graph.cache[key]
+    return found
+
+
+def _follow_uncached(graph: Graph, symbol: str, files: frozenset[str], depth: int) -> list[Definition]:
     found = [d for d in graph.defs(symbol) if d.path in files and not d.scope]
     if found or depth == 0:
         return found
@@ -133,12 +141,21 @@ def _follow(graph: Graph, symbol: str, files: set[str], depth: int) -> list[Defi
             if scope or not imported:
                 continue
             if alias == symbol and imported != "*":
-                onward = module_files(graph.files, path, module) - files
+                onward = _module(graph, path, module) - files
                 found += _follow(graph, imported, onward, depth - 1) if onward else []
             elif imported == "*":
-                onward = module_files(graph.files, path, module) - files
+                onward = _module(graph, path, module) - files
                 found += _follow(graph, symbol, onward, depth - 1) if onward else []
     return list(dict.fromkeys(found))
+
+
+def _module(graph: Graph, path: str, module: str) -> set[str]:
+    """The project files a module named in `path` is (memoised `module_files`)."""
+    key = ("module", module, posixpath.dirname(path))  # module_files reads only the importer's folder
+    if key not in graph.cache:
+        graph.cache[key] = module_files(graph.files, path, module)
+    files: set[str] = graph.cache[key]
+    return files
 
 
 def _expression(graph: Graph, path: str, text: str, caller: str, home: str | None, hops: int) -> Entity:
@@ -160,10 +177,10 @@ def _expression(graph: Graph, path: str, text: str, caller: str, home: str | Non
         if imported == "*":
             continue
         if not imported and (text == alias or text.startswith(alias + ".")):
-            files = module_files(graph.files, path, module)
+            files = _module(graph, path, module)
             return _walk(graph, _Module(frozenset(files)), parts[len(alias.split(".")):], hops) if files else _EXTERNAL
         if imported and head == alias:
-            files = module_files(graph.files, path, module)
+            files = _module(graph, path, module)
             if not files:
                 return _EXTERNAL
             return _walk(graph, _Module(frozenset(files)), [imported + _suffix(match), *parts[1:]], hops)
