@@ -43,6 +43,7 @@ def test_impact_of_a_symbol_a_path_and_the_staged_change(repo: Path, zg: Zg) -> 
     assert {(e["symbol"], e["edge"], e["reaches"]) for e in result["tests"]} == {
         ("test_total", "call", "Cart.total"), ("test_receipt", "call", "receipt"), ("", "import", "receipt")}
     assert result["test_files"] == ["tests/test_cart.py"] and result["files"] == ["shop/cart.py"]
+    assert result["truncated"] is False
     assert impact(zg, repo, "shop/price.py:net", "--depth", "1")["tests"] == []
     whole = impact(zg, repo, "shop/price.py")
     assert [d["symbol"] for d in whole["changed"]] == ["net", "unused"]

@@ -168,6 +168,7 @@ class ImpactResult(TypedDict):
     files: list[str]
     test_files: list[str]
     total: int
+    truncated: bool  # more definitions reach the change than the 500 listed
 
 
 class Pong(TypedDict):

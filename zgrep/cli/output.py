@@ -176,6 +176,8 @@ def write_impact(result: dict[str, Any]) -> None:
             note = "" if e["resolved"] else "  (unresolved)"
             click.echo(f"  {e['distance']}  {e['path']}:{e['line']}  {_qualified(e) or '<module>'}  "
                        f"[{e['edge']} -> {e['reaches']}]{note}")
+    if result.get("truncated"):
+        click.echo(f"(truncated: more than {result['total']} definitions reach the change; lower --depth)")
 
 
 # --- status, doctor, config ------------------------------------------------------------------------------

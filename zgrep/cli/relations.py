@@ -91,7 +91,7 @@ def impact(targets: tuple[str, ...], staged: bool, depth: int, edges: str | None
         if not wanted:
             if as_json:
                 output.write_json({"root": str(root), "targets": [], "changed": [], "impacted": [], "tests": [],
-                                   "files": [], "test_files": [], "total": 0})
+                                   "files": [], "test_files": [], "total": 0, "truncated": False})
             else:
                 click.echo("nothing staged", err=True)
             sys.exit(1)

@@ -52,19 +52,24 @@ def changed_definitions(graph: Graph, target: str) -> list[Definition]:
 
 def impact(root: Path, targets: list[str], depth: int = DEFAULT_DEPTH,
            edges: tuple[str, ...] = IMPACT_EDGES) -> ImpactResult:
-    """Breadth-first over callers from the changed definitions; each definition once, at its nearest distance."""
+    """Breadth-first over callers from the changed definitions; each definition once, at its nearest distance;
+    at most MAX_TREE_NODES of them (`truncated` says when more reach them)."""
     graph, db = open_graph(root)
     try:
         changed = list(dict.fromkeys(d for t in targets for d in changed_definitions(graph, t)))
         reached: dict[tuple[str, int, str], dict[str, Any]] = {}
         seen = set(changed)
         frontier = changed
+        truncated = False
         for distance in range(1, depth + 1):
             following: list[Definition] = []
             for definition in frontier:
+                if truncated:
+                    break
                 for c in callers_of(graph, [definition], edges):
                     key = (c["path"], c["start_line"], c["symbol"])
-                    if key in reached or len(reached) >= MAX_TREE_NODES:
+                    truncated = truncated or (len(reached) >= MAX_TREE_NODES and key not in reached)
+                    if key in reached or truncated:
                         continue
                     caller = Definition(c["path"], c["symbol"], c["scope"], c["kind"], c["start_line"], c["end_line"])
                     if caller in seen:
@@ -83,7 +88,7 @@ def impact(root: Path, targets: list[str], depth: int = DEFAULT_DEPTH,
     return {"root": str(root), "targets": targets, "depth": depth, "edges": list(edges),
             "changed": [d.to_json() for d in changed], "impacted": [e for e in found if not e["test"]],
             "tests": tests, "files": sorted({e["path"] for e in found if not e["test"]}),
-            "test_files": sorted({e["path"] for e in tests}), "total": len(found)}
+            "test_files": sorted({e["path"] for e in tests}), "total": len(found), "truncated": truncated}
 
 
 def run_impact(engine: Engine, args: ImpactArgs, progress: Progress | None = None) -> ImpactResult:
