@@ -50,6 +50,17 @@ FILES = {
         "@command(\n    'run',\n    short_help='Run a server.',\n)\n@pass_obj\n"
         "def run_command(info: Command) -> None:\n    pass_obj(info)\n    run_command.cache = info\n\n\n"
         "class Group(Command):\n    pass\n"),
+    "src/app/parser.py": (
+        "from __future__ import annotations\n\nfrom .core import Command\n\n\n"
+        "class Option:\n    def process(self, value):\n        return value\n\n\n"
+        "class Parser:\n    def __init__(self) -> None:\n        self._short: dict[str, Option] = {}\n"
+        "        self._opts: list[Option] = []\n\n"
+        "    def resolve(self, name: str) -> tuple[str, Command, list[Option]]:\n"
+        "        return name, Command(), self._opts\n\n"
+        "    def match(self, opt):\n        option = self._short.get(opt)\n        return option.process(1)\n\n"
+        "    def each(self):\n        for i, option in enumerate(self._opts):\n            option.process(i)\n\n"
+        "    def split(self):\n        name, cmd, opts = self.resolve('x')\n"
+        "        return cmd.handle_exception(None), opts[0].process(2)\n"),
 }
 
 
@@ -92,6 +103,11 @@ def test_super_on_the_line_after_def_and_self_resolve_along_bases_in_other_files
     assert who(root, "App._find_error_handler") == {("src/app/core.py", "Command.handle_exception", "call")}
     assert who(root, "Other._find_error_handler") == set()  # same name, same file, unrelated class
     assert calls(root, "Command.handle_exception") == {"src/app/sansio.py:App._find_error_handler"}
+
+
+def test_types_through_containers_tuples_and_returns(root: Path) -> None:
+    assert who(root, "Option.process") == {("src/app/parser.py", f"Parser.{m}", "call") for m in ("match", "each", "split")}
+    assert ("src/app/parser.py", "Parser.split", "call") in who(root, "Command.handle_exception")
 
 
 def test_definitions_under_module_level_if_try_else_are_recorded(root: Path) -> None:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from zgrep.relations.graph import REEXPORT_DEPTH, Definition, Graph, Match, Use
 from zgrep.relations.resolve import module_files
+from zgrep.relations.typetext import split_top_level
 
 MAX_BASES = 12
 _GUESS_LIMIT = 1  # how many same-named methods an untyped `obj.name` may stand for
@@ -45,10 +46,19 @@ class _Container:
     items: Entity
 
 
+@dataclass(frozen=True)
+class _Tuple:
+    """A fixed tuple: `parts[i]` is what item i is."""
+
+    parts: tuple[Entity, ...]
+
+
 _EXTERNAL = "external"  # a module outside the workspace (or something of one)
 _UNKNOWN = "unknown"  # an object whose type the source does not say
-Entity = _Module | _Classes | _Function | _Container | str
-_PART = re.compile(r"(\w*)(\(\))?(\[\])?")
+Entity = _Module | _Classes | _Function | _Container | _Tuple | str
+_PART = re.compile(r"(\w*)(\(\))?((?:\[\d*\])*)")
+_INDEX = re.compile(r"\[(\d*)\]")
+_ITEM_METHODS = frozenset({"get", "pop", "setdefault"})  # a container's methods that give one of its items
 MAX_HOPS = 6
 
 
@@ -165,6 +175,9 @@ def _expression(graph: Graph, path: str, text: str, caller: str, home: str | Non
         return _UNKNOWN
     if text.startswith("[") and text.endswith("]"):
         return _Container(_expression(graph, path, text[1:-1], caller, home, hops + 1))
+    if text.startswith("(") and text.endswith(")"):
+        return _Tuple(tuple(_expression(graph, path, part, caller, home, hops + 1) if part else _UNKNOWN
+                            for part in split_top_level(text[1:-1], ",")))
     parts = text.split(".")
     match = _PART.fullmatch(parts[0])
     if match is None or not match.group(1):
@@ -222,15 +235,15 @@ def _call(graph: Graph, entity: Entity, hops: int) -> Entity:
 
 
 def _walk(graph: Graph, entity: Entity, rest: list[str], hops: int) -> Entity:
-    """Follow attribute names (each maybe called `()` or indexed `[]`) from what the head named."""
+    """Follow attribute names (each maybe called `()` and indexed `[]`, `[0]`) from what the head named."""
     for raw in rest:
         match = _PART.fullmatch(raw)
         if match is None:
             return _UNKNOWN
-        part = match.group(1)
+        part, called = match.group(1), bool(match.group(2))
         if isinstance(entity, _Module) and part:
             sub = _submodule(graph, entity.files, part)
-            if sub and not match.group(2):
+            if sub and not called:
                 entity = _Module(frozenset(sub))
             else:
                 defs = _follow(graph, part, set(entity.files), REEXPORT_DEPTH)
@@ -238,13 +251,26 @@ def _walk(graph: Graph, entity: Entity, rest: list[str], hops: int) -> Entity:
         elif isinstance(entity, _Classes) and part:
             defs = list(dict.fromkeys(d for cls in entity.defs for d in _member(graph, cls, part, False)))
             entity = _entity(graph, defs, hops) if defs else _UNKNOWN
+        elif isinstance(entity, _Container) and part in _ITEM_METHODS and called:
+            entity, called = entity.items, False
+        elif isinstance(entity, _Container) and part in ("values", "copy") and called:
+            called = False
         elif part:
             return _EXTERNAL if entity == _EXTERNAL else _UNKNOWN
-        if match.group(2):
+        if called:
             entity = _call(graph, entity, hops)
-        if match.group(3):
-            entity = entity.items if isinstance(entity, _Container) else _UNKNOWN
+        for index in _INDEX.findall(match.group(3)):
+            entity = _item(entity, index)
     return entity
+
+
+def _item(entity: Entity, index: str) -> Entity:
+    """`entity[index]` (index "" = any item, as iteration gives)."""
+    if isinstance(entity, _Container):
+        return entity.items
+    if isinstance(entity, _Tuple) and index and int(index) < len(entity.parts):
+        return entity.parts[int(index)]
+    return _UNKNOWN
 
 
 def _submodule(graph: Graph, files: frozenset[str], name: str) -> set[str]:

@@ -14,6 +14,7 @@ from tree_sitter import Node, Tree
 
 from zgrep.chunking.definitions import end_line, node_text
 from zgrep.relations.model import Def, FileRelations, Import, Ref
+from zgrep.relations.typetext import TYPE_NAME, type_of
 
 _FUNCTION_SCOPES = frozenset({"function", "lambda", "comprehension"})
 _COMPREHENSIONS = frozenset({"list_comprehension", "set_comprehension", "dictionary_comprehension",
@@ -24,13 +25,6 @@ _PARAMETERS = frozenset({"typed_parameter", "default_parameter", "typed_default_
                          "dictionary_splat_pattern"})
 _SKIP = frozenset({"global_statement", "nonlocal_statement", "comment", "integer", "float",
                    "future_import_statement", "string_content", "string_start", "string_end", "escape_sequence"})
-_TYPE_NAME = re.compile(r"[A-Za-z_][\w.]*")
-_GENERIC = re.compile(r"([\w.]+)\[(.+)\]")
-_SEQUENCES = frozenset({"list", "List", "Sequence", "MutableSequence", "Iterable", "Iterator", "Collection", "set",
-                        "Set", "frozenset", "FrozenSet", "AbstractSet", "MutableSet", "Generator", "deque"})
-_MAPPINGS = frozenset({"dict", "Dict", "Mapping", "MutableMapping", "OrderedDict", "defaultdict"})
-
-
 @dataclass
 class _Scope:
     """A module, class, function, lambda or comprehension scope and the names bound in it."""
@@ -50,40 +44,6 @@ class _Scope:
 
 def _join(*parts: str) -> str:
     return ".".join(p for p in parts if p)
-
-
-def _type_of(text: str) -> str:
-    """The class an annotation names (`Optional["Context"]` -> Context), `[T]` for a container of T
-    (`list[T]`, `dict[str, T]`, `cabc.Sequence[T]`), "" when it names none of these."""
-    text = re.sub(r"\s+", "", text).strip("\"'")
-    parts = [p for p in _top_level(text, "|") if p not in ("None", "")]
-    if len(parts) != 1:
-        return ""
-    text = parts[0].strip("\"'")
-    match = _GENERIC.fullmatch(text)
-    if match is None:
-        return text if _TYPE_NAME.fullmatch(text) else ""
-    outer, args = match.group(1).rsplit(".", 1)[-1], _top_level(match.group(2), ",")
-    if outer in ("Optional", "Type", "type", "Annotated", "ClassVar", "Final"):
-        return _type_of(args[0])
-    if outer in _SEQUENCES or (outer in ("tuple", "Tuple") and args[-1:] == ["..."]):
-        inner = _type_of(args[0])
-    elif outer in _MAPPINGS and len(args) == 2:
-        inner = _type_of(args[1])
-    else:
-        return ""
-    return f"[{inner}]" if inner and not inner.startswith("[") else ""
-
-
-def _top_level(text: str, separator: str) -> list[str]:
-    """`text` split at `separator`s outside brackets."""
-    parts, depth, start = [], 0, 0
-    for index, char in enumerate(text):
-        depth += {"[": 1, "]": -1, "(": 1, ")": -1}.get(char, 0)
-        if char == separator and depth == 0:
-            parts.append(text[start:index])
-            start = index + 1
-    return [*parts, text[start:]]
 
 
 class _Extractor:
@@ -156,9 +116,11 @@ class _Extractor:
             left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
             self._target(left, scope)
             items = _norm(right) if right is not None and kind != "augmented_assignment" else ""
-            items = self._local_type(items, scope) if items and not items.endswith("[]") else ""
+            items = self._local_type(items, scope) if items else ""
             if left is not None and left.type == "identifier" and items:
                 scope.types.setdefault(node_text(left), items + "[]")
+            elif left is not None and left.type in ("pattern_list", "tuple_pattern") and right is not None:
+                self._unpacked_items(left, right, scope)
         elif kind == "as_pattern":
             alias = node.child_by_field_name("alias")
             self._target(alias, scope)
@@ -187,7 +149,7 @@ class _Extractor:
         is_class = node.type == "class_definition"
         returns = node.child_by_field_name("return_type")
         definition = Def(name, scope.prefix, "class" if is_class else "function", outer.start_point[0] + 1,
-                         end_line(outer), _type_of(node_text(returns)) if returns is not None else "")
+                         end_line(outer), type_of(node_text(returns)) if returns is not None else "")
         self.result.defs.append(definition)
         self.defs[node.id] = definition
         self.bound.add(name_node.id)
@@ -216,7 +178,7 @@ class _Extractor:
                 target = parameter.child_by_field_name("name") or _first_identifier(parameter) or parameter
                 annotation = parameter.child_by_field_name("type")
                 if annotation is not None and target.type == "identifier":
-                    inner.types[node_text(target)] = _type_of(node_text(annotation))
+                    inner.types[node_text(target)] = type_of(node_text(annotation))
                 for child in parameter.named_children:
                     if child.id != target.id:
                         self._bind(child, outer or inner)
@@ -227,7 +189,7 @@ class _Extractor:
     def _assignment(self, node: Node, scope: _Scope) -> None:
         left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
         annotation = node.child_by_field_name("type")
-        typed = _type_of(node_text(annotation)) if annotation is not None else ""
+        typed = type_of(node_text(annotation)) if annotation is not None else ""
         if not typed and right is not None:
             typed = self._value_type(right, scope)
         if left is not None and left.type == "identifier":
@@ -239,6 +201,10 @@ class _Extractor:
                 scope.types.setdefault(name, typed)
         elif left is not None and left.type == "attribute" and typed and scope.kind == "function":
             self._attribute_def(left, scope, typed, node)
+        elif left is not None and left.type in ("pattern_list", "tuple_pattern") and typed:
+            for index, target in enumerate(left.named_children):
+                if target.type == "identifier" and scope.kind in _FUNCTION_SCOPES:
+                    scope.types.setdefault(node_text(target), f"{typed}[{index}]")
         self._target(left, scope)
         for child in (annotation, right):
             if child is not None:
@@ -255,7 +221,7 @@ class _Extractor:
         """`text` with a leading local variable replaced by what it was assigned (`v.m()` -> `Cls().m()`)."""
         for _ in range(3):
             head, dot, rest = text.partition(".")
-            base = re.sub(r"(\(\)|\[\])+$", "", head)
+            base = re.sub(r"(\(\)|\[\d*\])+$", "", head)
             binding = _lookup(scope, base)
             if binding is None or binding[0].kind not in _FUNCTION_SCOPES or binding[1] not in ("var", "param"):
                 return text
@@ -264,6 +230,23 @@ class _Extractor:
                 return text if base in ("self", "cls") else ""
             text = typed + head[len(base):] + dot + rest
         return text
+
+    def _unpacked_items(self, left: Node, right: Node, scope: _Scope) -> None:
+        """`for i, x in enumerate(xs)`, `for k, v in d.items()`: x and v are items; `for a, b in pairs`: parts."""
+        targets = left.named_children
+        function = right.child_by_field_name("function") if right.type == "call" else None
+        arguments = right.child_by_field_name("arguments") if right.type == "call" else None
+        if function is not None and node_text(function) == "enumerate" and arguments is not None \
+                and arguments.named_child_count:
+            items, which = self._local_type(_norm(arguments.named_children[0]), scope), {1: "[]"}
+        elif function is not None and function.type == "attribute" and node_text(function).endswith(".items"):
+            obj = function.child_by_field_name("object")
+            items, which = self._local_type(_norm(obj), scope) if obj is not None else "", {1: "[]"}
+        else:
+            items, which = self._local_type(_norm(right), scope), {i: f"[][{i}]" for i in range(len(targets))}
+        for index, suffix in which.items():
+            if items and index < len(targets) and targets[index].type == "identifier":
+                scope.types.setdefault(node_text(targets[index]), items + suffix)
 
     def _attribute_def(self, target: Node, scope: _Scope, typed: str, node: Node) -> None:
         """`self.x = <typed>` in a method records attribute x of the class with its type (first one wins)."""
@@ -421,7 +404,7 @@ class _Extractor:
         """Uses inside a type annotation, string annotations ("Flask", "t.Any") included."""
         if node.type == "string":
             content = "".join(node_text(c) for c in node.named_children if c.type == "string_content")
-            for match in _TYPE_NAME.finditer(content):
+            for match in TYPE_NAME.finditer(content):
                 qualifier, _, name = match.group(0).rpartition(".")
                 self._resolved(name, qualifier, node, scope, caller, "annotation")
             return
@@ -510,15 +493,16 @@ def _norm(node: Node, depth: int = 0) -> str:
     if node.type == "attribute":
         obj, attr = node.child_by_field_name("object"), node.child_by_field_name("attribute")
         head = _norm(obj, depth + 1) if obj is not None else ""
-        return f"{head}.{node_text(attr)}" if head and attr is not None and not head.endswith("[]") else ""
+        return f"{head}.{node_text(attr)}" if head and attr is not None else ""
     if node.type == "call":
         function = node.child_by_field_name("function")
         head = _norm(function, depth + 1) if function is not None else ""
-        return f"{head}()" if head and not head.endswith(("()", "[]")) else ""
+        return f"{head}()" if head and not head.endswith(("()", "]")) else ""
     if node.type == "subscript":
-        value = node.child_by_field_name("value")
+        value, index = node.child_by_field_name("value"), node.child_by_field_name("subscript")
         head = _norm(value, depth + 1) if value is not None else ""
-        return f"{head}[]" if head and not head.endswith("[]") else ""
+        at = node_text(index) if index is not None and index.type == "integer" and node_text(index).isdigit() else ""
+        return f"{head}[{at}]" if head and not head.endswith("]") else ""
     return ""
 
 
