@@ -30,6 +30,7 @@ QUERY = "how are routes registered"
 def private_env(base: Path) -> dict[str, str]:
     """A user environment of its own, so the bench never touches a real daemon."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("ZG_")}
+    env["ZG_SERVER_AUTOSTART"] = "false"  # "no daemon" stays so: an auto-mode search must not start one
     for name in ("XDG_RUNTIME_DIR", "XDG_STATE_HOME", "XDG_CONFIG_HOME"):
         path = base / name.lower()
         path.mkdir(mode=0o700)

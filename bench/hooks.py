@@ -47,6 +47,7 @@ constraints:
 def make_env(base: Path) -> dict[str, str]:
     """A private user environment (no real daemon or config) with a git identity."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("ZG_")}
+    env["ZG_SERVER_AUTOSTART"] = "false"  # "no daemon" stays so: an auto-mode search must not start one
     for name in ("XDG_RUNTIME_DIR", "XDG_STATE_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME"):
         (base / name.lower()).mkdir(mode=0o700)
         env[name] = str(base / name.lower())

@@ -52,6 +52,7 @@ REPLIES = "inproc://zgrep-replies"
 WORKERS = 4
 LOOP_TICK_MS = 250
 SHUTDOWN_GRACE_S = 5.0
+WARM_SEARCH = {"queries": ["warm_up the search index"], "refresh": "off"}  # every route, as a real search
 
 
 @dataclass
@@ -380,6 +381,8 @@ class Daemon:
         try:
             if held.prepare(open_store=False).manifest() is not None:
                 held.prepare(open_store=True)
+                # Milvus loads the collection and its BM25 index on the first query, the ranker its caches
+                serve(held.view(), protocol.make_request(SEARCH.name, str(root), WARM_SEARCH))
                 held.submit(Work())  # edits between the starting search's refresh and the watcher's start
             log.info("warmed workspace %s", root)
         except Exception as exc:  # e.g. the lock is still held: the next request opens it
