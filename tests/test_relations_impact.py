@@ -49,9 +49,11 @@ def test_impact_of_a_symbol_a_path_and_the_staged_change(repo: Path, zg: Zg) -> 
     assert [d["symbol"] for d in whole["changed"]] == ["net", "unused"]
 
     (repo / "shop/price.py").write_text(FILES["shop/price.py"].replace("return 0\n", "return 1\n"))
-    git(repo, "add", "shop/price.py")
+    (repo / "shop/new.py").write_text("def fresh():\n    return 2\n")  # staged, not indexed yet
+    git(repo, "add", "shop/price.py", "shop/new.py")
     staged = impact(zg, repo, "--staged")
-    assert staged["targets"] == ["shop/price.py:6-6"] and [d["symbol"] for d in staged["changed"]] == ["unused"]
+    assert staged["targets"] == ["shop/new.py:1-2", "shop/price.py:6-6"] and staged["skipped"] == ["shop/new.py"]
+    assert [d["symbol"] for d in staged["changed"]] == ["unused"]
     assert staged["total"] == 0 and zg("impact", "--staged", "--mode", "direct", cwd=repo).returncode == 1
     human = zg("impact", "shop/cart.py:Cart.total", "--mode", "direct", cwd=repo)
     assert human.returncode == 0 and "tests: 3 definitions in 1 files" in human.stdout, human.stdout

@@ -135,6 +135,7 @@ class TraceArgs(CommonArgs, total=False):
 
 class ImpactArgs(CommonArgs, total=False):
     targets: list[str]  # PATH, PATH:SYMBOL or PATH:START-END
+    staged: bool  # targets come from the staged change: files the relations do not know are skipped
     depth: int | None
     edges: list[str] | None  # None = every kind but annotation
 
@@ -169,6 +170,7 @@ class ImpactResult(TypedDict):
     test_files: list[str]
     total: int
     truncated: bool  # more definitions reach the change than the 500 listed
+    skipped: list[str]  # staged files the relations do not know (not indexed yet, or not code)
 
 
 class Pong(TypedDict):

@@ -169,6 +169,8 @@ def write_impact(result: dict[str, Any]) -> None:
     """The changed definitions, then what reaches them by distance, then the tests to re-run."""
     for d in result["changed"]:
         click.echo(f"changed {d['path']}:{d['start_line']}-{d['end_line']}  {_qualified(d)} ({d['kind']})")
+    if result.get("skipped"):
+        click.echo(f"skipped (no relations; run zg index if they are code): {', '.join(result['skipped'])}")
     for title, entries, files in (("impacted", result["impacted"], result["files"]),
                                   ("tests", result["tests"], result["test_files"])):
         click.echo(f"{title}: {len(entries)} definitions in {len(files)} files")

@@ -91,13 +91,14 @@ def impact(targets: tuple[str, ...], staged: bool, depth: int, edges: str | None
         if not wanted:
             if as_json:
                 output.write_json({"root": str(root), "targets": [], "changed": [], "impacted": [], "tests": [],
-                                   "files": [], "test_files": [], "total": 0, "truncated": False})
+                                   "files": [], "test_files": [], "total": 0, "truncated": False, "skipped": []})
             else:
                 click.echo("nothing staged", err=True)
             sys.exit(1)
     elif not wanted:
         fail("give PATH, PATH:SYMBOL or PATH:START-END, or --staged (e.g. zg impact src/app.py:run)", 2)
-    args = {"targets": wanted, "depth": depth, "edges": _edges(edges), "config": config_flags(model, milvus_uri)}
+    args = {"targets": wanted, "staged": staged, "depth": depth, "edges": _edges(edges),
+            "config": config_flags(model, milvus_uri)}
     result, used = run(IMPACT, root, cfg, args, mode)
     if as_json:
         output.write_json(result, used)

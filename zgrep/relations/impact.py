@@ -32,8 +32,7 @@ def is_test(path: str) -> bool:
 
 def changed_definitions(graph: Graph, target: str) -> list[Definition]:
     """The definitions one target names; ZgError(BAD_REQUEST) for a file the relations do not know."""
-    path, _, rest = target.partition(":")
-    path = path.strip("/").removeprefix("./")
+    path, rest = _path(target), target.partition(":")[2]
     if path not in graph.files.languages:
         raise ZgError(ErrorCode.BAD_REQUEST, f"{path} is not an indexed file; give a workspace-relative path "
                                              "(run zg index if it is new)")
@@ -50,13 +49,19 @@ def changed_definitions(graph: Graph, target: str) -> list[Definition]:
     return innermost
 
 
+def _path(target: str) -> str:
+    return target.partition(":")[0].strip("/").removeprefix("./")
+
+
 def impact(root: Path, targets: list[str], depth: int = DEFAULT_DEPTH,
-           edges: tuple[str, ...] = IMPACT_EDGES) -> ImpactResult:
+           edges: tuple[str, ...] = IMPACT_EDGES, staged: bool = False) -> ImpactResult:
     """Breadth-first over callers from the changed definitions; each definition once, at its nearest distance;
-    at most MAX_TREE_NODES of them (`truncated` says when more reach them)."""
+    at most MAX_TREE_NODES of them (`truncated` says when more reach them). `staged`: targets in files the
+    relations do not know (not indexed yet, or not code) are skipped, not an error."""
     graph, db = open_graph(root)
     try:
-        changed = list(dict.fromkeys(d for t in targets for d in changed_definitions(graph, t)))
+        known = [t for t in targets if not staged or _path(t) in graph.files.languages]
+        changed = list(dict.fromkeys(d for t in known for d in changed_definitions(graph, t)))
         reached: dict[tuple[str, int, str], dict[str, Any]] = {}
         seen = set(changed)
         frontier = changed
@@ -88,7 +93,8 @@ def impact(root: Path, targets: list[str], depth: int = DEFAULT_DEPTH,
     return {"root": str(root), "targets": targets, "depth": depth, "edges": list(edges),
             "changed": [d.to_json() for d in changed], "impacted": [e for e in found if not e["test"]],
             "tests": tests, "files": sorted({e["path"] for e in found if not e["test"]}),
-            "test_files": sorted({e["path"] for e in tests}), "total": len(found), "truncated": truncated}
+            "test_files": sorted({e["path"] for e in tests}), "total": len(found), "truncated": truncated,
+            "skipped": sorted({_path(t) for t in targets} - {_path(t) for t in known})}
 
 
 def run_impact(engine: Engine, args: ImpactArgs, progress: Progress | None = None) -> ImpactResult:
@@ -99,4 +105,4 @@ def run_impact(engine: Engine, args: ImpactArgs, progress: Progress | None = Non
         raise ZgError(ErrorCode.BAD_REQUEST, "nothing to assess: give PATH, PATH:SYMBOL or PATH:START-END, "
                                              "or --staged")
     return impact(root, targets, count_arg("depth", args.get("depth"), 1, MAX_DEPTH) or DEFAULT_DEPTH,
-                  parse_edges(args.get("edges"), IMPACT_EDGES))
+                  parse_edges(args.get("edges"), IMPACT_EDGES), args.get("staged") is True)
