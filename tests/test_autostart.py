@@ -61,6 +61,7 @@ def test_first_search_answers_in_process_and_the_next_one_from_the_daemon(tmp_pa
         second = search(user, repo)
         assert second["mode"] == "server" and second["hits"][0]["path"] == "retry.py"
         assert json.loads(user.zg("status", "--json", cwd=repo).stdout)["daemon"]["started_by"] == "autostart"
+        assert "started by autostart" in user.zg("status", cwd=repo).stdout
     finally:
         stop(user)
 

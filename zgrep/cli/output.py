@@ -198,7 +198,8 @@ def write_status(result: dict[str, Any]) -> None:
         ("last indexed", _when(result.get("last_indexed"))),
         ("freshness", _freshness(result)),
         ("mode", result["mode"]),
-        ("daemon", f"running (pid {result['daemon']['pid']})" if result["daemon"].get("running") else "not running"),
+        ("daemon", f"running (pid {result['daemon']['pid']}, started by {result['daemon'].get('started_by') or 'command'})"
+         if result["daemon"].get("running") else "not running"),
         ("hooks", _hooks_line(hooks)),
     ]
     if result.get("problem"):
