@@ -8,14 +8,15 @@ import re
 import time
 from pathlib import Path
 from collections.abc import Callable
-from typing import Any
 
 from zgrep.contracts import SearchArgs, SearchGroup, SearchHit, SearchResult
 from zgrep.engine import Engine
+from zgrep.index.discovery import LoadedFile, read_file
 from zgrep.index.run import run_index
 from zgrep.progress import Progress
 from zgrep.search.filters import SearchFilter
 from zgrep.search.rank import RankSettings, fuse, path_matches, rerank, unsupported
+from zgrep.search.spans import GapCheck, Span, add, span_of
 from zgrep.search.text import STOPWORDS, lexical_query
 from zgrep.service import ErrorCode, ZgError
 from zgrep.store.expr import in_list
@@ -129,16 +130,34 @@ def _search_one(engine: Engine, query: str, search_mode: str, expr: str, limit: 
     min_score = args.get("min_score")
     min_diff = args.get("min_score_diff")
     best = ranked[0].score if ranked else 0.0
-    hits = []
+    spans: list[Span] = []
+    gap_blank = _blank_gaps(engine)
     for cand in ranked:
         if min_score is not None and cand.score < float(min_score):
             continue
         if min_diff is not None and best - cand.score > float(min_diff):
             continue
-        hits.append(_hit(cand, preview, wanted))
-        if len(hits) >= limit:
+        add(spans, span_of(cand.fields, cand.score, cand.routes), gap_blank)
+        if len(spans) >= limit:
             break
-    return hits
+    return [_hit(span, preview, wanted) for span in spans]
+
+
+def _blank_gaps(engine: Engine) -> GapCheck:
+    """Whether lines of an indexed file are all blank, read from disk only while the file is as indexed."""
+    blank: dict[str, list[bool] | None] = {}
+
+    def gap_blank(path: str, first: int, last: int) -> bool:
+        if path not in blank:
+            blank[path] = None
+            record = engine.files().get(path)
+            loaded = read_file(engine.ws.root, path, max_bytes=engine.config["index.max_file_bytes"])
+            if record is not None and isinstance(loaded, LoadedFile) and loaded.sha256 == record.sha256:
+                blank[path] = [not line.strip() for line in loaded.text.split("\n")]
+        flags = blank[path]
+        return flags is not None and last <= len(flags) and all(flags[first - 1:last])
+
+    return gap_blank
 
 
 def _routes(engine: Engine, query: str, search_mode: str, expr: str, pool: int,
@@ -183,14 +202,14 @@ def symbol_candidates(query: str) -> list[str]:
     return names[:MAX_SYMBOL_NAMES]
 
 
-def _hit(cand: Any, preview: str, wanted: set[str]) -> SearchHit:
-    """A search hit labelled with the definition its chunk holds: a class's chunk is the class's even when
-    the query named one of its members; of sibling definitions merged into one chunk, the one named."""
-    f = cand.fields
+def _hit(span: Span, preview: str, wanted: set[str]) -> SearchHit:
+    """A search hit labelled with the definition its best chunk holds: a class's chunk is the class's even
+    when the query named one of its members; of sibling definitions merged into one chunk, the one named."""
+    f = span.fields
     symbol = f.get("symbol") or None
     if f.get("symbol_kind") not in _CONTAINER_KINDS and symbol not in wanted:
         symbol = next((n for n in f.get("names") or [] if n in wanted), symbol)
-    content = f.get("content", "")
+    content = span.content
     if preview == "none":
         text = ""
     elif preview == "short":
@@ -198,8 +217,8 @@ def _hit(cand: Any, preview: str, wanted: set[str]) -> SearchHit:
     else:
         text = content
     return {
-        "path": f["path"], "start_line": int(f["start_line"]), "end_line": int(f["end_line"]),
-        "score": round(cand.score, 4), "symbol": symbol, "symbol_kind": f.get("symbol_kind"),
-        "scope": f.get("scope") or None, "language": f.get("language"), "matched_by": sorted(set(cand.routes)),
+        "path": f["path"], "start_line": span.start, "end_line": span.end,
+        "score": round(span.score, 4), "symbol": symbol, "symbol_kind": f.get("symbol_kind"),
+        "scope": f.get("scope") or None, "language": f.get("language"), "matched_by": sorted(span.routes),
         "preview": text,
     }
