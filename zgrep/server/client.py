@@ -26,6 +26,7 @@ POLL_S = 0.2
 READ_ONLY_DEADLINE_S = 600.0
 BUSY_PROBE_MS = 1000
 STOPPED_GRACE_S = 1.0  # a daemon stopped (SIGSTOP, Ctrl-Z) this long during a request counts as lost
+STARTING_WAIT_S = 15.0  # for a daemon being started (autostart, zg server on) to answer
 NO_DAEMON = "no zgrep daemon is ready; start one with: zg server on"
 RESTART = "restart it: zg server off; zg server on"
 AUTOSTART_OPS = frozenset({SEARCH.name})  # what users repeat; index, status and the relations ops stay in-process
@@ -111,6 +112,17 @@ def probe(timeout_ms: int) -> dict[str, Any] | None:
     except DaemonLost:
         return None
     return info if reply.get("ok") else None
+
+
+def wait_starting() -> dict[str, Any] | None:
+    """While a daemon is being started (its starter holds the start lock until it answers), wait for it:
+    its endpoint info once it answers, None once the start ends without one or takes too long."""
+    deadline = time.monotonic() + STARTING_WAIT_S
+    while lock_holder(runtime.runtime_dir() / runtime.START_LOCK) is not None and time.monotonic() < deadline:
+        if (info := probe(200)) is not None:
+            return info
+        time.sleep(0.05)
+    return probe(200) if live_daemon() is not None else None
 
 
 def daemon_state(timeout_ms: int = 500) -> dict[str, Any]:
@@ -269,6 +281,8 @@ def call(op: str, root: str, args: dict[str, Any], mode: str = "auto",
         refuse_if_daemon_holds(root)
         return call_direct_checked(op, root, args, mode, on_progress)
     info = probe(probe_ms)
+    if info is None and live_daemon() is None:
+        info = wait_starting()  # rather than race it for the workspace in-process
     if info is None and (running := live_daemon()) is not None:
         if not pid_stopped(running["pid"]):
             info = probe(BUSY_PROBE_MS)  # a live daemon that is busy (an index job): give it longer
