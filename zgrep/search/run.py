@@ -8,6 +8,7 @@ import re
 import time
 from pathlib import Path
 from collections.abc import Callable
+from typing import Any
 
 from zgrep.contracts import SearchArgs, SearchGroup, SearchHit, SearchResult
 from zgrep.engine import Engine
@@ -168,7 +169,8 @@ def _routes(engine: Engine, query: str, search_mode: str, expr: str, pool: int,
     if search_mode in ("hybrid", "lexical"):
         text = lexical_query(query)
         routes["lexical"] = store.search_lexical(text, pool, expr)
-        routes["symbol"] = store.search_symbols(symbol_candidates(query), pool, expr)
+        names = symbol_candidates(query)
+        routes["symbol"] = store.search_symbols(names, pool, expr, lexical_query(" ".join(names)))
         named = path_matches(query, [p for p in engine.files() if admits is None or admits(p)], PATH_ROUTE_FILES)
         routes["path"] = []  # always present, so every query of a mode is normalised by the same route weights
         if named:
@@ -183,8 +185,13 @@ def _routes(engine: Engine, query: str, search_mode: str, expr: str, pool: int,
 def _spelled_anywhere(engine: Engine, query: str) -> bool:
     """Whether any route but the dense one matches the query in the whole workspace, unfiltered."""
     store = engine.open_store(create=False)
-    return bool(store.search_lexical(lexical_query(query), 1) or store.search_symbols(symbol_candidates(query), 1)
+    return bool(store.search_lexical(lexical_query(query), 1) or _symbol_hits(store, symbol_candidates(query))
                 or path_matches(query, list(engine.files()), 1))
+
+
+def _symbol_hits(store: Any, names: list[str]) -> bool:
+    """Whether some chunk defines one of `names`."""
+    return bool(store.search_symbols(names, 1, "", lexical_query(" ".join(names))))
 
 
 def symbol_candidates(query: str) -> list[str]:
