@@ -74,14 +74,15 @@ class Watcher(threading.Thread):
 
     def _open(self) -> RustNotify:
         """Walk the tree and watch each admitted directory."""
-        for attempt in range(1, OPEN_ATTEMPTS + 1):
+        attempt = 1
+        while True:
             self._dirs = self.directories()
             try:
                 return self._notify([str(self.root / rel) for rel in sorted(self._dirs)])
             except (FileNotFoundError, PermissionError):
                 if attempt == OPEN_ATTEMPTS:
                     raise
-        raise AssertionError("unreachable")
+                attempt += 1
 
     def _notify(self, paths: list[str]) -> RustNotify:
         """Non-recursive watches on `paths`: inotify, else (saying so in the log) polling."""
