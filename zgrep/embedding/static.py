@@ -50,16 +50,20 @@ class StaticEmbedder:
         self.ascii_tokenizer = _ascii_tokenizer(tokenizer, max_length)
         self.max_chars = None if max_length is None else max_length * _median_token_length(tokenizer)
         self.unk_id = _unk_token_id(tokenizer)
+        self.source: tuple[str, str | None] | None = None  # (folder, model id) when loaded by from_dir
 
     @classmethod
     def from_dir(cls, path: str | Path, model_id: str | None = None) -> StaticEmbedder:
         """Load a zgrep int8 model folder or a model2vec folder (model.safetensors + tokenizer.json)."""
         path = Path(path)
         if (path / "embeddings.npy").is_file():
-            return cls._from_zgrep_dir(path, model_id)
-        if (path / "model.safetensors").is_file():
-            return cls._from_model2vec_dir(path, model_id)
-        raise EmbeddingError(f"{path}: not a static model folder (no embeddings.npy or model.safetensors)")
+            model = cls._from_zgrep_dir(path, model_id)
+        elif (path / "model.safetensors").is_file():
+            model = cls._from_model2vec_dir(path, model_id)
+        else:
+            raise EmbeddingError(f"{path}: not a static model folder (no embeddings.npy or model.safetensors)")
+        model.source = (str(path), model_id)
+        return model
 
     @classmethod
     def _from_zgrep_dir(cls, path: Path, model_id: str | None) -> StaticEmbedder:

@@ -17,7 +17,9 @@ import threading
 from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import IO, cast
+from functools import cache
+from pathlib import Path
+from typing import IO, Any, cast
 from dataclasses import dataclass
 
 from zgrep.chunking import chunk_file, detect_language
@@ -48,12 +50,24 @@ def lexical_text(chunk: Chunk) -> str:
     return lexical_document(f"{head}\n{chunk.content}")
 
 
+@dataclass(frozen=True)
+class Recipe:
+    """How to prepare: chunk context lines, and the static model's (folder, id) when vectors are made
+    here too (a worker process embeds and caches its own batches; an HTTP model stays with the caller)."""
+
+    context_lines: int
+    model: tuple[str, str | None] | None = None
+    cache: str | None = None  # the vector cache the model's vectors are written to
+
+
 @dataclass
 class PreparedBatch:
-    """Prepared files in input order, and the seconds each step took (summed over the batch)."""
+    """Prepared files in input order, the seconds each step took (summed over the batch), and with a
+    recipe's model, one vector per chunk of the batch in order."""
 
     files: list[PreparedFile]
     seconds: dict[str, float]
+    vectors: Any = None
 
 
 def prepare_file(path: str, text: str, context_lines: int, clock: PhaseClock) -> PreparedFile:
@@ -69,11 +83,35 @@ def prepare_file(path: str, text: str, context_lines: int, clock: PhaseClock) ->
     return PreparedFile(path, language, chunks, lexical, hashes, relations)
 
 
-def prepare_batch(items: list[tuple[str, str]], context_lines: int) -> PreparedBatch:
-    """`prepare_file` for each `(path, text)`, in order."""
+def prepare_batch(items: list[tuple[str, str]], recipe: Recipe) -> PreparedBatch:
+    """`prepare_file` for each `(path, text)`, in order (embedded too when the recipe names a model)."""
     clock = PhaseClock()
-    files = [prepare_file(path, text, context_lines, clock) for path, text in items]
-    return PreparedBatch(files, clock.seconds)
+    files = [prepare_file(path, text, recipe.context_lines, clock) for path, text in items]
+    vectors = None
+    if recipe.model is not None:
+        model = _model(*recipe.model)
+        with clock.phase("embed"):
+            vectors = model.embed([c.embed_text for f in files for c in f.chunks])
+        if recipe.cache:
+            with clock.phase("cache_write"):
+                _cache(recipe.cache).put_many(model.model_id, dict(zip((h for f in files for h in f.hashes), vectors)))
+    return PreparedBatch(files, clock.seconds, vectors)
+
+
+@cache
+def _cache(path: str) -> Any:
+    """The vector cache, opened once per process."""
+    from zgrep.embedding.cache import VectorCache
+
+    return VectorCache(Path(path))
+
+
+@cache
+def _model(folder: str, model_id: str | None) -> Any:
+    """The static model, loaded once per process."""
+    from zgrep.embedding.static import StaticEmbedder
+
+    return StaticEmbedder.from_dir(folder, model_id)
 
 
 def worker_count(files: int) -> int:
@@ -93,10 +131,10 @@ class _Worker:
         self.proc = subprocess.Popen([sys.executable, "-P", "-c", "from zgrep.index.prepare import serve; serve()"],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE)
 
-    def run(self, items: list[tuple[str, str]], context_lines: int) -> PreparedBatch:
+    def run(self, items: list[tuple[str, str]], recipe: Recipe) -> PreparedBatch:
         """Prepare one batch in the worker; OSError/EOFError when the worker is gone."""
         assert self.proc.stdin is not None and self.proc.stdout is not None
-        _send(self.proc.stdin, (items, context_lines))
+        _send(self.proc.stdin, (items, recipe))
         return cast(PreparedBatch, _receive(self.proc.stdout))
 
     def stop(self) -> None:
@@ -121,13 +159,13 @@ def _receive(stream: IO[bytes]) -> object:
     return pickle.loads(data)
 
 
-def prepared_batches(batches: Iterable[list[tuple[str, str]]], context_lines: int,
+def prepared_batches(batches: Iterable[list[tuple[str, str]]], recipe: Recipe,
                      workers: int) -> Iterator[PreparedBatch]:
     """Each batch prepared, in order; with `workers`, a bounded number of batches run ahead in worker
     processes (a batch whose worker failed is prepared here instead)."""
     if workers <= 0:
         for items in batches:
-            yield prepare_batch(items, context_lines)
+            yield prepare_batch(items, recipe)
         return
     local = threading.local()
     started: list[_Worker] = []
@@ -137,9 +175,9 @@ def prepared_batches(batches: Iterable[list[tuple[str, str]]], context_lines: in
             local.worker = _Worker()
             started.append(local.worker)
         try:
-            return cast(PreparedBatch, local.worker.run(items, context_lines))
+            return cast(PreparedBatch, local.worker.run(items, recipe))
         except (OSError, EOFError, pickle.UnpicklingError):
-            return prepare_batch(items, context_lines)
+            return prepare_batch(items, recipe)
 
     threads = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="index-worker")
     pending: deque[Future[PreparedBatch]] = deque()
@@ -161,7 +199,7 @@ def serve() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     while True:
         try:
-            items, context_lines = cast(tuple[list[tuple[str, str]], int], _receive(sys.stdin.buffer))
+            items, recipe = cast(tuple[list[tuple[str, str]], Recipe], _receive(sys.stdin.buffer))
         except EOFError:
             return
-        _send(sys.stdout.buffer, prepare_batch(items, context_lines))
+        _send(sys.stdout.buffer, prepare_batch(items, recipe))

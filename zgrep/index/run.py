@@ -17,7 +17,7 @@ from zgrep.fsutil import atomic_write
 from zgrep.git import GitError, changed_paths, head_commit
 from zgrep.index import discovery
 from zgrep.index.ignore import IgnoreRules
-from zgrep.index.prepare import prepared_batches, worker_count
+from zgrep.index.prepare import Recipe, prepared_batches, worker_count
 from zgrep.index.timing import PhaseClock
 from zgrep.progress import Progress
 from zgrep.relations.store import RELATIONS_DB, RelationsStore, is_ready
@@ -214,7 +214,9 @@ def _write_batches(engine: Engine, work: Plan, store: Any, relations: Any, files
     unreadable: list[str] = []
     batches = _read_batches(engine, work, meta, unreadable, clock)
     workers = worker_count(len(work.changed))
-    prepared = prepared_batches(batches, engine.config["index.chunk_context_lines"], workers)
+    model = getattr(engine.embedder, "source", None) if workers else None
+    recipe = Recipe(engine.config["index.chunk_context_lines"], model, str(engine.cache.path) if model else None)
+    prepared = prepared_batches(batches, recipe, workers)
     while True:
         with clock.phase("prepare_wait"):
             batch = next(prepared, None)
@@ -225,9 +227,13 @@ def _write_batches(engine: Engine, work: Plan, store: Any, relations: Any, files
         gone = [rel for rel in unreadable if rel in files]
         unreadable.clear()
         done = [f.path for f in batch.files]
-        with clock.phase("embed"):
-            vectors, fresh = _vectors(engine, [(h, c.embed_text) for f in batch.files for h, c in zip(f.hashes, f.chunks)],
-                                      clock)
+        if batch.vectors is None:
+            with clock.phase("embed"):
+                vectors, fresh = _vectors(engine, [(h, c.embed_text) for f in batch.files
+                                                   for h, c in zip(f.hashes, f.chunks)], clock)
+        else:
+            vectors = dict(zip((h for f in batch.files for h in f.hashes), batch.vectors))
+            fresh = len(vectors)
         embedded += fresh
         with clock.phase("rows"):
             rows = [chunk_row(c, h, lex, vectors[h], meta[f.path].mtime)
