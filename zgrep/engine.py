@@ -17,8 +17,8 @@ from typing import Any
 from zgrep.config import Config, user_config_path
 from zgrep.locking import ENGINE_LOCK, LockBusy, WorkspaceLock
 from zgrep.service import ErrorCode, ZgError
-from zgrep.fsutil import atomic_write
-from zgrep.workspace import FORMAT_VERSION, SCHEMA_VERSION, Workspace, WorkspaceError, read_object
+from zgrep.fsutil import atomic_write, stat_signature
+from zgrep.workspace import FORMAT_VERSION, MANIFEST, SCHEMA_VERSION, Workspace, WorkspaceError, read_object
 
 FILES_STATE = "files.json"
 REBUILD_STATE = "rebuild.json"  # a full rebuild in progress: its collection, then the manifest it commits
@@ -92,6 +92,7 @@ class Engine:
         self._switching = threading.Lock()
         self.repaired: str | None = None  # why open_store recreated damaged Milvus Lite data
         self._view = False  # a snapshot: its file table may lag rows an index job is writing
+        self._verified: dict[str, Any] = {}  # shared with views: the state last found consistent
 
     # ----- lifecycle -------------------------------------------------------------------
     @property
@@ -133,6 +134,7 @@ class Engine:
                 self._lock.acquire(timeout=float(os.environ.get("ZG_LOCK_TIMEOUT", "10")))
                 self.ws.ensure_state_dir()
                 self._stores["live"] = self._connect(create)
+                self._verified["opened"] = self._verified.get("opened", 0) + 1
             return self._stores["live"]
 
     def _connect(self, create: bool) -> Any:
@@ -279,11 +281,26 @@ class Engine:
         return None
 
     def verify_store(self) -> None:
-        """Refuse (ZgError INDEX_DAMAGED) an index whose Milvus rows disagree with its file state."""
+        """Refuse (ZgError INDEX_DAMAGED) an index whose Milvus rows disagree with its file state.
+        Once they agree, nothing is asked of Milvus again until the open store or a state file changes."""
         manifest = self.check_manifest()
-        problem = None if manifest is None else self.store_problem(manifest)
+        if manifest is None or self._verified.get("state") == self._state_key():
+            return
+        problem = self.store_problem(manifest)
         if problem:
             raise ZgError(ErrorCode.INDEX_DAMAGED, problem)
+        if self.has_store():
+            self._verified["state"] = self._state_key()
+
+    def _state_key(self) -> tuple[Any, ...]:
+        """Which opening of the store, and the stat signatures of the manifest and file state."""
+        signatures: list[tuple[int, int] | None] = []
+        for name in (MANIFEST, FILES_STATE):
+            try:
+                signatures.append(stat_signature(os.stat(self.ws.path(name))))
+            except OSError:
+                signatures.append(None)
+        return (self._verified.get("opened") if self.has_store() else None, *signatures)
 
     def store_problem(self, manifest: dict[str, Any]) -> str | None:
         """Why Milvus disagrees with the recorded file state (damaged, missing, other row count), naming

@@ -63,11 +63,12 @@ class Recipe:
 @dataclass
 class PreparedBatch:
     """Prepared files in input order, the seconds each step took (summed over the batch), and with a
-    recipe's model, one vector per chunk of the batch in order."""
+    recipe's model, the vector of every chunk."""
 
     files: list[PreparedFile]
     seconds: dict[str, float]
-    vectors: Any = None
+    vectors: dict[str, Any] | None = None  # by content hash
+    embedded: int = 0  # vectors the model computed (the rest came from the cache)
 
 
 def prepare_file(path: str, text: str, context_lines: int, clock: PhaseClock) -> PreparedFile:
@@ -87,15 +88,30 @@ def prepare_batch(items: list[tuple[str, str]], recipe: Recipe) -> PreparedBatch
     """`prepare_file` for each `(path, text)`, in order (embedded too when the recipe names a model)."""
     clock = PhaseClock()
     files = [prepare_file(path, text, recipe.context_lines, clock) for path, text in items]
-    vectors = None
+    vectors, embedded = None, 0
     if recipe.model is not None:
-        model = _model(*recipe.model)
+        vectors, embedded = _embed(files, recipe, clock)
+    return PreparedBatch(files, clock.seconds, vectors, embedded)
+
+
+def _embed(files: list[PreparedFile], recipe: Recipe, clock: PhaseClock) -> tuple[dict[str, Any], int]:
+    """Vectors by content hash for every chunk of `files`, embedding (and caching) only what the
+    cache lacks; with the number embedded."""
+    assert recipe.model is not None
+    model = _model(*recipe.model)
+    texts = {h: c.embed_text for f in files for h, c in zip(f.hashes, f.chunks)}
+    store = _cache(recipe.cache) if recipe.cache else None
+    with clock.phase("cache_read"):
+        found = store.get_many(model.model_id, list(texts)) if store else {}
+    missing = [h for h in texts if h not in found]
+    if missing:
         with clock.phase("embed"):
-            vectors = model.embed([c.embed_text for f in files for c in f.chunks])
-        if recipe.cache:
+            fresh = dict(zip(missing, model.embed([texts[h] for h in missing])))
+        if store:
             with clock.phase("cache_write"):
-                _cache(recipe.cache).put_many(model.model_id, dict(zip((h for f in files for h in f.hashes), vectors)))
-    return PreparedBatch(files, clock.seconds, vectors)
+                store.put_many(model.model_id, fresh)
+        found.update(fresh)
+    return found, len(missing)
 
 
 @cache

@@ -232,8 +232,7 @@ def _write_batches(engine: Engine, work: Plan, store: Any, relations: Any, files
                 vectors, fresh = _vectors(engine, [(h, c.embed_text) for f in batch.files
                                                    for h, c in zip(f.hashes, f.chunks)], clock)
         else:
-            vectors = dict(zip((h for f in batch.files for h in f.hashes), batch.vectors))
-            fresh = len(vectors)
+            vectors, fresh = batch.vectors, batch.embedded
         embedded += fresh
         with clock.phase("rows"):
             rows = [chunk_row(c, h, lex, vectors[h], meta[f.path].mtime)
