@@ -261,10 +261,16 @@ def milvus_server(base: Path) -> tuple[subprocess.Popen[bytes], str]:
 
     def answers() -> bool:
         try:
-            MilvusClient(uri=uri, timeout=2).list_collections()
+            client = MilvusClient(uri=uri, timeout=2)
+        except Exception:
+            return False
+        try:
+            client.list_collections()
             return True
         except Exception:
             return False
+        finally:
+            client.close()
 
     if not wait_for(answers, 60):
         raise SystemExit("milvus-lite server did not answer")
