@@ -137,6 +137,33 @@ def test_two_workspaces_share_a_server_without_mixing(ws, tmp_path):
     assert "zebra.py" not in {h["path"] for h in json.loads(proc.stdout)["hits"]}
 
 
+def test_two_models_share_a_server_without_mixing(ws, tmp_path):
+    """The same code indexed with another model (a real local Ollama-compatible server, 8 dimensions) into the
+    same Milvus server gets a collection of its own; neither workspace sees the other's rows."""
+    from embedding_server import EmbeddingServer
+
+    other = make_repo(tmp_path / "other", FILES)
+    env = user_env(tmp_path / "user")
+    (other / ".zgrep.toml").write_text('[embedding]\nprovider = "ollama"\nmodel = "test-embed"\n'
+                                       'allow_remote = true\n')
+    with EmbeddingServer(dim=8) as embedder:
+        with (other / ".zgrep.toml").open("a") as toml:
+            toml.write(f'url = "{embedder.url}"\n')
+        assert run_zg("trust", cwd=other, env=env).returncode == 0
+        proc = run_zg("index", "--json", "--milvus-uri", ws["uri"], cwd=other, env=env)
+        assert proc.returncode == 0, proc.stderr
+        theirs = json.loads(run_zg("status", "--json", "--milvus-uri", ws["uri"], cwd=other, env=env).stdout)
+        hits = json_out(run_zg("search", "retry_with_backoff", "--json", "--milvus-uri", ws["uri"], cwd=other,
+                               env=env))["hits"]
+    ours = json.loads(run_zg("status", "--json", "--milvus-uri", ws["uri"], cwd=ws["root"], env=ws["env"]).stdout)
+    assert (theirs["model"], theirs["dim"]) == ("ollama:test-embed", 8) and ours["dim"] != 8
+    assert theirs["collection"] != ours["collection"]
+    assert hits[0]["path"] == "src/net/retry.py"
+    for root, status in ((other, theirs), (ws["root"], ours)):
+        rows = server_rows(ws["uri"], status["collection"])
+        assert len(rows) == sum(rec[4] for rec in state_files(root).values()) == status["chunks"]
+
+
 def test_an_unreachable_server_is_one_line(tmp_path):
     root = make_repo(tmp_path / "repo", {"a.py": FILES["src/net/retry.py"]})
     env = user_env(tmp_path / "user")
