@@ -1,8 +1,10 @@
-"""The per-file CPU work of an index run (chunking, BM25 text, relations), on both cores when it pays.
+"""The per-file CPU work of an index run (chunking, BM25 text, relations, static-model vectors), on
+both cores when it pays.
 
 Batches of `(path, text)` go to `prepare_batch`; a big run spreads them over worker processes
 (started fresh, never forked: the daemon and Milvus Lite run threads) while the calling process
-embeds and writes earlier batches. Workers import no store, model or network code.
+writes earlier batches to Milvus. Workers import no store or network code; they load the static
+model and the vector cache when the recipe names them.
 """
 
 from __future__ import annotations
@@ -15,12 +17,12 @@ import subprocess
 import sys
 import threading
 from collections import deque
+from dataclasses import dataclass
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import cache
 from pathlib import Path
 from typing import IO, Any, cast
-from dataclasses import dataclass
 
 from zgrep.chunking import chunk_file, detect_language
 from zgrep.index.timing import PhaseClock
@@ -141,11 +143,12 @@ def worker_count(files: int) -> int:
 class _Worker:
     """One worker process (`serve`) fed pickled batches over its pipes, length-prefixed. Plain pipes,
     not multiprocessing: nothing to clean up when a run is killed or interrupted. `-P` keeps the
-    workspace (the working directory) off the worker's import path."""
+    workspace (the working directory) off the worker's import path. Its stderr is dropped: a batch
+    whose worker failed is prepared again in the indexing process, which reports any error once."""
 
     def __init__(self) -> None:
         self.proc = subprocess.Popen([sys.executable, "-P", "-c", "from zgrep.index.prepare import serve; serve()"],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
 
     def run(self, items: list[tuple[str, str]], recipe: Recipe) -> PreparedBatch:
         """Prepare one batch in the worker; OSError/EOFError when the worker is gone."""
