@@ -9,6 +9,23 @@ import pytest
 
 from corpus import indexed_repo, search_hits
 
+# Circle's methods, all of one shape: (name, formula of the value it returns)
+CIRCLE_METHODS = (
+    ("area", "M_PI * r * r"),
+    ("perimeter", "2 * M_PI * r"),
+    ("diameter", "2 * r"),
+    ("inscribed_square_side", "r * std::sqrt(2.0)"),
+    ("sector_area_quarter", "M_PI * r * r / 4"),
+)
+
+
+def circle_method(name: str, formula: str) -> str:
+    """One `double NAME() const` method of Circle returning FORMULA."""
+    return (f"  double {name}() const {{\n    // the {name} of the circle\n    double r = radius_;\n"
+            f"    double value = {formula};\n    if (value < 0) {{\n      return 0;\n    }}\n"
+            "    return value;\n  }\n\n")
+
+
 FILES = {
     "include/geo/shapes.h": '''\
 #pragma once
@@ -21,57 +38,7 @@ class Circle {
  public:
   explicit Circle(double radius) : radius_(radius) {}
 
-  double area() const {
-    // the area of the circle
-    double r = radius_;
-    double value = M_PI * r * r;
-    if (value < 0) {
-      return 0;
-    }
-    return value;
-  }
-
-  double perimeter() const {
-    // the perimeter of the circle
-    double r = radius_;
-    double value = 2 * M_PI * r;
-    if (value < 0) {
-      return 0;
-    }
-    return value;
-  }
-
-  double diameter() const {
-    // the diameter of the circle
-    double r = radius_;
-    double value = 2 * r;
-    if (value < 0) {
-      return 0;
-    }
-    return value;
-  }
-
-  double inscribed_square_side() const {
-    // the inscribed_square_side of the circle
-    double r = radius_;
-    double value = r * std::sqrt(2.0);
-    if (value < 0) {
-      return 0;
-    }
-    return value;
-  }
-
-  double sector_area_quarter() const {
-    // the sector_area_quarter of the circle
-    double r = radius_;
-    double value = M_PI * r * r / 4;
-    if (value < 0) {
-      return 0;
-    }
-    return value;
-  }
-
- private:
+''' + "".join(circle_method(*m) for m in CIRCLE_METHODS) + ''' private:
   double radius_;
 };
 
