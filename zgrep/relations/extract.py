@@ -1,6 +1,7 @@
 """Definitions, reference sites and imports of one source file, from its tree-sitter parse.
 
-One `RelSpec` per language names the node types involved; the walk itself is generic.
+One `RelSpec` per language names the node types involved; the walk itself is generic. Python has its own
+scoped extraction (`relations.python`), which `extract` hands the parse to.
 Changed files are parsed a second time (after the chunker): parsing is ~1/6 of chunking plus
 extraction and far below embedding, while sharing the tree would change `chunk_file`'s contract.
 """
@@ -32,24 +33,6 @@ _LISTS = frozenset({"expression_list", "pattern_list", "tuple_pattern", "identif
 
 
 ImportParser = Callable[[str], list[tuple[str, str, str]]]
-
-
-def _python_imports(text: str) -> list[tuple[str, str, str]]:
-    text = re.sub(r"[()\\\n]", " ", re.sub(r"#[^\n]*", "", text))
-    match = re.match(r"\s*from\s+(\S+)\s+import\s+(.*)", text, re.DOTALL)
-    out = []
-    if match:
-        module = match.group(1)
-        for part in match.group(2).split(","):
-            name, _, alias = (p.strip() for p in part.partition(" as "))
-            if name:
-                out.append((module, name, alias or ("" if name == "*" else name)))
-        return out
-    for part in re.sub(r"^\s*import\s+", "", text).split(","):
-        module, _, alias = (p.strip() for p in part.partition(" as "))
-        if module:
-            out.append((module, "", alias or module))
-    return out
 
 
 def _js_imports(text: str) -> list[tuple[str, str, str]]:
@@ -175,8 +158,6 @@ _C = RelSpec(_f("preproc_include"), _c_imports,
              _f("field_expression", "qualified_identifier", "template_function"))
 
 SPECS: Mapping[str, RelSpec] = MappingProxyType({
-    "python": RelSpec(_f("import_statement", "import_from_statement", "future_import_statement"), _python_imports,
-                      _f("attribute")),
     "javascript": _JS, "typescript": _JS, "tsx": _JS,
     "go": RelSpec(_f("import_spec"), _go_imports, _f("selector_expression", "qualified_type")),
     "rust": RelSpec(_f("use_declaration"), _rust_imports,
