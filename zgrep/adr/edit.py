@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-from zgrep.adr.formats.body import ZG_OPEN_RE, block
+from zgrep.adr.formats.body import block, zg_opener
 from zgrep.adr.model import KEY_RE, AdrError, split_front_matter
 
 ITEM_RE = re.compile(r"^(\s*)-(\s|$)")
@@ -35,8 +35,7 @@ class FrontMatter:
         the end of a record that has neither)."""
         lines = text.splitlines(keepends=True)
         fm_lines = split_front_matter(text)[0] if lines and lines[0].strip() == "---" else None
-        start = 0 if fm_lines is None else len(fm_lines) + 2
-        opener = next((i for i in range(start, len(lines)) if ZG_OPEN_RE.match(lines[i].rstrip("\r\n"))), None)
+        opener = zg_opener(text)
         if fm_lines is not None and (opener is None or any((m := KEY_RE.match(ln)) and m.group(1) == key
                                                            for ln in fm_lines)):
             return cls(text)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from zgrep.adr.edit import dump_inline
-from zgrep.adr.formats.body import ZG_OPEN_RE, block
+from zgrep.adr.formats.body import block, zg_opener
 from zgrep.adr.model import Adr, Anchor, split_front_matter
 from zgrep.adr.propose import propose
 from zgrep.adr.settings import AdrSettings
@@ -61,10 +61,9 @@ def _placement(adr: Adr, text: str, keys: list[str]) -> tuple[int, list[str]]:
     if adr.format == "zg":
         fm_lines, _ = split_front_matter(text)
         return len(fm_lines) + 1, keys
-    start = len(split_front_matter(text)[0]) + 2 if lines and lines[0].strip() == "---" else 0
-    for i in range(start, len(lines)):
-        if ZG_OPEN_RE.match(lines[i].rstrip("\r\n")):
-            return i + 1, keys
+    opener = zg_opener(text)
+    if opener is not None:
+        return opener + 1, keys
     if not lines or text.endswith("\n"):
         return len(lines), block(keys)
     return adr.key_lines.get("title", 1), block(keys)  # no final newline: after the title line, not by editing the last

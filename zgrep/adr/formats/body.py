@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from zgrep.adr.model import FOREIGN_STATUSES, AdrError, Meta
+from zgrep.adr.model import FOREIGN_STATUSES, AdrError, Meta, split_front_matter
 
 FENCE_RE = re.compile(r"^(```|~~~)")
 ZG_OPEN_RE = re.compile(r"^```\s*zg\s*$")
@@ -117,6 +117,14 @@ def zg_block(lines: list[Line]) -> tuple[Meta | None, list[AdrError]]:
             inner.append(nxt)
         return None, [AdrError("the ```zg block is not closed by a ``` line", line.no, "yaml")]
     return None, []
+
+
+def zg_opener(text: str) -> int | None:
+    """Index of the ```zg line that opens a record's zg block (the first after any front matter), None
+    when the record has none (edits and `zg adr import` write the lines after it)."""
+    lines = text.splitlines()
+    start = len(split_front_matter(text)[0]) + 2 if lines and lines[0].strip() == "---" else 0
+    return next((i for i in range(start, len(lines)) if ZG_OPEN_RE.match(lines[i])), None)
 
 
 def block(keys: list[str]) -> list[str]:
