@@ -91,6 +91,8 @@ def test_errors_carry_the_cli_line_and_foreign_hosts_are_refused(served: tuple[U
     outside = get(url, "/read", path="../secret.txt")
     proc = user.zg("read", "../secret.txt", cwd=root, env=DIRECT)
     assert outside.status_code == 400 and outside.json()["error"]["message"] == proc.stderr.strip()
+    nul = get(url, "/read", path="src/net/retry.py\0.txt")  # no file name holds NUL: refused, not a dropped connection
+    assert nul.status_code == 400 and nul.json()["error"]["message"].startswith("zg: refusing a path with a NUL byte")
     bad_glob = get(url, "/search", q="retry", glob="src/[unclosed")
     assert bad_glob.status_code == 400
     assert bad_glob.json()["error"]["message"] == user.zg("search", "retry", "-g", "src/[unclosed", cwd=root, env=DIRECT).stderr.strip()
