@@ -97,12 +97,15 @@ def prepare_batch(items: list[tuple[str, str]], recipe: Recipe) -> PreparedBatch
 
 
 def _embed(files: list[PreparedFile], recipe: Recipe, clock: PhaseClock) -> tuple[dict[str, Any], int]:
-    """Vectors by content hash for every chunk of `files`, embedding (and caching) only what the
-    cache lacks; with the number embedded."""
+    """`cached_vectors` for every chunk of `files` with the recipe's model and cache."""
     assert recipe.model is not None
-    model = _model(*recipe.model)
     texts = {h: c.embed_text for f in files for h, c in zip(f.hashes, f.chunks)}
-    store = _cache(recipe.cache) if recipe.cache else None
+    return cached_vectors(_model(*recipe.model), _cache(recipe.cache) if recipe.cache else None, texts, clock)
+
+
+def cached_vectors(model: Any, store: Any, texts: dict[str, str], clock: PhaseClock) -> tuple[dict[str, Any], int]:
+    """Vectors by content hash for `{hash: embed text}`, embedding (and caching in `store`, a VectorCache
+    or None) only what the cache lacks; with the number the model embedded."""
     with clock.phase("cache_read"):
         found = store.get_many(model.model_id, list(texts)) if store else {}
     missing = [h for h in texts if h not in found]

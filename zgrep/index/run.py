@@ -17,7 +17,7 @@ from zgrep.fsutil import atomic_write
 from zgrep.git import GitError, changed_paths, head_commit
 from zgrep.index import discovery
 from zgrep.index.ignore import IgnoreRules
-from zgrep.index.prepare import Recipe, prepared_batches, worker_count
+from zgrep.index.prepare import Recipe, cached_vectors, prepared_batches, worker_count
 from zgrep.index.timing import PhaseClock
 from zgrep.progress import Progress
 from zgrep.relations.store import RELATIONS_DB, RelationsStore, is_ready
@@ -26,7 +26,7 @@ from zgrep.store.rows import chunk_row
 from zgrep.workspace import WorkspaceError, read_object
 
 FILES_PER_BATCH = 64
-LEXICAL_VERSION = 6  # bump when lexical_text() changes: indexes re-chunk (vectors stay cached)
+LEXICAL_VERSION = 6  # bump when index.prepare.lexical_text() changes: indexes re-chunk (vectors stay cached)
 RELATIONS_VERSION = 2  # bump when zgrep.relations extraction changes: indexes re-extract
 NEXT_RELATIONS = "relations.next.sqlite"  # a full rebuild's relations until it switches over
 
@@ -52,6 +52,10 @@ class Plan:
     loaded: dict[str, Any] = field(default_factory=dict)
     touched: bool = False
     indexed: int = 0  # files the write phase chunked and stored
+
+    def skip(self, reason: str) -> None:
+        """Count one file left out for `reason` (one of discovery.SKIP_REASONS, vanished, too_large)."""
+        self.skipped[reason] = self.skipped.get(reason, 0) + 1
 
 
 def normalise_paths(root: Path, paths: list[str]) -> list[str]:
@@ -94,10 +98,10 @@ def plan(engine: Engine, paths: list[str] | None, full: bool, read_new: bool = T
         if st is None:
             if rec is not None:
                 result.deleted.append(rel)
-            result.skipped["vanished"] = result.skipped.get("vanished", 0) + 1
+            result.skip("vanished")
             continue
         if st[0] > max_bytes:
-            result.skipped["too_large"] = result.skipped.get("too_large", 0) + 1
+            result.skip("too_large")
             if rec is not None:
                 result.deleted.append(rel)
             continue
@@ -109,7 +113,7 @@ def plan(engine: Engine, paths: list[str] | None, full: bool, read_new: bool = T
             continue
         loaded = discovery.read_file(root, rel, max_bytes=max_bytes)
         if not isinstance(loaded, discovery.LoadedFile):
-            result.skipped[loaded.reason] = result.skipped.get(loaded.reason, 0) + 1
+            result.skip(loaded.reason)
             if rec is not None:
                 result.deleted.append(rel)
             continue
@@ -222,15 +226,13 @@ def _write_batches(engine: Engine, work: Plan, store: Any, relations: Any, files
             batch = next(prepared, None)
         if batch is None:
             break
-        for step, seconds in batch.seconds.items():
-            clock.seconds[step] = clock.seconds.get(step, 0.0) + seconds
+        clock.add(batch.seconds)
         gone = [rel for rel in unreadable if rel in files]
         unreadable.clear()
         done = [f.path for f in batch.files]
         if batch.vectors is None:
-            with clock.phase("embed"):
-                vectors, fresh = _vectors(engine, [(h, c.embed_text) for f in batch.files
-                                                   for h, c in zip(f.hashes, f.chunks)], clock)
+            texts = {h: c.embed_text for f in batch.files for h, c in zip(f.hashes, f.chunks)}
+            vectors, fresh = cached_vectors(engine.embedder, engine.cache, texts, clock)
         else:
             vectors, fresh = batch.vectors, batch.embedded
         embedded += fresh
@@ -277,7 +279,7 @@ def _read_batches(engine: Engine, work: Plan, meta: dict[str, discovery.LoadedFi
                     meta[rel] = loaded
                     items.append((rel, loaded.text))
                 else:
-                    work.skipped[loaded.reason] = work.skipped.get(loaded.reason, 0) + 1
+                    work.skip(loaded.reason)
                     unreadable.append(rel)
         yield items
 
@@ -400,19 +402,3 @@ def _nothing_changed(engine: Engine, manifest: dict[str, Any], work: Plan, repor
     files = engine.files()
     report.update({"chunks": 0, "embedded": 0, "files": len(files), "took_s": round(time.monotonic() - started, 3)})
     return report
-
-
-def _vectors(engine: Engine, texts: list[tuple[str, str]], clock: PhaseClock) -> tuple[dict[str, Any], int]:
-    """Vectors by content hash for `(hash, embed text)` pairs, embedding only those not cached."""
-    model_id = engine.embedder.model_id
-    text_of = dict(texts)
-    with clock.phase("cache_read"):
-        found = engine.cache.get_many(model_id, list(text_of))
-    missing = [h for h in text_of if h not in found]
-    if missing:
-        vecs = engine.embedder.embed([text_of[h] for h in missing])
-        fresh = {h: vecs[j] for j, h in enumerate(missing)}
-        with clock.phase("cache_write"):
-            engine.cache.put_many(model_id, fresh)
-        found.update(fresh)
-    return found, len(missing)

@@ -22,6 +22,11 @@ class PhaseClock:
         finally:
             self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - start
 
+    def add(self, seconds: dict[str, float]) -> None:
+        """Add another clock's seconds (a worker's batch) to these."""
+        for name, value in seconds.items():
+            self.seconds[name] = self.seconds.get(name, 0.0) + value
+
     def report(self) -> dict[str, float]:
         """Seconds per phase, rounded to milliseconds."""
         return {name: round(s, 3) for name, s in self.seconds.items()}
