@@ -38,6 +38,12 @@ class Definition:
         return {"path": self.path, "start_line": self.start, "end_line": self.end, "symbol": self.name,
                 "scope": self.scope, "kind": self.kind}
 
+    @classmethod
+    def from_json(cls, entry: dict[str, Any]) -> Definition:
+        """The definition a `to_json`-shaped dict (a callers entry, a trace node) names."""
+        return cls(entry["path"], entry["symbol"], entry["scope"], entry["kind"], entry["start_line"],
+                   entry["end_line"])
+
 
 @dataclass(frozen=True)
 class Use:
@@ -58,10 +64,6 @@ class Use:
     @property
     def caller_qualname(self) -> str:
         return f"{self.caller_scope}.{self.caller_name}" if self.caller_scope else self.caller_name
-
-    def caller(self) -> Definition:
-        return Definition(self.path, self.caller_name, self.caller_scope, self.caller_kind, self.caller_start,
-                          self.caller_end)
 
 
 USE_COLUMNS = ("path, name, qualifier, line, kind, home, caller_name, caller_scope, caller_kind, caller_start, "

@@ -76,7 +76,7 @@ def impact(root: Path, targets: list[str], depth: int = DEFAULT_DEPTH,
                     truncated = truncated or (len(reached) >= MAX_TREE_NODES and key not in reached)
                     if key in reached or truncated:
                         continue
-                    caller = Definition(c["path"], c["symbol"], c["scope"], c["kind"], c["start_line"], c["end_line"])
+                    caller = Definition.from_json(c)
                     if caller in seen:
                         continue
                     reached[key] = {**caller.to_json(), "line": c["line"], "edge": c["edge"], "distance": distance,

@@ -188,8 +188,8 @@ def _neighbours(graph: Graph, definition: Definition, direction: str,
     """Callers (backward) or callees (forward) of one definition, with the line, resolution and edge kind."""
     if direction == "forward":
         return [(d, use.line, m.resolved, m.via, use.kind) for d, use, m in callees_of(graph, definition, edges)]
-    return [(Definition(c["path"], c["symbol"], c["scope"], c["kind"], c["start_line"], c["end_line"]),
-             c["line"], c["resolved"], c["via"], c["edge"]) for c in callers_of(graph, [definition], edges)]
+    return [(Definition.from_json(c), c["line"], c["resolved"], c["via"], c["edge"])
+            for c in callers_of(graph, [definition], edges)]
 
 
 def parse_edges(value: list[str] | str | None, default: tuple[str, ...]) -> tuple[str, ...]:
