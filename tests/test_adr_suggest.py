@@ -117,3 +117,19 @@ def test_the_daemon_answers_and_the_installed_hook_prints_it(repo: Repo, user: U
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "zgrep: this change may concern ADR-0001 (Retry idempotent HTTP requests with backoff): " \
            "src/http/client.py" in proc.stderr
+
+
+def test_an_added_line_that_reads_like_a_file_header_stays_in_the_query(tmp_path: Path) -> None:
+    """`git diff -U0` shows an added `++ n;` as `+++ n;`: a line of the change, not the next file's header."""
+    from zgrep.adr.suggest import added_lines
+
+    repo = Repo(tmp_path)
+    repo.write("src/count.c", "int n;\n")
+    assert repo.commit("base").returncode == 0
+    repo.write("src/count.c", "int n;\nvoid up(void) {\n++ n;\nreport_counter(n);\n}\n")
+    repo.write("src/other.c", "int other;\n")
+    repo.git("add", "-A")
+    assert added_lines(tmp_path, ()) == {
+        "src/count.c": [(2, "void up(void) {"), (3, "++ n;"), (4, "report_counter(n);"), (5, "}")],
+        "src/other.c": [(1, "int other;")],
+    }

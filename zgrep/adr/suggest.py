@@ -56,14 +56,16 @@ def added_lines(root: Any, skip: tuple[str, ...]) -> dict[str, list[tuple[int, s
     """Added lines (number, text) per staged file, outside the `skip` directories."""
     out: dict[str, list[tuple[int, str]]] = {}
     diff = git.try_run(root, "diff", "--cached", "-U0", "--no-color", "--no-ext-diff", "--no-renames", own_index=True)
-    path, line = None, 0
+    path, line, header = None, 0, False
     for raw in (diff or b"").decode("utf-8", "replace").splitlines():
-        if raw.startswith("+++ "):
+        if raw.startswith("diff --git "):
+            path, header = None, True
+        elif header and raw.startswith("+++ "):  # in a hunk, `+++ x` is the added line `++ x`
             name = raw[4:].strip()
             path = name[2:] if name.startswith("b/") and not any(anchor_covers(d, name[2:]) for d in skip) else None
         elif (m := HUNK_RE.match(raw)) is not None:
-            line = int(m.group(1))
-        elif raw.startswith("+") and path is not None:
+            line, header = int(m.group(1)), False
+        elif raw.startswith("+") and path is not None and not header:
             out.setdefault(path, []).append((line, raw[1:]))
             line += 1
     return out
