@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import os
-import secrets
 
 import click
 
 from zgrep.cli.main import fail, resolve
-from zgrep.cli.server import _is_loopback
-from zgrep.fsutil import atomic_write
+from zgrep.cli.server import is_loopback
 from zgrep.server import runtime
 
 TOKEN_ENV = "ZG_SERVE_TOKEN"
@@ -18,12 +16,7 @@ TOKEN_FILE = "serve.token"
 
 def _token() -> str:
     """$ZG_SERVE_TOKEN, else a fresh one written to a 0600 file in the runtime dir (never argv, never logged)."""
-    token = os.environ.get(TOKEN_ENV)
-    if token:
-        return token
-    token = secrets.token_urlsafe(32)
-    atomic_write(runtime.runtime_dir(create=True) / TOKEN_FILE, token)
-    return token
+    return os.environ.get(TOKEN_ENV) or runtime.new_token(TOKEN_FILE)
 
 
 @click.command()
@@ -38,7 +31,7 @@ def serve(host: str, port: int, allow_non_loopback: bool, root_dir: str | None) 
     /callers?symbol=, /trace?entry=, /adr/constraints?path=, /adr/search?q=, /adr/check answer what
     `--json` prints, through the daemon when it runs. Ctrl-C stops it."""
     root, cfg = resolve(root_dir)
-    loopback = _is_loopback(host)
+    loopback = is_loopback(host)
     if not loopback and not allow_non_loopback:
         fail(f"{host} is not a loopback address: other machines could reach this API and read your code; "
              "use --host 127.0.0.1, or pass --allow-non-loopback (requests then need a token)")

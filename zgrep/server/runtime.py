@@ -85,12 +85,12 @@ def _short_alias(target: Path) -> Path:
     return link
 
 
-def new_token() -> str:
-    """A fresh random token, written to the 0600 token file."""
-    import secrets  # the daemon's only: the thin client imports this module
+def new_token(name: str = TOKEN_FILE) -> str:
+    """A fresh random token, written to the 0600 file `name` in the runtime dir (the daemon's by default)."""
+    import secrets  # only when a token is made: the thin client imports this module
 
     token = secrets.token_urlsafe(32)
-    atomic_write(runtime_dir(create=True) / TOKEN_FILE, token)
+    atomic_write(runtime_dir(create=True) / name, token)
     return token
 
 
