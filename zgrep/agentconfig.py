@@ -200,17 +200,17 @@ def save_record(root: Path, files: dict[str, dict[str, Any]]) -> None:
 
 # --- plan and apply ---------------------------------------------------------------------------------------
 
+def _edit(rel: str, text: str | None, adding: bool) -> Change:
+    """`rel`'s change: zg init's block (the instructions file) or server entry added, or taken out of `text`."""
+    if rel == INSTRUCTIONS_FILE:
+        return Change(rel, text, add_block(text) if adding else drop_block(text or ""))
+    after, note = add_entry(rel, text) if adding else drop_entry(rel, text or "")
+    return Change(rel, text, after, note)
+
+
 def plan_init(root: Path, files: list[str]) -> list[Change]:
     """The change `zg init` makes to each file (InitError before anything is written)."""
-    changes = []
-    for rel in files:
-        before = _read(root, rel)
-        if rel == INSTRUCTIONS_FILE:
-            changes.append(Change(rel, before, add_block(before)))
-        else:
-            after, note = add_entry(rel, before)
-            changes.append(Change(rel, before, after, note))
-    return changes
+    return [_edit(rel, _read(root, rel), adding=True) for rel in files]
 
 
 def plan_remove(root: Path, files: list[str], record: dict[str, dict[str, Any]]) -> list[Change]:
@@ -224,11 +224,8 @@ def plan_remove(root: Path, files: list[str], record: dict[str, dict[str, Any]])
             changes.append(Change(rel, current, entry.get("before")))
         elif current is None:
             changes.append(Change(rel, None, None))
-        elif rel == INSTRUCTIONS_FILE:
-            changes.append(Change(rel, current, drop_block(current)))
         else:
-            after, note = drop_entry(rel, current)
-            changes.append(Change(rel, current, after, note))
+            changes.append(_edit(rel, current, adding=False))
     return changes
 
 
