@@ -62,3 +62,21 @@ def test_impact_of_a_symbol_a_path_and_the_staged_change(repo: Path, zg: Zg) -> 
                          (("impact", "shop/cart.py", "--edges", "calls"), "--edges")):
         bad = zg(*args, "--mode", "direct", cwd=repo)
         assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and needle in bad.stderr, bad.stderr
+
+
+def test_staged_paths_git_quotes_or_prefixes_otherwise(repo: Path, zg: Zg) -> None:
+    """A non-ASCII name (C-quoted by git), a name with a space (git ends it with a tab) and the repository's
+    own diff.mnemonicPrefix (c/ and i/ instead of a/ and b/) still name the staged files."""
+    names = ("café.py", "my shop.py")
+    for name in names:
+        (repo / name).write_text("def one():\n    return 1\n\n\ndef two():\n    return 2\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "two files")
+    assert zg("index", "--mode", "direct", cwd=repo).returncode == 0
+    git(repo, "config", "diff.mnemonicPrefix", "true")
+    for name in names:
+        (repo / name).write_text("def one():\n    return 1\n\n\ndef two():\n    return 3\n")
+    git(repo, "add", ".")
+    staged = impact(zg, repo, "--staged")
+    assert staged["targets"] == ["café.py:6-6", "my shop.py:6-6"] and staged["skipped"] == []
+    assert [(d["path"], d["symbol"]) for d in staged["changed"]] == [("café.py", "two"), ("my shop.py", "two")]
