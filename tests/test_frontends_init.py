@@ -92,3 +92,19 @@ def test_a_config_it_cannot_merge_is_refused_and_nothing_is_written(project: tup
     assert tree(root) == before
     (root / ".mcp.json").write_text('{"mcpServers": ["not", "an", "object"]}')
     assert_one_line_error(user.zg("init", "--client", "claude", cwd=root), ".mcp.json", "object")
+
+
+def test_a_config_reached_through_a_symlink_out_of_the_workspace_is_refused(project: tuple[User, Path],
+                                                                           tmp_path: Path) -> None:
+    user, root = project
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "notes.md").write_text("mine\n")
+    (root / ".cursor").symlink_to(outside)  # a cloned repository's link to the user's own files
+    before = tree(outside)
+    assert_one_line_error(user.zg("init", "--client", "cursor", cwd=root), ".cursor/mcp.json", "out of the workspace")
+    assert tree(outside) == before and not (outside / "mcp.json").exists()
+    (root / "AGENTS.md").unlink()
+    (root / "AGENTS.md").symlink_to(outside / "notes.md")
+    assert_one_line_error(user.zg("init", "--client", "claude", cwd=root), "AGENTS.md", "out of the workspace")
+    assert tree(outside) == before and (root / "AGENTS.md").is_symlink()

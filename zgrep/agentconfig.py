@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from zgrep.fsutil import atomic_write
+from zgrep.index.discovery import Confinement
 from zgrep.server.runtime import state_dir
 from zgrep.service import ErrorCode, FixedCodeError
 
@@ -50,7 +51,8 @@ commands in a shell with `--json`.
 
 
 class InitError(FixedCodeError):
-    """A file `zg init` must not rewrite (not JSON, not an object, not UTF-8); the message names it."""
+    """A file `zg init` must not rewrite (not JSON, not an object, not UTF-8, or reached through a symlink out of
+    the workspace); the message names it."""
 
     CODE = ErrorCode.BAD_REQUEST
 
@@ -82,6 +84,9 @@ def targets(clients: list[str], instructions: bool) -> list[str]:
 
 
 def _read(root: Path, rel: str) -> str | None:
+    if Confinement(root).path(rel) is None:  # a cloned repository's `.vscode -> ~/elsewhere` must not be written
+        raise InitError(f"{rel} leads out of the workspace (a symlink, or a symlinked directory on the way); "
+                        "zg init leaves it alone")
     try:
         return (root / rel).read_bytes().decode("utf-8")
     except FileNotFoundError:
