@@ -13,32 +13,21 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-ZG = str(Path(sys.executable).with_name("zg"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from daemon import private_env, run_zg  # noqa: E402
+
 QUERIES = ["queryset filter", "url resolver", "template engine", "form validation", "database migration",
            "middleware request", "cache backend", "session storage"]
 
 
-def private_env(base: Path) -> dict[str, str]:
-    """A user of its own (no daemon, no config), not marked as CI so auto mode may start the daemon."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ZG_") and k != "CI"}
-    for name in ("XDG_RUNTIME_DIR", "XDG_STATE_HOME", "XDG_CONFIG_HOME"):
-        path = base / name.lower()
-        path.mkdir(mode=0o700)
-        env[name] = str(path)
-    return env
-
-
 def search(env: dict[str, str], repo: Path, query: str) -> tuple[float, str]:
     """Wall time of one whole `zg search --json` and the mode that answered it."""
-    start = time.perf_counter()
-    proc = subprocess.run([ZG, "search", query, "--json"], cwd=repo, env=env, capture_output=True, text=True)
-    wall = time.perf_counter() - start
+    wall, proc = run_zg(env, "search", query, "--json", cwd=repo)
     assert proc.returncode in (0, 1), proc.stderr
     return wall, json.loads(proc.stdout)["mode"]
 
@@ -58,7 +47,7 @@ def main() -> int:
     opts = ap.parse_args()
     repo = opts.repo.resolve()
     with tempfile.TemporaryDirectory() as tmp:
-        env = private_env(Path(tmp))
+        env = private_env(Path(tmp), autostart=True)
         try:
             first = search(env, repo, QUERIES[0])
             time.sleep(opts.wait)
@@ -69,7 +58,7 @@ def main() -> int:
             time.sleep(opts.idle)
             idle_share = (cpu_ticks(info["pid"]) - before) / tick / opts.idle
         finally:
-            subprocess.run([ZG, "server", "off"], env=env, capture_output=True)
+            run_zg(env, "server", "off", cwd=repo)
     print(f"repo {repo}")
     print(f"  first search (no daemon): {first[0]:.2f} s, mode {first[1]}")
     print(f"  next {opts.runs} searches, from {opts.wait:g} s after the first: modes {sorted({m for _, m in nxt})}, "

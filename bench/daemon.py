@@ -27,10 +27,12 @@ ZG = str(Path(sys.executable).with_name("zg"))
 QUERY = "how are routes registered"
 
 
-def private_env(base: Path) -> dict[str, str]:
-    """A user environment of its own, so the bench never touches a real daemon."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ZG_")}
-    env["ZG_SERVER_AUTOSTART"] = "false"  # "no daemon" stays so: an auto-mode search must not start one
+def private_env(base: Path, autostart: bool = False) -> dict[str, str]:
+    """A user environment of its own, so the bench never touches a real daemon. `autostart`: not marked as
+    CI, so an auto-mode search may start the daemon (bench/autostart.py); else "no daemon" stays so."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ZG_") and not (autostart and k == "CI")}
+    if not autostart:
+        env["ZG_SERVER_AUTOSTART"] = "false"
     for name in ("XDG_RUNTIME_DIR", "XDG_STATE_HOME", "XDG_CONFIG_HOME"):
         path = base / name.lower()
         path.mkdir(mode=0o700)
@@ -38,11 +40,16 @@ def private_env(base: Path) -> dict[str, str]:
     return env
 
 
-def timed(env: dict[str, str], *args: str, cwd: Path) -> float:
-    """Wall time of one whole `zg` process (which must exit 0)."""
+def run_zg(env: dict[str, str], *args: str, cwd: Path) -> tuple[float, subprocess.CompletedProcess[str]]:
+    """Wall time and outcome of one whole `zg` process."""
     start = time.perf_counter()
     proc = subprocess.run([ZG, *args], cwd=cwd, env=env, capture_output=True, text=True)
-    wall = time.perf_counter() - start
+    return time.perf_counter() - start, proc
+
+
+def timed(env: dict[str, str], *args: str, cwd: Path) -> float:
+    """Wall time of one whole `zg` process (which must exit 0)."""
+    wall, proc = run_zg(env, *args, cwd=cwd)
     assert proc.returncode == 0, f"zg {' '.join(args)}: {proc.stderr}"
     return wall
 
