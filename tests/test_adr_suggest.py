@@ -133,3 +133,21 @@ def test_an_added_line_that_reads_like_a_file_header_stays_in_the_query(tmp_path
         "src/count.c": [(2, "void up(void) {"), (3, "++ n;"), (4, "report_counter(n);"), (5, "}")],
         "src/other.c": [(1, "int other;")],
     }
+
+
+@pytest.mark.parametrize("config", [(), ("diff.noprefix", "true"), ("diff.mnemonicPrefix", "true")])
+def test_added_lines_of_unusual_names_and_prefix_settings(tmp_path: Path, config: tuple[str, ...]) -> None:
+    """Paths as git writes them in the diff are read back: C-quoted non-ASCII names, a name holding a space,
+    and whatever diff prefixes the user's git config asks for."""
+    from zgrep.adr.suggest import added_lines
+
+    repo = Repo(tmp_path)
+    if config:
+        repo.git("config", *config)
+    repo.write("src/café.py", "def price():\n    return 1\n")
+    repo.write("src/two words.py", "def other():\n    return 2\n")
+    repo.git("add", "-A")
+    assert added_lines(tmp_path, ()) == {
+        "src/café.py": [(1, "def price():"), (2, "    return 1")],
+        "src/two words.py": [(1, "def other():"), (2, "    return 2")],
+    }
