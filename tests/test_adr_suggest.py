@@ -4,8 +4,8 @@ directory (direct, and through a real daemon from the installed pre-commit hook)
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
