@@ -1,14 +1,19 @@
-"""`zg callers` and `zg trace`: who references a definition, and the call tree from one."""
+"""`zg callers`, `zg trace` and `zg impact`: who references a definition, the call tree from one, and what
+reaches changed definitions."""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import click
 
 from zgrep.cli import output
 from zgrep.cli.main import common_options, config_flags, fail, resolve, run
-from zgrep.service import CALLERS, IMPACT, TRACE
+from zgrep.config import Config
+from zgrep.service import CALLERS, IMPACT, TRACE, Operation
 
 ROOT_HELP = "Workspace root (default: the git top level of the cwd)."
 EDGES_HELP = "Edge kinds, comma-separated: call, reference, import, annotation, decorator, inherit, or all"
@@ -18,26 +23,41 @@ def _edges(value: str | None) -> list[str] | None:
     return [part.strip() for part in value.split(",") if part.strip()] if value else None
 
 
+def _shared_options(edges_default: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """--edges (saying its default), --root, --json and the common options, as every relations command ends."""
+    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
+        fn = common_options(fn)
+        fn = click.option("--json", "as_json", is_flag=True, help="One JSON document.")(fn)
+        fn = click.option("--root", "root_dir", default=None, help=ROOT_HELP)(fn)
+        return click.option("--edges", default=None, help=f"{EDGES_HELP} (default: {edges_default}).")(fn)
+    return decorate
+
+
+def _answer(op: Operation, root: Path, cfg: Config, args: dict[str, Any], edges: str | None, as_json: bool,
+            mode: str | None, model: str | None, milvus_uri: str | None,
+            write: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+    """Run `op` with the shared flags added to `args`; print its result as JSON or with `write`."""
+    args = {**args, "edges": _edges(edges), "config": config_flags(model, milvus_uri)}
+    result, used = run(op, root, cfg, args, mode)
+    if as_json:
+        output.write_json(result, used)
+    else:
+        write(result)
+    return result
+
+
 @click.command()
 @click.argument("symbol")
 @click.option("--source-file", default=None, help="Only the definition in this workspace-relative file.")
 @click.option("-n", "--limit", type=int, default=None, help="At most this many callers.")
-@click.option("--edges", default=None, help=EDGES_HELP + " (default: all).")
-@click.option("--root", "root_dir", default=None, help=ROOT_HELP)
-@click.option("--json", "as_json", is_flag=True, help="One JSON document.")
-@common_options
+@_shared_options("all")
 def callers(symbol: str, source_file: str | None, limit: int | None, edges: str | None, root_dir: str | None,
             as_json: bool, mode: str | None, model: str | None, milvus_uri: str | None) -> None:
     """Definitions that use SYMBOL (name, Scope.name or PATH:name), each with how (`edge`: call, import, ...).
     Exit 0 found, 1 none, 2 error."""
     root, cfg = resolve(root_dir)
-    args = {"symbol": symbol, "source_file": source_file, "limit": limit, "edges": _edges(edges),
-            "config": config_flags(model, milvus_uri)}
-    result, used = run(CALLERS, root, cfg, args, mode)
-    if as_json:
-        output.write_json(result, used)
-    else:
-        output.write_callers(result, symbol, source_file)
+    result = _answer(CALLERS, root, cfg, {"symbol": symbol, "source_file": source_file, "limit": limit}, edges,
+                     as_json, mode, model, milvus_uri, lambda found: output.write_callers(found, symbol, source_file))
     sys.exit(0 if result["callers"] else 1)
 
 
@@ -47,22 +67,15 @@ def callers(symbol: str, source_file: str | None, limit: int | None, edges: str 
               help="backward: who calls ENTRY; forward: what ENTRY calls.")
 @click.option("--depth", type=click.IntRange(1, 10), default=3, show_default=True, help="Levels to follow.")
 @click.option("--source-file", default=None, help="Only the definition in this workspace-relative file.")
-@click.option("--edges", default=None, help=EDGES_HELP + " (default: call).")
-@click.option("--root", "root_dir", default=None, help=ROOT_HELP)
-@click.option("--json", "as_json", is_flag=True, help="One JSON document.")
-@common_options
+@_shared_options("call")
 def trace(entry: str, direction: str, depth: int, source_file: str | None, edges: str | None, root_dir: str | None,
           as_json: bool, mode: str | None, model: str | None, milvus_uri: str | None) -> None:
     """Call tree from ENTRY (name, Scope.name or PATH:name), following calls unless --edges says otherwise.
     Exit 0 with edges, 1 without, 2 on error."""
     root, cfg = resolve(root_dir)
-    args = {"entry": entry, "direction": direction, "depth": depth, "source_file": source_file,
-            "edges": _edges(edges), "config": config_flags(model, milvus_uri)}
-    result, used = run(TRACE, root, cfg, args, mode)
-    if as_json:
-        output.write_json(result, used)
-    else:
-        output.write_trace(result, entry, source_file, direction == "forward")
+    args = {"entry": entry, "direction": direction, "depth": depth, "source_file": source_file}
+    result = _answer(TRACE, root, cfg, args, edges, as_json, mode, model, milvus_uri,
+                     lambda tree: output.write_trace(tree, entry, source_file, direction == "forward"))
     sys.exit(0 if any(top["children"] for top in output.trace_tops(result)) else 1)
 
 
@@ -70,10 +83,7 @@ def trace(entry: str, direction: str, depth: int, source_file: str | None, edges
 @click.argument("targets", nargs=-1)
 @click.option("--staged", is_flag=True, help="Assess the staged change (each staged hunk's definitions).")
 @click.option("--depth", type=click.IntRange(1, 10), default=3, show_default=True, help="Levels of callers to follow.")
-@click.option("--edges", default=None, help=EDGES_HELP + " (default: all but annotation).")
-@click.option("--root", "root_dir", default=None, help=ROOT_HELP)
-@click.option("--json", "as_json", is_flag=True, help="One JSON document.")
-@common_options
+@_shared_options("all but annotation")
 def impact(targets: tuple[str, ...], staged: bool, depth: int, edges: str | None, root_dir: str | None,
            as_json: bool, mode: str | None, model: str | None, milvus_uri: str | None) -> None:
     """What reaches the changed definitions (TARGETS: PATH, PATH:SYMBOL or PATH:START-END, or --staged):
@@ -97,11 +107,6 @@ def impact(targets: tuple[str, ...], staged: bool, depth: int, edges: str | None
             sys.exit(1)
     elif not wanted:
         fail("give PATH, PATH:SYMBOL or PATH:START-END, or --staged (e.g. zg impact src/app.py:run)", 2)
-    args = {"targets": wanted, "staged": staged, "depth": depth, "edges": _edges(edges),
-            "config": config_flags(model, milvus_uri)}
-    result, used = run(IMPACT, root, cfg, args, mode)
-    if as_json:
-        output.write_json(result, used)
-    else:
-        output.write_impact(result)
+    result = _answer(IMPACT, root, cfg, {"targets": wanted, "staged": staged, "depth": depth}, edges, as_json, mode,
+                     model, milvus_uri, output.write_impact)
     sys.exit(0 if result["total"] else 1)
