@@ -11,10 +11,13 @@ import json
 import subprocess
 from pathlib import Path
 
+import httpx
 import pytest
 
 from conftest import ZG
 from daemon_helpers import User, make_repo, wait_for
+from test_frontends_http import start as start_serve
+from test_frontends_http import stop as stop_serve
 from zgrep.locking import lock_holder
 from zgrep.server import runtime
 
@@ -63,6 +66,22 @@ def test_first_search_answers_in_process_and_the_next_one_from_the_daemon(tmp_pa
         assert json.loads(user.zg("status", "--json", cwd=repo).stdout)["daemon"]["started_by"] == "autostart"
         assert "started by autostart" in user.zg("status", cwd=repo).stdout
     finally:
+        stop(user)
+
+
+def test_a_search_through_zg_serve_starts_the_daemon_as_the_cli_does(tmp_path: Path) -> None:
+    user = autostart_user(tmp_path / "user")
+    repo = make_repo(tmp_path / "repo")
+    serve, url = start_serve(user, repo, env={"ZG_MODE": "auto"})
+    try:
+        first = httpx.get(url + "/search", params={"q": "retry with backoff"}, timeout=START_S).json()
+        assert first["mode"] == "direct" and first["hits"][0]["path"] == "retry.py"
+        assert spawned(user)
+        wait_for(lambda: user.zg("server", "status", "--check-ready").returncode == 0, START_S, "the autostarted daemon")
+        second = httpx.get(url + "/search", params={"q": "retry with backoff"}, timeout=START_S).json()
+        assert second["mode"] == "server" and second["hits"][0]["path"] == "retry.py"
+    finally:
+        stop_serve(serve)
         stop(user)
 
 

@@ -18,7 +18,7 @@ from zgrep import telemetry
 from zgrep.cli.output import with_mode
 from zgrep.cli.read import ReadRefused, file_slice
 from zgrep.config import Config, ConfigError
-from zgrep.server.client import ClientError, call
+from zgrep.server.client import Autostart, ClientError, call
 from zgrep.service import CALLERS, INDEX, SEARCH, STATUS, TRACE, ErrorCode, Operation, ZgError
 from zgrep.progress import Progress
 
@@ -57,7 +57,8 @@ class Workspace:
         with self._serial:
             try:
                 result, used = call(op.name, str(self.root), args, self.cfg["mode"],
-                                    probe_ms=self.cfg["server.probe_timeout_ms"], on_progress=on_progress)
+                                    probe_ms=self.cfg["server.probe_timeout_ms"], on_progress=on_progress,
+                                    autostart=Autostart.from_config(self.cfg))
             except ClientError as exc:
                 telemetry.record(self.cfg, op.name, started, None, None, exc.exit_code, self.frontend,
                                  args.get("queries"))
