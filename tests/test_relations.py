@@ -139,8 +139,7 @@ def test_not_indexed_is_a_clear_error(repo: Path, zg: Zg) -> None:
         assert out.returncode == 2 and out.stderr.strip() == "zg: not indexed; run zg index", out.stderr
 
 
-def test_engine_and_server_mode_equal_direct(indexed: Path, zg: Zg, tmp_path: Path,
-                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_engine_and_server_mode_equal_direct(indexed: Path, zg: Zg, tmp_path: Path) -> None:
     from zgrep.dispatch import handle
     from zgrep.engine import Engine
 
