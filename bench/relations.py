@@ -38,6 +38,9 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from scale import private_env  # noqa: E402  (a user of its own; bytecode cached as an installed zg's is)
+
 ZG = str(Path(sys.executable).with_name("zg"))
 SDISTS = {"flask": "flask-3.1.3", "click": "click-8.3.2"}
 MODULE = "<module>"
@@ -236,17 +239,6 @@ def latency(root: Path, symbols: list[str], runs: int, env: dict[str, str], mode
     return statistics.median(walls)
 
 
-def private_env(base: Path) -> dict[str, str]:
-    """A user of its own, so the bench never meets a real daemon; bytecode is cached (in `base`) as an
-    installed zgrep's is, even where the environment says PYTHONDONTWRITEBYTECODE."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ZG_") and k != "PYTHONDONTWRITEBYTECODE"}
-    env["PYTHONPYCACHEPREFIX"] = str(base / "pycache")
-    for name in ("XDG_RUNTIME_DIR", "XDG_STATE_HOME", "XDG_CONFIG_HOME"):
-        (base / name.lower()).mkdir(mode=0o700, parents=True, exist_ok=True)
-        env[name] = str(base / name.lower())
-    return env
-
-
 # ----- main ------------------------------------------------------------------------------------------------
 
 def compare(label: str, keys: list[tuple[str, str]], truths: list[set[Key]], founds: list[set[Key]],
@@ -316,6 +308,7 @@ def main() -> int:
                 tp_, tr = trace_score.figures()
                 print(f"{label}: callers P {cp:.3f} R {cr:.3f}  trace-1 P {tp_:.3f} R {tr:.3f}")
         if opts.runs and latency_root is not None:
+            (tmp / "user").mkdir()
             env = private_env(tmp / "user")
             latency(latency_root, latency_symbols, 3, env, "direct")  # write the bytecode cache
             direct = latency(latency_root, latency_symbols, opts.runs, env, "direct")
