@@ -106,14 +106,17 @@ class Workspace:
 
     # --- files ---------------------------------------------------------------------------------------
 
-    def read(self, location: str) -> dict[str, Any]:
-        """Lines of `PATH[:START[-END]]`, confined to the workspace exactly as `zg read` is."""
+    def read(self, location: str, start: int | None = None, end: int | None = None) -> dict[str, Any]:
+        """Lines of `PATH[:START[-END]]` (or of PATH from `start` to `end`, 1-based and inclusive, when either is
+        given), confined to the workspace exactly as `zg read` is."""
+        if start or end:
+            location += f":{start or 1}-{end or ''}"
         try:
-            rel, lines, start, end = file_slice(self.root, location)
+            rel, lines, first, last = file_slice(self.root, location)
         except ReadRefused as exc:
             raise _bad(str(exc)) from None
-        return {"path": posixpath.normpath(rel), "start_line": start, "end_line": end, "total_lines": len(lines),
-                "text": "".join(line + "\n" for line in lines[start - 1:end])}
+        return {"path": posixpath.normpath(rel), "start_line": first, "end_line": last, "total_lines": len(lines),
+                "text": "".join(line + "\n" for line in lines[first - 1:last])}
 
     # --- decision records ----------------------------------------------------------------------------
 

@@ -64,14 +64,9 @@ def routes(ws: Workspace) -> dict[str, Callable[[Query], dict[str, Any]]]:
                          modified_after=_number(q, "modified_after", float),
                          modified_before=_number(q, "modified_before", float))
 
-    def read(q: Query) -> dict[str, Any]:
-        start, end = _number(q, "start", int), _number(q, "end", int)
-        span = f":{start or 1}-{end or ''}" if start or end else ""
-        return ws.read(_required(q, "path") + span)
-
     return {
         "/search": search,
-        "/read": read,
+        "/read": lambda q: ws.read(_required(q, "path"), _number(q, "start", int), _number(q, "end", int)),
         "/status": lambda q: ws.status(),
         "/callers": lambda q: ws.callers(_required(q, "symbol"), _one(q, "source_file"), _number(q, "limit", int)),
         "/trace": lambda q: ws.trace(_required(q, "entry"), _one(q, "direction", "backward") or "backward",

@@ -37,7 +37,6 @@ WRITES_INDEX = ToolAnnotations(read_only_hint=False, destructive_hint=False, ide
                                open_world_hint=False)
 
 
-
 def failure(line: str) -> CallToolResult:
     """An MCP tool error whose text is exactly `line` (the SDK's ToolError would prefix it)."""
     return CallToolResult(content=[TextContent(type="text", text=line)], is_error=True)
@@ -116,8 +115,7 @@ def build_server(ws: Workspace, clips: ClipStore | None = None) -> MCPServer:
         """Read lines of a file in the workspace (confined to it: no absolute paths, no `..`, no symlinks
         out). Returns `path`, `start_line`, `end_line`, `total_lines` and `text`. Prefer `read_hit` for a
         search hit; use this to widen the view around one."""
-        span = f":{start or 1}-{end or ''}" if start or end else ""
-        return ws.read(path + span)
+        return ws.read(path, start, end)
 
     @server.tool(annotations=READ_ONLY)
     @_tool_errors
