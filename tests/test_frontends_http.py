@@ -32,6 +32,9 @@ def start(user: User, root: Path, *args: str, env: dict[str, str] | None = None)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and sel.select(timeout=1) == [] and proc.poll() is None:
         pass
+    if proc.poll() is None and sel.select(timeout=0) == []:  # else readline() would block the suite for good
+        proc.kill()
+        pytest.fail("zg serve printed no start-up line within 60 s")
     line = proc.stderr.readline()
     found = re.search(r"http://\S+?:(\d+)/", line)
     assert found, line
