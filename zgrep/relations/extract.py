@@ -251,8 +251,7 @@ def _nested_functions(root: Node, defs: list[Def]) -> list[Def]:
         owners = [d for d in (*defs, *found) if d.kind == "function" and d.start < start and end <= d.end]
         if owners:
             owner = max(owners, key=lambda d: d.start)
-            scope = f"{owner.scope}.{owner.name}" if owner.scope else owner.name
-            found.append(Def(node_text(name), scope, "function", start, end))
+            found.append(Def(node_text(name), owner.qualname, "function", start, end))
     return found
 
 
@@ -333,10 +332,9 @@ def _function_locals(nodes: list[Node], owner: list[Def | None], defs: list[Def]
         caller = owner[node.start_point[0] + 1] if node.start_point[0] + 1 < len(owner) else None
         if caller is None or caller.kind != "function" or not _is_binding(node):
             continue
-        qualname = f"{caller.scope}.{caller.name}" if caller.scope else caller.name
         name = node_text(node)
-        if (qualname, name) not in nested and not (caller.name == name and node.start_point[0] + 1 == caller.start):
-            found.setdefault(qualname, set()).add(name)
+        if (caller.qualname, name) not in nested and not (caller.name == name and node.start_point[0] + 1 == caller.start):
+            found.setdefault(caller.qualname, set()).add(name)
     return found
 
 
@@ -344,7 +342,7 @@ def _shadowed(name: str, caller: Def | None, local: dict[str, set[str]]) -> bool
     """Whether a bare name used in `caller` is a parameter or variable of it or of a function around it."""
     if caller is None:
         return False
-    qualname = f"{caller.scope}.{caller.name}" if caller.scope else caller.name
+    qualname = caller.qualname
     while qualname:
         if name in local.get(qualname, ()):
             return True

@@ -19,6 +19,10 @@ class Def:
     end: int
     type: str = ""
 
+    @property
+    def qualname(self) -> str:
+        return f"{self.scope}.{self.name}" if self.scope else self.name
+
 
 @dataclass(frozen=True)
 class Ref:
