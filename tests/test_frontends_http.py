@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import selectors
+import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -117,3 +118,17 @@ def test_a_non_loopback_bind_needs_consent_and_then_a_token(served: tuple[User, 
         assert ok.status_code == 200 and ok.json()["indexed"] is True
     finally:
         stop(proc)
+
+
+def test_only_loopback_host_names_are_answered(served: tuple[User, Path, str]) -> None:
+    _, _, url = served
+    port = url.rsplit(":", 1)[1]
+    for host in ("localhost.attacker.example", "127.0.0.1.attacker.example", f"attacker.example:{port}",
+                 "localhost:80:80", "[::1", "[::1]attacker.example", "attacker.example@127.0.0.1", ""):
+        refused = httpx.get(url + "/status", headers={"Host": host}, timeout=30)
+        assert refused.status_code == 403 and "files" not in refused.text, host
+    for host in (f"LOCALHOST:{port}", f"[::1]:{port}", f"127.0.0.1:{port}"):
+        assert httpx.get(url + "/status", headers={"Host": host}, timeout=60).status_code == 200, host
+    with socket.create_connection(("127.0.0.1", int(port)), timeout=30) as sock:  # HTTP/1.0 needs no Host header
+        sock.sendall(b"GET /status HTTP/1.0\r\n\r\n")
+        assert sock.makefile("rb").readline().split()[1] == b"403"

@@ -78,9 +78,10 @@ def routes(ws: Workspace) -> dict[str, Callable[[Query], dict[str, Any]]]:
 
 
 def _host_name(host_header: str) -> str:
-    """`example.org:80` -> `example.org`, `[::1]:7700` -> `::1`."""
+    """`example.org:80` -> `example.org`, `[::1]:7700` -> `::1`; a malformed bracket form (`[::1]x`) stays whole."""
     if host_header.startswith("["):
-        return host_header[1:].partition("]")[0]
+        name, bracket, rest = host_header[1:].partition("]")
+        return name if bracket and (not rest or (rest[0] == ":" and rest[1:].isdigit())) else host_header
     return host_header.rpartition(":")[0] if host_header.count(":") == 1 else host_header
 
 
