@@ -20,6 +20,7 @@ import corpus
 from conftest import ZG
 from daemon_helpers import User
 from test_frontends_mcp import DIRECT, FILES
+from test_thin_client import heavy, imported
 
 
 def start(user: User, root: Path, *args: str, env: dict[str, str] | None = None) -> tuple[subprocess.Popen[str], str]:
@@ -132,3 +133,13 @@ def test_only_loopback_host_names_are_answered(served: tuple[User, Path, str]) -
     with socket.create_connection(("127.0.0.1", int(port)), timeout=30) as sock:  # HTTP/1.0 needs no Host header
         sock.sendall(b"GET /status HTTP/1.0\r\n\r\n")
         assert sock.makefile("rb").readline().split()[1] == b"403"
+
+
+def test_serve_starts_without_the_engine_stack(served: tuple[User, Path, str]) -> None:
+    user, root, _ = served
+    with socket.socket() as taken:  # a port in use: zg serve builds everything up to the bind, then exits 2
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        out, names = imported(user, "serve", "--port", str(taken.getsockname()[1]), cwd=root)
+    assert out.returncode == 2 and out.stderr.splitlines()[-1].startswith("zg: cannot listen"), out.stderr[-500:]
+    assert "zgrep.frontends.http_api" in names and heavy(names) == []
