@@ -13,8 +13,6 @@ from zgrep.cli.main import resolve
 from zgrep.config import user_config_path
 
 
-
-
 def _ms(stat: dict[str, Any]) -> str:
     low, high = stat["ci"]
     return f"{stat['value']:.0f} ms [{low:.0f}-{high:.0f}]"

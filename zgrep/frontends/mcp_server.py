@@ -21,8 +21,8 @@ from pydantic import Field
 
 from zgrep import __version__
 from zgrep.frontends.api import FrontendError, Workspace
-from zgrep.service import ErrorCode
 from zgrep.frontends.clips import ClipStore
+from zgrep.service import ErrorCode
 
 INSTRUCTIONS = """\
 zgrep searches this workspace's code by meaning and by keyword (hybrid dense + BM25, reranked).

@@ -50,7 +50,7 @@ def pid_stopped(pid: int) -> bool:
 
 
 def exchange(endpoint: str, request: dict[str, Any], timeout_s: float | None, pid: int | None = None,
-             on_progress: Any = None) -> dict[str, Any]:
+             on_progress: Progress | None = None) -> dict[str, Any]:
     """Send one request over a DEALER socket and wait for its final response.
 
     Gives up after `timeout_s` (None: no limit), as soon as process `pid` is gone, or once it
