@@ -556,3 +556,12 @@ def test_on_a_terminal_search_shows_index_progress_and_colour(tmp_path):
     out = b"".join(chunks).decode("utf-8", "replace")
     assert re.search(r"indexing 3/3 files, \d+ chunks, \d+ chunks/s, ETA 0s", out), out
     assert "\x1b[35msrc/net/retry.py:6-16\x1b[0m" in out
+
+
+@pytest.mark.parametrize("args,flag", [(("-n", "99999999999999999999999"), "--limit"), (("-n", "5000"), "--limit"),
+                                       (("--modified-after", "1e308"), "--modified-after"),
+                                       (("--modified-before", "-1e300"), "--modified-before")])
+def test_out_of_range_numbers_are_one_line_not_a_store_error(ws, args, flag):
+    proc = zg_ws(ws, "search", "retry", *args)
+    assert_one_line_error(proc, flag)
+    assert "Milvus" not in proc.stderr

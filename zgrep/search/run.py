@@ -26,6 +26,8 @@ from zgrep.types import RouteHit
 SEARCH_MODES = ("hybrid", "semantic", "lexical")
 PREVIEWS = ("none", "short", "full")
 MAX_QUERY_CHARS = 2000
+MAX_LIMIT = 1000  # hits per query: the widest candidate pool (x3, x5 with path filters) stays under Milvus's top-k
+MAX_EPOCH_S = 1e12  # --modified-after/-before beyond ~33,000 years overflow Milvus's int64 mtime expressions
 SHORT_PREVIEW_LINES = 4
 MAX_SYMBOL_NAMES = 16
 PATH_ROUTE_FILES = 20
@@ -52,8 +54,8 @@ def run_search(engine: Engine, args: SearchArgs, progress: Progress | None = Non
         raise ZgError(ErrorCode.BAD_REQUEST, f"unknown preview {preview!r}; choose from {', '.join(PREVIEWS)}")
     limit_arg = args.get("limit")
     limit = engine.config["search.limit"] if limit_arg is None else limit_arg
-    if not limit >= 1:  # (NaN too)
-        raise ZgError(ErrorCode.BAD_REQUEST, "--limit must be at least 1")
+    if not 1 <= limit <= MAX_LIMIT:  # (NaN too)
+        raise ZgError(ErrorCode.BAD_REQUEST, f"--limit must lie between 1 and {MAX_LIMIT} (got {limit})")
     limit = int(limit)
     after, before = args.get("modified_after"), args.get("modified_before")
     if after is not None and before is not None and after >= before:
@@ -94,7 +96,7 @@ def _check_scope(engine: Engine, paths: list[str], args: SearchArgs) -> list[str
         if value is not None and not 0.0 <= float(value) <= 1.0:
             raise ZgError(ErrorCode.BAD_REQUEST, f"--{flag} must lie between 0 and 1 (got {value})")
     for flag, value in (("modified-after", args.get("modified_after")), ("modified-before", args.get("modified_before"))):
-        if value is not None and not math.isfinite(value):
+        if value is not None and not (math.isfinite(value) and abs(value) <= MAX_EPOCH_S):
             raise ZgError(ErrorCode.BAD_REQUEST, f"--{flag} must be a time in seconds (got {value})")
     return scoped
 
