@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -68,11 +70,20 @@ class RelationsStore:
         self._db.executescript(_SCHEMA)
         self._db.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
 
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction: committed when the block ends, rolled back when it raises."""
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield self._db
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
     def replace_files(self, records: list[FileRelations]) -> None:
         """Replace everything known about these files."""
-        db = self._db
-        db.execute("BEGIN IMMEDIATE")
-        try:
+        with self._transaction() as db:
             self._delete([r.path for r in records])
             db.executemany("INSERT INTO files VALUES (?, ?, ?)", [(r.path, r.language, r.lines) for r in records])
             db.executemany("INSERT INTO defs VALUES (?, ?, ?, ?, ?, ?, ?)", [
@@ -82,44 +93,28 @@ class RelationsStore:
                 for r in records for ref in r.refs])
             db.executemany("INSERT INTO imports VALUES (?, ?, ?, ?, ?, ?)", [
                 (r.path, i.module, i.name, i.alias, i.line, i.scope) for r in records for i in r.imports])
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        db.execute("COMMIT")
 
     def remove_paths(self, paths: list[str]) -> None:
         """Forget these files."""
-        self._db.execute("BEGIN IMMEDIATE")
-        try:
+        with self._transaction():
             self._delete(paths)
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
-        self._db.execute("COMMIT")
 
     def clear(self) -> None:
         """Forget every file (a full rebuild starts from nothing)."""
-        self._db.execute("BEGIN IMMEDIATE")
-        for table in _TABLES:
-            self._db.execute(f"DELETE FROM {table}")
-        self._db.execute("COMMIT")
+        with self._transaction() as db:
+            for table in _TABLES:
+                db.execute(f"DELETE FROM {table}")
 
     def replace_all(self, source: Path) -> None:
         """Take every row from the relations database at `source` instead of ours, in one transaction."""
-        db = self._db
-        db.execute("ATTACH DATABASE ? AS source", (f"file:{source}?mode=ro",))
+        self._db.execute("ATTACH DATABASE ? AS source", (f"file:{source}?mode=ro",))
         try:
-            db.execute("BEGIN IMMEDIATE")
-            try:
+            with self._transaction() as db:
                 for table in _TABLES:
                     db.execute(f"DELETE FROM main.{table}")
                     db.execute(f"INSERT INTO main.{table} SELECT * FROM source.{table}")
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
-            db.execute("COMMIT")
         finally:
-            db.execute("DETACH DATABASE source")
+            self._db.execute("DETACH DATABASE source")
 
     def close(self) -> None:
         self._db.close()
