@@ -16,7 +16,7 @@ from zgrep.progress import Progress
 from zgrep.relations.graph import Definition, Graph
 from zgrep.relations.model import EDGE_KINDS
 from zgrep.relations.query import (DEFAULT_DEPTH, MAX_DEPTH, MAX_TREE_NODES, callers_of, count_arg, find_definitions,
-                                   indexed_root, open_graph, parse_edges)
+                                   indexed_root, open_graph, parse_edges, stored_path)
 from zgrep.service import ErrorCode, ZgError
 
 IMPACT_EDGES = tuple(k for k in EDGE_KINDS if k != "annotation")
@@ -50,7 +50,7 @@ def changed_definitions(graph: Graph, target: str) -> list[Definition]:
 
 
 def _path(target: str) -> str:
-    return target.partition(":")[0].strip("/").removeprefix("./")
+    return stored_path(target.partition(":")[0])
 
 
 def impact(root: Path, targets: list[str], depth: int = DEFAULT_DEPTH,

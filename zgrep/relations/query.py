@@ -103,8 +103,13 @@ def find_definitions(graph: Graph, symbol: str, source_file: str | None) -> list
     if scope:
         found = [d for d in found if d.scope == scope or d.scope.endswith("." + scope)]
     if source_file:
-        found = [d for d in found if d.path == source_file.strip("/").removeprefix("./")]
+        found = [d for d in found if d.path == stored_path(source_file)]
     return found
+
+
+def stored_path(path: str) -> str:
+    """A workspace-relative path as typed (`./a.py`, `/a.py`) in the form the relations store it (`a.py`)."""
+    return path.strip("/").removeprefix("./")
 
 
 def open_graph(root: Path) -> tuple[Graph, sqlite3.Connection]:
