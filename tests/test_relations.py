@@ -140,7 +140,7 @@ def test_not_indexed_is_a_clear_error(repo: Path, zg: Zg) -> None:
 
 
 def test_engine_and_server_mode_equal_direct(indexed: Path, zg: Zg, tmp_path: Path) -> None:
-    from zgrep.dispatch import handle
+    from zgrep.dispatch import handle, serve
     from zgrep.engine import Engine
 
     direct = run_json(zg, indexed, "callers", "helper")
@@ -150,6 +150,14 @@ def test_engine_and_server_mode_equal_direct(indexed: Path, zg: Zg, tmp_path: Pa
     finally:
         engine.close()
     assert in_process["callers"] == direct["callers"]
+    engine = Engine(indexed)
+    try:  # a frame from any local process: a wrong type is the caller's error, not an internal one
+        for op, args in (("callers", {"symbol": "helper", "source_file": 5}),
+                         ("trace", {"entry": "ping", "source_file": ["pkg/loop.py"]})):
+            answer = serve(engine, {"op": op, "args": args})
+            assert answer["error"]["code"] == "bad_request" and "--source-file" in answer["error"]["message"]
+    finally:
+        engine.close()
     user = User(tmp_path / "user")
     user.start()
     try:

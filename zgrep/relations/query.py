@@ -220,6 +220,13 @@ def _symbol(value: str | None) -> str:
     return value
 
 
+def _source_file(value: Any) -> str | None:
+    """The --source-file argument (a path, or null); ZgError(BAD_REQUEST) for anything else."""
+    if value is not None and not isinstance(value, str):
+        raise ZgError(ErrorCode.BAD_REQUEST, "--source-file must be a workspace-relative path")
+    return value
+
+
 def count_arg(flag: str, value: int | None, low: int, high: int | None = None) -> int | None:
     """An integer argument in [low, high], None when absent; ZgError(BAD_REQUEST) naming the flag otherwise."""
     if value is None:
@@ -240,7 +247,7 @@ def indexed_root(engine: Engine) -> Path:
 def run_callers(engine: Engine, args: CallersArgs, progress: Progress | None = None) -> CallersResult:
     """The `callers` op: needs only the relations database."""
     root = indexed_root(engine)
-    return callers(root, _symbol(args.get("symbol")), args.get("source_file"), count_arg("limit", args.get("limit"), 1),
+    return callers(root, _symbol(args.get("symbol")), _source_file(args.get("source_file")), count_arg("limit", args.get("limit"), 1),
                    parse_edges(args.get("edges"), EDGE_KINDS))
 
 
@@ -248,5 +255,5 @@ def run_trace(engine: Engine, args: TraceArgs, progress: Progress | None = None)
     """The `trace` op: needs only the relations database."""
     root = indexed_root(engine)
     return trace(root, _symbol(args.get("entry")), args.get("direction") or "backward",
-                 count_arg("depth", args.get("depth"), 1, MAX_DEPTH) or DEFAULT_DEPTH, args.get("source_file"),
+                 count_arg("depth", args.get("depth"), 1, MAX_DEPTH) or DEFAULT_DEPTH, _source_file(args.get("source_file")),
                  parse_edges(args.get("edges"), TRACE_EDGES))
