@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from zgrep import __version__
+from zgrep.progress import Progress
+from zgrep.server.client import Autostart, ClientError, call
 from zgrep.server.runtime import state_dir
 
 if TYPE_CHECKING:
@@ -54,6 +56,21 @@ def line(command: str, frontend: str, mode: str | None, took_ms: float, result: 
     if queries is not None:
         doc["queries"] = queries
     return doc
+
+
+def recorded_call(cfg: Config, op: str, root: str, args: dict[str, Any], mode: str, frontend: str = "cli",
+                  on_progress: Progress | None = None) -> tuple[dict[str, Any], str]:
+    """`client.call` with the config's probe and autostart settings, recorded (when telemetry is on);
+    a ClientError is recorded with its exit code and raised again. Every front end calls through here."""
+    started = time.monotonic()
+    try:
+        result, used = call(op, root, args, mode, probe_ms=cfg["server.probe_timeout_ms"], on_progress=on_progress,
+                            autostart=Autostart.from_config(cfg))
+    except ClientError as exc:
+        record(cfg, op, started, None, None, exc.exit_code, frontend, args.get("queries"))
+        raise
+    record(cfg, op, started, used, result, frontend=frontend, queries=args.get("queries"))
+    return result, used
 
 
 def record(cfg: Config, command: str, started: float, mode: str | None, result: dict[str, Any] | None,

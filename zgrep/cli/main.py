@@ -11,7 +11,6 @@ import importlib
 import os
 import signal
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
@@ -22,7 +21,7 @@ from zgrep import __version__, telemetry
 from zgrep.config import Config, ConfigError
 from zgrep.embedding.base import EmbeddingError
 from zgrep.embedding.factory import parse_model_spec
-from zgrep.server.client import MODES, Autostart, ClientError, call
+from zgrep.server.client import MODES, ClientError
 from zgrep.service import Operation
 from zgrep.workspace import WorkspaceError, find_root
 
@@ -166,15 +165,10 @@ def resolve(path: str | None) -> tuple[Path, Config]:
 def run(op: Operation, root: Path, cfg: Config, args: dict[str, Any], mode: str | None) -> tuple[dict[str, Any], str]:
     """Send a request through the client; errors become one line and exit 2. Telemetry (off by default)
     records search, index and status here, for every command that runs them."""
-    started = time.monotonic()
     try:
-        result, used = call(op.name, str(root), args, mode or cfg["mode"], probe_ms=cfg["server.probe_timeout_ms"],
-                            autostart=Autostart.from_config(cfg))
+        return telemetry.recorded_call(cfg, op.name, str(root), args, mode or cfg["mode"])
     except ClientError as exc:
-        telemetry.record(cfg, op.name, started, None, None, exc.exit_code, queries=args.get("queries"))
         fail(str(exc), exc.exit_code)
-    telemetry.record(cfg, op.name, started, used, result, queries=args.get("queries"))
-    return result, used
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import posixpath
 import threading
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,7 @@ from zgrep import telemetry
 from zgrep.cli.output import with_mode
 from zgrep.cli.read import ReadRefused, file_slice
 from zgrep.config import Config, ConfigError
-from zgrep.server.client import Autostart, ClientError, call
+from zgrep.server.client import ClientError
 from zgrep.service import CALLERS, INDEX, SEARCH, STATUS, TRACE, ErrorCode, Operation, ZgError
 from zgrep.progress import Progress
 
@@ -53,17 +52,12 @@ class Workspace:
 
     def call(self, op: Operation, args: dict[str, Any], on_progress: Progress | None = None) -> dict[str, Any]:
         """`op`'s result with `mode` added as `--json` places it; FrontendError with the CLI's line."""
-        started = time.monotonic()
         with self._serial:
             try:
-                result, used = call(op.name, str(self.root), args, self.cfg["mode"],
-                                    probe_ms=self.cfg["server.probe_timeout_ms"], on_progress=on_progress,
-                                    autostart=Autostart.from_config(self.cfg))
+                result, used = telemetry.recorded_call(self.cfg, op.name, str(self.root), args, self.cfg["mode"],
+                                                       self.frontend, on_progress)
             except ClientError as exc:
-                telemetry.record(self.cfg, op.name, started, None, None, exc.exit_code, self.frontend,
-                                 args.get("queries"))
                 raise FrontendError(exc.code, f"zg: {exc}") from None
-        telemetry.record(self.cfg, op.name, started, used, result, frontend=self.frontend, queries=args.get("queries"))
         return with_mode(result, used, lead=op is not INDEX)
 
     def search(self, queries: list[str], limit: int | None = None, globs: str | Sequence[str] | None = None,

@@ -54,8 +54,10 @@ def run_search(engine: Engine, args: SearchArgs, progress: Progress | None = Non
         raise ZgError(ErrorCode.BAD_REQUEST, f"unknown preview {preview!r}; choose from {', '.join(PREVIEWS)}")
     limit_arg = args.get("limit")
     limit = engine.config["search.limit"] if limit_arg is None else limit_arg
-    if not 1 <= limit <= MAX_LIMIT:  # (NaN too)
-        raise ZgError(ErrorCode.BAD_REQUEST, f"--limit must lie between 1 and {MAX_LIMIT} (got {limit})")
+    if not limit >= 1:  # (NaN too)
+        raise ZgError(ErrorCode.BAD_REQUEST, "--limit must be at least 1")
+    if limit > MAX_LIMIT:
+        raise ZgError(ErrorCode.BAD_REQUEST, f"--limit must be at most {MAX_LIMIT} (got {limit})")
     limit = int(limit)
     after, before = args.get("modified_after"), args.get("modified_before")
     if after is not None and before is not None and after >= before:
