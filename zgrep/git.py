@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -168,6 +169,63 @@ def range_paths(root: Path, spec: str) -> list[str]:
 
 
 # --- blobs: one `cat-file --batch` reader --------------------------------------------------
+
+_HUNK = re.compile(rb"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
+_ESCAPE = re.compile(rb"\\([0-7]{3}|.)")
+_ESCAPED = {b"a": b"\a", b"b": b"\b", b"t": b"\t", b"n": b"\n", b"v": b"\v", b"f": b"\f", b"r": b"\r"}
+
+
+@dataclass
+class StagedFile:
+    """One file of the staged diff: its old and new paths (None for a side that does not exist), the
+    new side's hunks as (start, count), and the added lines as (line number, text)."""
+
+    old: str | None
+    path: str | None
+    hunks: list[tuple[int, int]]
+    added: list[tuple[int, str]]
+
+
+def staged_diff(root: Path) -> list[StagedFile]:
+    """The staged change (`git diff --cached -U0`, no renames), file by file; GitError when git fails."""
+    out = run(root, "diff", "--cached", "-U0", "--no-color", "--no-ext-diff", "--no-renames", "--src-prefix=a/",
+              "--dst-prefix=b/", own_index=True)
+    files: list[StagedFile] = []
+    for block in re.split(rb"^diff --git ", out, flags=re.MULTILINE)[1:]:
+        head, _, body = block.partition(b"\n@@")
+        minus = re.search(rb"^--- (.*)$", head, re.MULTILINE)
+        plus = re.search(rb"^\+\+\+ (.*)$", head, re.MULTILINE)
+        if minus is None or plus is None:
+            continue
+        staged = StagedFile(diff_path(minus.group(1), b"a/"), diff_path(plus.group(1), b"b/"), [], [])
+        line = 0
+        for raw in (b"@@" + body).splitlines() if body else []:
+            if (hunk := _HUNK.match(raw)) is not None:
+                line = int(hunk.group(1))
+                staged.hunks.append((line, int(hunk.group(2) or b"1")))
+            elif raw.startswith(b"+"):  # in a hunk, `+++ x` is the added line `++ x`
+                staged.added.append((line, raw[1:].decode("utf-8", "replace")))
+                line += 1
+        files.append(staged)
+    return files
+
+
+def diff_path(raw: bytes, prefix: bytes) -> str | None:
+    """The path of a `---`/`+++` line (None for /dev/null): git C-quotes a name with unusual bytes
+    (`"b/caf\\303\\251.py"`) and ends a name holding a space with a tab."""
+    raw = raw.removesuffix(b"\t")
+    if raw == b"/dev/null":
+        return None
+    if raw.startswith(b'"') and raw.endswith(b'"') and len(raw) > 1:
+        raw = _ESCAPE.sub(lambda m: _unescape(m.group(1)), raw[1:-1])
+    return raw.removeprefix(prefix).decode(errors="replace")
+
+
+def _unescape(code: bytes) -> bytes:
+    if len(code) == 3:
+        return bytes([int(code, 8) & 0xFF])
+    return _ESCAPED.get(code, code)
+
 
 class BlobReader:
     """Reads objects through one long-lived `git cat-file --batch`; `close` stops it."""

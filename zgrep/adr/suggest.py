@@ -16,10 +16,8 @@ from zgrep.adr.model import Adr
 from zgrep.adr.settings import AdrSettings
 from zgrep.adr.store import AdrSet, anchor_covers
 from zgrep.adr.trees import IndexTree
-from zgrep.relations.changes import _diff_path  # the one reader of a diff's `---`/`+++` paths
 
 PROSE = (".md", ".markdown", ".rst", ".txt", ".adoc")  # documentation: decisions are about code
-HUNK_RE = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@")
 WORD_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
 MAX_FILES = 8  # queries per check: the files with the most added lines
 MAX_TERMS = 40  # words per query, in order of first appearance
@@ -55,22 +53,12 @@ class Suggestion:
 
 def added_lines(root: Any, skip: tuple[str, ...]) -> dict[str, list[tuple[int, str]]]:
     """Added lines (number, text) per staged file, outside the `skip` directories."""
-    out: dict[str, list[tuple[int, str]]] = {}
-    diff = git.try_run(root, "diff", "--cached", "-U0", "--no-color", "--no-ext-diff", "--no-renames", "--src-prefix=a/",
-                       "--dst-prefix=b/", own_index=True)
-    path, line, header = None, 0, False
-    for raw in (diff or b"").decode("utf-8", "replace").splitlines():
-        if raw.startswith("diff --git "):
-            path, header = None, True
-        elif header and raw.startswith("+++ "):  # in a hunk, `+++ x` is the added line `++ x`
-            name = _diff_path(raw[4:].encode(), b"b/")
-            path = name if name is not None and not any(anchor_covers(d, name) for d in skip) else None
-        elif (m := HUNK_RE.match(raw)) is not None:
-            line, header = int(m.group(1)), False
-        elif raw.startswith("+") and path is not None and not header:
-            out.setdefault(path, []).append((line, raw[1:]))
-            line += 1
-    return out
+    try:
+        staged = git.staged_diff(root)
+    except git.GitError:
+        return {}
+    return {f.path: f.added for f in staged
+            if f.path is not None and f.added and not any(anchor_covers(d, f.path) for d in skip)}
 
 
 def touched_symbols(tree: IndexTree, path: str, numbers: list[int]) -> list[str]:
