@@ -19,6 +19,9 @@ EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 NULL_SHA = "0" * 40
 TIMEOUT_S = 60
 INDEX_VAR = "GIT_INDEX_FILE"
+# Variables git documents as settings of the user or transport, never of a repository.
+_NOT_LOCAL = ("GIT_SSL_", "GIT_SSH", "GIT_HTTP_", "GIT_PROXY_", "GIT_ASKPASS", "GIT_TERMINAL_PROMPT", "GIT_AUTHOR_",
+              "GIT_COMMITTER_", "GIT_EDITOR", "GIT_PAGER", "GIT_TRACE", "GIT_CURL_")
 
 
 class GitError(RuntimeError):
@@ -38,7 +41,7 @@ def local_env_vars() -> frozenset[str]:
 
 def environment(own_index: bool = False) -> dict[str, str]:
     """os.environ without git's repository-local variables (GIT_INDEX_FILE kept, absolute, if `own_index`)."""
-    if not any(name.startswith("GIT_") for name in os.environ):
+    if not any(name.startswith("GIT_") and not name.startswith(_NOT_LOCAL) for name in os.environ):
         return dict(os.environ)  # nothing to remove: spare the `--local-env-vars` call
     drop = local_env_vars() - ({INDEX_VAR} if own_index else set())
     env = {k: v for k, v in os.environ.items() if k not in drop}

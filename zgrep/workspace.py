@@ -36,13 +36,12 @@ def find_root(start: Path | None = None, explicit: bool = False) -> Path:
         raise WorkspaceError(f"not a directory: {base}")
     if explicit:
         return base
-    top = git_toplevel(base)
-    for candidate in (base, *base.parents):
+    for candidate in (base, *base.parents):  # every command starts here: no git process when indexed
         if (candidate / STATE_DIR / MANIFEST).is_file():
             return candidate
-        if top is not None and candidate == top:
+        if (candidate / ".git").exists():  # the work tree's top level (a directory, or a worktree's file)
             break
-    return top or base
+    return git_toplevel(base) or base
 
 
 def read_json(path: Path) -> Any:

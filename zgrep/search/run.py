@@ -174,7 +174,9 @@ def _routes(engine: Engine, query: str, search_mode: str, expr: str, pool: int,
         text = lexical_query(query)
         routes["lexical"] = store.search_lexical(text, pool, expr)
         names = symbol_candidates(query)
-        routes["symbol"] = store.search_symbols(names, pool, expr, lexical_query(" ".join(names)))
+        named_text = lexical_query(" ".join(names))  # the query itself when it is only names: one BM25 call
+        routes["symbol"] = store.search_symbols(names, pool, expr, named_text,
+                                                routes["lexical"] if named_text == text else None)
         named = path_matches(query, [p for p in engine.files() if admits is None or admits(p)], PATH_ROUTE_FILES)
         routes["path"] = []  # always present, so every query of a mode is normalised by the same route weights
         if named:

@@ -19,6 +19,7 @@ from pymilvus.exceptions import MilvusException
 from zgrep import procfs
 from zgrep.locking import lock_holder
 from zgrep.service import ErrorCode, FixedCodeError
+from zgrep.store import lite
 from zgrep.store.expr import in_list, quote
 from zgrep.store.rows import MAX_NAMES
 from zgrep.types import RouteHit
@@ -108,6 +109,8 @@ class MilvusStore:
         self.uri = uri
         self.collection = collection
         self.dim = dim
+        if is_lite(uri):
+            lite.install()
         try:
             self.client = MilvusClient(uri=uri, token=token or "", timeout=30)
         except MilvusException as exc:
@@ -234,12 +237,14 @@ class MilvusStore:
         return _route_hits(res)
 
     @reported
-    def search_symbols(self, names: list[str], limit: int, expr: str = "", lexical: str = "") -> list[RouteHit]:
+    def search_symbols(self, names: list[str], limit: int, expr: str = "", lexical: str = "",
+                       lexical_hits: list[RouteHit] | None = None) -> list[RouteHit]:
         """Chunks defining one of `names` exactly (as their symbol or merged in), definitions first.
 
         Milvus Lite scans every row for `array_contains_any` (~1 s on Django's 43k chunks), so with
         `lexical` (the names as BM25 query text) the chunks come from an exact `symbol in` query plus
-        the BM25 route, keeping those whose `names` hold a name."""
+        the BM25 route (`lexical_hits` when the caller already ran it), keeping those whose `names`
+        hold a name."""
         if not names:
             return []
         self.ensure_loaded()
@@ -249,7 +254,8 @@ class MilvusStore:
             rows = list(self.client.query(self.collection, filter=f"({clause}) and ({expr})" if expr else clause,
                                           output_fields=["id", *SCALAR_FIELDS], limit=limit))
             seen = {r["id"] for r in rows}
-            rows += [{"id": h.id, **h.fields} for h in self.search_lexical(lexical, limit, expr)
+            found = self.search_lexical(lexical, limit, expr) if lexical_hits is None else lexical_hits
+            rows += [{"id": h.id, **h.fields} for h in found
                      if h.id not in seen and wanted.intersection(h.fields.get("names") or ())]
         else:
             clause = f"array_contains_any(names, [{', '.join(quote(n) for n in names)}])"
