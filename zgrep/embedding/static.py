@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 import re
 import struct
+import threading
 from itertools import chain
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from tokenizers import Tokenizer, normalizers
@@ -19,6 +21,7 @@ POOL_BLOCK_TOKENS = 16384  # pooling works on blocks of whole texts: at most thi
 POOL_BLOCK_TEXTS = 256  # ...and this many texts, so the count matrix stays small
 # ASCII characters BERT's clean_text deletes (controls other than tab, newline, carriage return).
 _ASCII_CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_LOADING = threading.Lock()  # one load of a deferred model, however many threads embed at once
 
 _SAFETENSORS_DTYPES = {
     "F64": np.float64,
@@ -40,6 +43,8 @@ def default_model_dir() -> Path:
 class StaticEmbedder:
     """Embeds a text as the L2-normalised mean of its token vectors (model2vec's rule)."""
 
+    _pending: tuple[Path, str | None] | None = None  # the folder and id of a model not read yet
+
     def __init__(self, table: np.ndarray, tokenizer: Tokenizer, model_id: str, max_length: int | None) -> None:
         self.table = np.ascontiguousarray(table, dtype=np.float32)
         self.dim = int(self.table.shape[1])
@@ -52,12 +57,31 @@ class StaticEmbedder:
         self.unk_id = _unk_token_id(tokenizer)
         self.source: tuple[str, str | None] | None = None  # (folder, model id) when loaded by from_dir
 
+    def __getattr__(self, name: str) -> Any:
+        """A deferred model (`from_dir` of a zgrep folder) loads its table and tokenizers on first use."""
+        pending = self._pending
+        if pending is None or name.startswith("__"):
+            raise AttributeError(name)
+        with _LOADING:
+            if "table" not in self.__dict__:
+                source = self.source
+                self.__init__(*self._zgrep_parts(*pending))  # type: ignore[misc]
+                self.source = source
+        return object.__getattribute__(self, name)
+
     @classmethod
     def from_dir(cls, path: str | Path, model_id: str | None = None) -> StaticEmbedder:
-        """Load a zgrep int8 model folder or a model2vec folder (model.safetensors + tokenizer.json)."""
+        """A zgrep int8 model folder (read on first embedding: a process that only needs the model's
+        id and dimension, like an index whose workers embed, never holds it) or a model2vec folder."""
         path = Path(path)
         if (path / "embeddings.npy").is_file():
-            model = cls._from_zgrep_dir(path, model_id)
+            config = _read_json(path / "config.json")
+            if isinstance(config.get("dim"), int):
+                model = cls.__new__(cls)
+                model.model_id, model.dim = model_id or config["model_id"], config["dim"]
+                model._pending = (path, model_id)
+            else:
+                model = cls(*cls._zgrep_parts(path, model_id))
         elif (path / "model.safetensors").is_file():
             model = cls._from_model2vec_dir(path, model_id)
         else:
@@ -65,15 +89,15 @@ class StaticEmbedder:
         model.source = (str(path), model_id)
         return model
 
-    @classmethod
-    def _from_zgrep_dir(cls, path: Path, model_id: str | None) -> StaticEmbedder:
-        """Load int8 `embeddings.npy` with per-row `scales.npy`."""
+    @staticmethod
+    def _zgrep_parts(path: Path, model_id: str | None) -> tuple[np.ndarray, Tokenizer, str, int | None]:
+        """The constructor's arguments from int8 `embeddings.npy` with per-row `scales.npy`."""
         config = _read_json(path / "config.json")
         quantised = np.load(path / "embeddings.npy")
         scales = np.load(path / "scales.npy").astype(np.float32)
         table = quantised.astype(np.float32) * scales[:, None]
         tokenizer = Tokenizer.from_file(str(path / "tokenizer.json"))
-        return cls(table, tokenizer, model_id or config["model_id"], config.get("max_length", DEFAULT_MAX_LENGTH))
+        return table, tokenizer, model_id or config["model_id"], config.get("max_length", DEFAULT_MAX_LENGTH)
 
     @classmethod
     def _from_model2vec_dir(cls, path: Path, model_id: str | None) -> StaticEmbedder:

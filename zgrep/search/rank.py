@@ -58,6 +58,7 @@ class RerankSettings:
     symbol_exact: float = 1.0  # a definition named exactly by a code-like query token (case-sensitive)
     symbol_embedded: float = 0.5  # share of symbol_exact when that token sits in a natural-language query
     symbol_partial: float = 0.25
+    symbol_qualifier: float = 0.5  # share of the exact boost for a qualifier's definition (`module Rack`)
     # a chunk whose code spells a code-like query token whole (`FORCE_COLOR` read in `is_terminal`): the
     # dense route cannot tell such a use from chunks about its parts (force, color)
     identifier_use: float = 0.5
@@ -122,18 +123,21 @@ def _name_terms(name: str) -> set[str]:
     return {stem(p) for p in split_identifier(name) if len(p) > 1}
 
 
-def code_names(query: str) -> tuple[frozenset[str], bool]:
-    """The names a query spells as code (case kept; qualified tokens also give their parts) and
-    whether the whole query is one symbol. Plain English words (`application`, `table`) give none."""
+def code_names(query: str) -> tuple[frozenset[str], frozenset[str], bool]:
+    """The names a query spells as code (case kept; a qualified token also gives its last part), their
+    qualifiers (`Rack` of `Rack::Response`: the container, not the definition asked for) and whether
+    the whole query is one symbol. Plain English words (`application`, `table`) give none."""
     text = query.strip().lstrip("$@")
     tokens = _QUERY_TOKEN.findall(text)
     whole = len(tokens) == 1 and tokens[0] == text and bool(_CODE_TOKEN.search(text) or _SYMBOL_QUERY.fullmatch(text))
     names: set[str] = set()
+    qualifiers: set[str] = set()
     for token in tokens:
         if whole or _CODE_TOKEN.search(token):
-            names.add(token)
-            names.update(p for p in _QUALIFIER.split(token) if p)
-    return frozenset(names), whole
+            *outer, last = [p for p in _QUALIFIER.split(token) if p]
+            names.update((token, last))
+            qualifiers.update(outer)
+    return frozenset(names), frozenset(qualifiers - names), whole
 
 
 def _keywords(query: str) -> set[str]:
@@ -208,7 +212,7 @@ def rerank(query: str, candidates: list[Candidate], settings: RerankSettings | N
     top = max(c.fused for c in candidates)
     terms = query_terms(query)
     keywords, identifiers = _keywords(query), _identifiers(query)
-    exact_names, whole_symbol = code_names(query)
+    exact_names, qualifiers, whole_symbol = code_names(query)
     exact_boost = cfg.symbol_exact * (1.0 if whole_symbol else cfg.symbol_embedded)
     spelt = [re.compile(rf"(?<![A-Za-z0-9_]){re.escape(n)}(?![A-Za-z0-9_])") for n in exact_names if _CODE_TOKEN.search(n)]
     wants_tests = bool(terms & {"test", "spec", "fixture"})
@@ -221,8 +225,11 @@ def rerank(query: str, candidates: list[Candidate], settings: RerankSettings | N
         f = cand.fields
         score = cand.fused
         symbol = f.get("symbol") or ""
-        if exact_names and any(name in exact_names for name in f.get("names") or [symbol] if name):
+        defined = [name for name in f.get("names") or [symbol] if name]
+        if exact_names and any(name in exact_names for name in defined):
             score += top * exact_boost
+        elif qualifiers and any(name in qualifiers for name in defined):
+            score += top * exact_boost * cfg.symbol_qualifier
         elif symbol and terms and len(name := _name_terms(symbol)) > 1:
             # words spelling parts of a compound name (`start_services`); a one-word name (`Application`,
             # `Color`) is what an English word or an identifier's part matches by accident. A one-symbol

@@ -34,7 +34,8 @@ PATH_ROUTE_FILES = 20
 POST_FILTER_POOL_FACTOR = 5  # wider candidate pools when path filters are applied after retrieval
 _CONTAINER_KINDS = ("class", "interface")  # a chunk of one of these holds its members
 _CODE_LIKE = re.compile(r"[_.]|[a-z0-9][A-Z]|[A-Z]{2,}[a-z]")
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)*")
+_QUALIFIER = re.compile(r"\.|::")
 
 
 def run_search(engine: Engine, args: SearchArgs, progress: Progress | None = None) -> SearchResult:
@@ -131,7 +132,7 @@ def _search_one(engine: Engine, query: str, search_mode: str, expr: str, limit: 
         "lexical": cfg["search.lexical_weight"], "semantic": cfg["search.dense_weight"],
         "symbol": cfg["search.symbol_weight"], "path": cfg["search.path_weight"]})
     ranked = rerank(query, fuse(routes, settings))
-    wanted = set(_IDENT.findall(query)) | {part for token in _IDENT.findall(query) for part in token.split(".")}
+    wanted = set(_IDENT.findall(query)) | {part for token in _IDENT.findall(query) for part in _QUALIFIER.split(token)}
     min_score = args.get("min_score")
     min_diff = args.get("min_score_diff")
     best = ranked[0].score if ranked else 0.0
@@ -202,14 +203,16 @@ def _symbol_hits(store: Any, names: list[str]) -> bool:
 
 def symbol_candidates(query: str) -> list[str]:
     """Identifiers in a query that look like code names (`parse_url`, `getUser`, `Flask.run`),
-    or the query itself when it is a single word."""
+    or the query itself when it is a single word. A qualified name's last part comes first: it names
+    the definition (`Rack::Response` is the class Response, not every `module Rack`)."""
     tokens = _IDENT.findall(query)
     single = len(query.split()) == 1
     names: list[str] = []
     for token in tokens:
         if not (single or _CODE_LIKE.search(token)):
             continue
-        for part in [token, *token.split(".")]:
+        *qualifiers, last = _QUALIFIER.split(token)
+        for part in [last, token, *qualifiers]:
             if len(part) >= 3 and part.lower() not in STOPWORDS and part not in names:
                 names.append(part)
     return names[:MAX_SYMBOL_NAMES]
