@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import functools
 import math
 import re
@@ -195,13 +196,54 @@ def _prefix_overlap(keywords: set[str], parts: Set[str]) -> int:
 
 
 def path_matches(query: str, paths: list[str], limit: int) -> list[str]:
-    """Indexed files whose stem or parent directory share the most words with the query."""
+    """Indexed files whose stem or parent directory share the most words with the query (the
+    count `_path_overlap` gives, looked up in an index of the paths' words: no pass over every path)."""
     keywords, identifiers = _keywords(query), _identifiers(query)
     if not keywords and not identifiers:
         return []
-    scored = [(n, p) for p in paths if (n := _path_overlap(keywords, identifiers, p))]
-    scored.sort(key=lambda item: (-item[0], len(item[1])))
-    return [p for _, p in scored[:limit]]
+    index = _PathIndex.of(tuple(paths))
+    counts: dict[int, int] = {}
+    for word in keywords:
+        for i in index.sharing_prefix(word):
+            counts[i] = counts.get(i, 0) + 1
+    for name in identifiers:
+        for i in index.by_joined.get(name, ()):
+            counts[i] = counts.get(i, 0) + 1
+    scored = sorted(counts.items(), key=lambda item: (-item[1], len(paths[item[0]]), item[0]))
+    return [paths[i] for i, _ in scored[:limit]]
+
+
+class _PathIndex:
+    """The words of a list of paths (`_path_parts`, `_path_joined`) mapped to the paths holding them."""
+
+    def __init__(self, paths: tuple[str, ...]) -> None:
+        self.by_part: dict[str, list[int]] = {}
+        self.by_joined: dict[str, list[int]] = {}
+        for i, path in enumerate(paths):
+            for part in _path_parts(path):
+                self.by_part.setdefault(part, []).append(i)
+            for name in _path_joined(path):
+                self.by_joined.setdefault(name, []).append(i)
+        self.sorted_parts = sorted(self.by_part)
+
+    @staticmethod
+    @functools.lru_cache(maxsize=4)
+    def of(paths: tuple[str, ...]) -> _PathIndex:
+        """The index of `paths`, kept for the next search over the same files."""
+        return _PathIndex(paths)
+
+    def sharing_prefix(self, word: str) -> set[int]:
+        """Paths with a part that `_prefix_overlap` matches to `word` (one shares a 3+ character prefix)."""
+        found: set[int] = set()
+        parts = [word[:n] for n in range(3, len(word) + 1) if word[:n] in self.by_part]  # parts `word` starts with
+        if len(word) >= 3:  # parts that start with `word`
+            at = bisect.bisect_left(self.sorted_parts, word)
+            while at < len(self.sorted_parts) and self.sorted_parts[at].startswith(word):
+                parts.append(self.sorted_parts[at])
+                at += 1
+        for part in parts:
+            found.update(self.by_part[part])
+        return found
 
 
 def rerank(query: str, candidates: list[Candidate], settings: RerankSettings | None = None) -> list[Candidate]:
