@@ -20,6 +20,10 @@ SCORE_SCALE = 2.0  # fused scores lie in 0-1; boosts can roughly double the best
 # Identifiers as a user types them, qualified or not: `parse_url`, `Flask.run`, `std::vector`, `$this->app`.
 _QUERY_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:(?:::|->|\\|\.)[A-Za-z_][A-Za-z0-9_]*)*")
 _QUALIFIER = re.compile(r"::|->|\\|\.")
+# Documentation is prose about the code; a query that names it (`readme`, `changelog`, `docs`) wants it.
+_PROSE_LANGUAGES = frozenset({"markdown", "rst", "text"})
+_PROSE_QUERY = re.compile(r"\b(?:docs?|documentation|documented|readme|changelog|changes|guide|tutorial|faq|manual"
+                          r"|release notes|how-?to)\b", re.IGNORECASE)
 # A token is code-like when no English word is spelt that way: a separator (`_ . :: ->`), a lower-to-upper
 # hump (camelCase, PascalCase like `HttpClient`) or two capitals in a row (`FORCE_COLOR`, `URLPattern`).
 _CODE_TOKEN = re.compile(r"[_.:\\]|->|[a-z0-9][A-Z]|[A-Z]{2,}")
@@ -69,6 +73,9 @@ class RerankSettings:
     file_coherence: float = 0.5
     definition: float = 0.05
     test_penalty: float = 0.75
+    # documentation (Markdown, reST, plain text) unless the query asks for it: prose about the code matches
+    # an English query better than the code it describes; 0.4-0.7 all gain +0.006 on the dev half
+    prose_penalty: float = 0.7
     vendor_penalty: float = 0.8
     diversity: float = 0.5
 
@@ -258,6 +265,7 @@ def rerank(query: str, candidates: list[Candidate], settings: RerankSettings | N
     exact_boost = cfg.symbol_exact * (1.0 if whole_symbol else cfg.symbol_embedded)
     spelt = [re.compile(rf"(?<![A-Za-z0-9_]){re.escape(n)}(?![A-Za-z0-9_])") for n in exact_names if _CODE_TOKEN.search(n)]
     wants_tests = bool(terms & {"test", "spec", "fixture"})
+    wants_prose = bool(_PROSE_QUERY.search(query))
     file_sum: dict[str, float] = {}
     for cand in candidates:
         file_sum[cand.fields["path"]] = file_sum.get(cand.fields["path"], 0.0) + cand.fused
@@ -295,6 +303,8 @@ def rerank(query: str, candidates: list[Candidate], settings: RerankSettings | N
             score *= 1.0 + cfg.definition
         if not wants_tests and _TEST_PATH.search(f["path"]):
             score *= cfg.test_penalty
+        if not wants_prose and f.get("language") in _PROSE_LANGUAGES:
+            score *= cfg.prose_penalty
         if _VENDOR_PATH.search(f["path"]):
             score *= cfg.vendor_penalty
         cand.score = score

@@ -1,0 +1,32 @@
+"""Code above the prose that describes it: a guide in docs/ spells an English query's words better than
+the code it documents (gin's docs/doc.md against routergroup.go), yet the code is the answer, unless
+the query asks for documentation."""
+
+from __future__ import annotations
+
+import pytest
+
+from zgrep.search.rank import Candidate, rerank
+
+
+def _chunks() -> list[Candidate]:
+    def chunk(path: str, language: str, symbol: str, fused: float) -> Candidate:
+        fields = {"path": path, "start_line": 1, "end_line": 30, "symbol": symbol, "names": [symbol] if symbol else [],
+                  "symbol_kind": "function" if symbol else "", "scope": "", "language": language,
+                  "content": "routes are grouped and registered"}
+        return Candidate(id=path, fields=fields, fused=fused)
+
+    return [chunk("docs/doc.md", "markdown", "", 0.050), chunk("CHANGELOG.md", "markdown", "", 0.044),
+            chunk("routergroup.go", "go", "Group", 0.042), chunk("docs/routing.rst", "rst", "", 0.041),
+            chunk("gin.go", "go", "addRoute", 0.035)]
+
+
+def test_code_outranks_the_documentation_that_describes_it():
+    ranked = [c.fields["path"] for c in rerank("how routes are grouped and registered", _chunks())]
+    assert ranked[0] == "routergroup.go"
+    assert ranked.index("gin.go") < ranked.index("docs/routing.rst")
+
+
+@pytest.mark.parametrize("query", ["where do the docs explain route groups", "routing guide", "README for routes"])
+def test_a_query_for_documentation_still_gets_it_first(query):
+    assert rerank(query, _chunks())[0].fields["language"] in ("markdown", "rst")
