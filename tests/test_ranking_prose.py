@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from zgrep.search.rank import Candidate, rerank
+from zgrep.search.rank import Candidate, RerankSettings, rerank
 
 
 def _chunks() -> list[Candidate]:
@@ -30,3 +30,16 @@ def test_code_outranks_the_documentation_that_describes_it():
 @pytest.mark.parametrize("query", ["where do the docs explain route groups", "routing guide", "README for routes"])
 def test_a_query_for_documentation_still_gets_it_first(query):
     assert rerank(query, _chunks())[0].fields["language"] in ("markdown", "rst")
+
+
+def test_a_search_holding_only_prose_keeps_its_scores():
+    """Scoped to docs (or to ADRs, as `zg adr check --suggest` searches), nothing is demoted: the scores
+    keep the meaning a --min-score or a suggestion threshold relies on."""
+    prose = [c for c in _chunks() if c.fields["language"] != "go"]
+    plain = rerank("how routes are grouped and registered", _chunks_like(prose), RerankSettings(prose_penalty=1.0))
+    ranked = rerank("how routes are grouped and registered", _chunks_like(prose))
+    assert [(c.id, c.score) for c in ranked] == [(c.id, c.score) for c in plain]
+
+
+def _chunks_like(chunks: list[Candidate]) -> list[Candidate]:
+    return [Candidate(id=c.id, fields=dict(c.fields), fused=c.fused) for c in chunks]

@@ -265,7 +265,9 @@ def rerank(query: str, candidates: list[Candidate], settings: RerankSettings | N
     exact_boost = cfg.symbol_exact * (1.0 if whole_symbol else cfg.symbol_embedded)
     spelt = [re.compile(rf"(?<![A-Za-z0-9_]){re.escape(n)}(?![A-Za-z0-9_])") for n in exact_names if _CODE_TOKEN.search(n)]
     wants_tests = bool(terms & {"test", "spec", "fixture"})
-    wants_prose = bool(_PROSE_QUERY.search(query))
+    # prose ranks below code, so a search that holds no code (scoped to docs/ or to ADRs) keeps its scores
+    demote_prose = not _PROSE_QUERY.search(query) and any(c.fields.get("language") not in _PROSE_LANGUAGES
+                                                           for c in candidates)
     file_sum: dict[str, float] = {}
     for cand in candidates:
         file_sum[cand.fields["path"]] = file_sum.get(cand.fields["path"], 0.0) + cand.fused
@@ -303,7 +305,7 @@ def rerank(query: str, candidates: list[Candidate], settings: RerankSettings | N
             score *= 1.0 + cfg.definition
         if not wants_tests and _TEST_PATH.search(f["path"]):
             score *= cfg.test_penalty
-        if not wants_prose and f.get("language") in _PROSE_LANGUAGES:
+        if demote_prose and f.get("language") in _PROSE_LANGUAGES:
             score *= cfg.prose_penalty
         if _VENDOR_PATH.search(f["path"]):
             score *= cfg.vendor_penalty

@@ -1,12 +1,13 @@
-"""Memory for embedded Milvus Lite: Arrow on the system allocator and a compact BM25 index.
+"""Memory and per-search cost of embedded Milvus Lite 3.2, by replacing five of its pieces in-process.
 
 Milvus Lite 3.2 keeps each segment's BM25 postings as Python lists of (row, tf) tuples (~470 MB
 for Django's 43k chunks), turns every cell of a flushed memtable into a Python object (~700 MB at
-once), reads a second copy of each segment's vectors for a FLAT index and reads Parquet through
-mimalloc, which keeps ~200 MB it has freed. `install()` swaps in `CompactBM25Index` (the same
-scores, bit for bit, from numpy arrays: ~8 bytes a posting), a flush that copies Arrow columns, a
-FLAT index over the segment's own vectors, a 48 MiB memtable and the system allocator. It leaves a
-Milvus Lite it was not written for untouched.
+once), reads a second copy of each segment's vectors for a FLAT index, copies every vector on each
+inner-product search and reads Parquet through mimalloc, which keeps ~200 MB it has freed.
+`install()` swaps in `CompactBM25Index` (the same scores, bit for bit, from numpy arrays: ~8 bytes
+a posting), a flush that copies Arrow columns, a FLAT index over the segment's own vectors, inner
+product without the copy, a 48 MiB memtable and the system allocator. It leaves a Milvus Lite it
+was not written for untouched.
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ def install() -> bool:
     MemTable._build_data_table = _arrow_data_table(MemTable._build_data_table)
     Segment.build_or_load_index = _flat_on_segment_vectors(Segment.build_or_load_index)
     BruteForceIndex.search = _ip_without_copy(BruteForceIndex.search)
-    if "MILVUS_LITE_MEMTABLE_MEMORY_LIMIT_BYTES" not in os.environ:  # a flush holds the memtable twice
+    if "MILVUS_LITE_MEMTABLE_MEMORY_LIMIT_BYTES" not in os.environ:  # the user's own budget wins
         collection.MEMTABLE_MEMORY_LIMIT = MEMTABLE_BYTES
     _installed = True
     return True
