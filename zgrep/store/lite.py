@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
-# The Milvus Lite releases whose SparseInvertedIndex this replaces (build/search signatures, BM25 formula).
-SUPPORTED = ("3.2.",)
+# The Milvus Lite releases whose pieces this replaces, checked against their source (signatures, BM25 formula).
+SUPPORTED = ("3.2.2",)  # exact releases: a patch release may move the internals replaced here
 MEMTABLE_BYTES = 48 << 20  # Milvus Lite's default is 128 MiB; a flush briefly holds ~4x this (Django: peak 679 MB, 758 at 64 MiB)
 _installed = False
 _ORIGINALS: dict[str, Any] = {}  # Milvus Lite's own methods this replaced (the tests compare against them)
@@ -46,7 +46,7 @@ def install() -> bool:
         from milvus_lite.storage.segment import Segment
     except Exception:  # no Milvus Lite here (a remote server only): nothing to tune
         return False
-    if not version("milvus-lite").startswith(SUPPORTED):
+    if version("milvus-lite") not in SUPPORTED:
         return False
     pa.set_memory_pool(pa.system_memory_pool())
     sparse_factory.SparseInvertedIndex = _compact_class(sparse_inverted.SparseInvertedIndex)
