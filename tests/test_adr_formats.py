@@ -189,3 +189,34 @@ def test_adr_tools_default_directory_and_a_hostile_adr_dir(tmp_path: Path) -> No
         assert proc.returncode == 2 and proc.stderr.count("\n") == 1, (args, proc.stderr)
         assert ".adr-dir" in proc.stderr and "inside the workspace" in proc.stderr
     assert not (tmp_path / "outside").exists()
+
+
+@pytest.mark.parametrize("conventional", ["doc/adr", "docs/decisions"])
+def test_a_conventional_adr_folder_linked_out_of_the_workspace_is_refused(tmp_path: Path, conventional: str) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    record = outside / "0001-x.md"
+    record.write_text("# 1. X\n\nDate: 2024-01-01\n\n## Status\n\nAccepted\n")
+    before = record.read_text()
+    repo = Repo(tmp_path / "r")
+    (repo.path / conventional).parent.mkdir(parents=True, exist_ok=True)
+    (repo.path / conventional).symlink_to(outside)
+    for args in (("list",), ("import",), ("new", "Y")):
+        proc = repo.zg(*args)
+        assert proc.returncode == 2 and proc.stderr.count("\n") == 1, (args, proc.stderr)
+        assert "inside the workspace" in proc.stderr
+    assert record.read_text() == before and sorted(p.name for p in outside.iterdir()) == ["0001-x.md"]
+
+
+def test_an_adr_dir_marker_that_is_a_link_or_holds_a_nul_is_refused_without_echoing_it(tmp_path: Path) -> None:
+    secret = tmp_path / "id_key"
+    secret.write_text("-----SECRET FIRST LINE-----\n")
+    repo = Repo(tmp_path / "r")
+    (repo.path / ".adr-dir").symlink_to(secret)
+    proc = repo.zg("list")
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and ".adr-dir" in proc.stderr
+    assert "SECRET" not in proc.stderr + proc.stdout
+    (repo.path / ".adr-dir").unlink()
+    repo.write(".adr-dir", "doc/\0adr\n")
+    proc = repo.zg("list")
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and ".adr-dir" in proc.stderr, proc.stderr

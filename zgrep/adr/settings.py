@@ -36,6 +36,9 @@ def _adr_dir(root: Path, cfg: Config) -> str:
     docs/decisions that exists when docs/adr does not."""
     if cfg.source("adr.dir") == "default":
         marker = root / ADR_TOOLS_FILE
+        if marker.is_symlink():  # a cloned repo's link to a file elsewhere: never read, never echoed
+            raise ConfigError(f"{marker}: {ADR_TOOLS_FILE} is a symlink; it must be a file naming a directory "
+                              "inside the workspace, e.g. doc/adr")
         if marker.is_file():
             first = (marker.read_text(encoding="utf-8", errors="replace").splitlines() or [""])[0].strip()
             if first:
@@ -43,7 +46,7 @@ def _adr_dir(root: Path, cfg: Config) -> str:
         if not (root / cfg["adr.dir"]).is_dir():
             for rel in CONVENTIONAL_DIRS:
                 if (root / rel).is_dir():
-                    return rel
+                    return _confined(root, str(root / rel), "the ADR directory", rel)
     return _confined(root, cfg.source("adr.dir"), "adr.dir", cfg["adr.dir"])
 
 
@@ -51,10 +54,13 @@ def _confined(root: Path, source: str, key: str, value: str) -> str:
     """`value` as a normalised `/` path relative to `root`, or ConfigError when it is absolute,
     climbs out with `..`, or leads out through a symlinked directory (the setting may come
     from a cloned repository's `.zgrep.toml` or `.adr-dir`)."""
+    problem = ConfigError(f"{source}: {key} = {value!r} must be a directory inside the workspace {root}, "
+                          f"e.g. {'docs/specs' if key == 'adr.doc_dirs' else 'docs/adr'}")
+    if "\0" in value:
+        raise problem
     rel = os.path.normpath(value).replace(os.sep, "/") if value else "."
     real_root = os.path.realpath(root)
     real = os.path.realpath(os.path.join(real_root, rel))
     if os.path.isabs(value) or rel == ".." or rel.startswith("../") or os.path.commonpath([real_root, real]) != real_root:
-        raise ConfigError(f"{source}: {key} = {value!r} must be a directory inside the workspace {root}, "
-                          f"e.g. {'docs/specs' if key == 'adr.doc_dirs' else 'docs/adr'}")
+        raise problem
     return rel
