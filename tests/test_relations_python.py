@@ -175,6 +175,22 @@ def test_deeply_nested_expressions_keep_the_files_relations() -> None:
     assert [(r.name, r.kind, r.caller.name if r.caller else None) for r in found.refs] == [("g", "call", "f")]
 
 
+def test_a_deep_chain_of_base_classes_is_cut_off_not_a_crash(tmp_path: Path) -> None:
+    """A workspace file is untrusted: 1,500 classes each inheriting the one before must not blow the stack."""
+    text = "class C0:\n    def m(self):\n        return 0\n\n\n" + "".join(
+        f"class C{i}(C{i - 1}):\n    pass\n\n\n" for i in range(1, 1500)) + (
+        "class Leaf(C1499):\n    def go(self):\n        return self.m()\n\n\n"
+        "class Near(C5):\n    def go(self):\n        return self.m()\n")
+    (tmp_path / ".zgrep").mkdir()
+    store = RelationsStore(tmp_path / ".zgrep" / RELATIONS_DB)
+    store.replace_files([extract("deep.py", text)])
+    store.close()
+    found = {(c["scope"], c["symbol"]) for c in callers(tmp_path, "C0.m")["callers"]}
+    assert found == {("Near", "go")}  # six bases up is resolved; 1,500 is past the bound, not a RecursionError
+    assert calls(tmp_path, "Near.go") == {"deep.py:C0.m"}
+    assert trace(tmp_path, "Leaf.go", "forward", 1)["tree"] is not None
+
+
 def test_relations_of_an_older_schema_are_rebuilt_not_misread(tmp_path: Path) -> None:
     import sqlite3
 

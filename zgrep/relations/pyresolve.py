@@ -298,15 +298,18 @@ def _member(graph: Graph, cls: Definition, name: str, skip_self: bool) -> list[D
 
 
 def _mro(graph: Graph, cls: Definition) -> list[Definition]:
-    """The class and its project bases, depth first, each once (close to Python's order for simple trees)."""
+    """The class and its project bases, depth first, each once (close to Python's order for simple trees),
+    at most MAX_BASES: a walk with its own stack, so no chain of bases in a workspace file can exhaust
+    Python's, and cycles end at the first repeat."""
     key = ("mro", cls)
     if key not in graph.cache:
-        graph.cache[key] = [cls]  # a cycle stops here
         order = [cls]
-        for base in _bases(graph, cls):
-            for klass in _mro(graph, base):
-                if klass not in order and len(order) < MAX_BASES:
-                    order.append(klass)
+        pending = list(reversed(_bases(graph, cls)))
+        while pending and len(order) < MAX_BASES:
+            klass = pending.pop()
+            if klass not in order:
+                order.append(klass)
+                pending.extend(reversed(_bases(graph, klass)))
         graph.cache[key] = order
     result: list[Definition] = graph.cache[key]
     return result
