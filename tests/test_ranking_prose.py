@@ -43,3 +43,12 @@ def test_a_search_holding_only_prose_keeps_its_scores():
 
 def _chunks_like(chunks: list[Candidate]) -> list[Candidate]:
     return [Candidate(id=c.id, fields=dict(c.fields), fused=c.fused) for c in chunks]
+
+
+def test_code_the_language_table_does_not_know_is_not_prose():
+    """An extensionless script or a language without a grammar is code, not documentation."""
+    script = Candidate(id="bin/deploy", fused=0.050, fields={
+        "path": "bin/deploy", "start_line": 1, "end_line": 30, "symbol": "", "names": [], "symbol_kind": "",
+        "scope": "", "language": "text", "content": "routes are grouped and registered"})
+    ranked = rerank("how routes are grouped and registered", [script, *_chunks()])
+    assert ranked[0].id == "bin/deploy"

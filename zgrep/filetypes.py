@@ -12,6 +12,16 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+# Documentation: prose about the code (search ranks it below code, ADR suggestions skip it).
+PROSE_SUFFIXES = (".md", ".markdown", ".mdx", ".rst", ".txt", ".adoc")
+
+
+def is_prose(path: str) -> bool:
+    """Whether a file is documentation by its name (`CMakeLists.txt` is code)."""
+    name = path.rsplit("/", 1)[-1].lower()
+    return name.endswith(PROSE_SUFFIXES) and name != "cmakelists.txt"
+
+
 _MARKDOWN = ("*.markdown", "*.md", "*.mdown", "*.mdwn", "*.mkd", "*.mkdn")
 _SH = ("*.bash", "*.csh", "*.ksh", "*.sh", "*.tcsh", "*.zsh", ".bashrc", ".bash_profile",
        ".profile", ".zshrc", ".zshenv", ".zprofile")

@@ -13,11 +13,12 @@ from typing import Any
 
 from zgrep import git
 from zgrep.adr.model import Adr
+from zgrep.adr.anchors import is_binary
 from zgrep.adr.settings import AdrSettings
 from zgrep.adr.store import AdrSet, anchor_covers
 from zgrep.adr.trees import IndexTree
+from zgrep.filetypes import is_prose
 
-PROSE = (".md", ".markdown", ".rst", ".txt", ".adoc")  # documentation: decisions are about code
 WORD_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
 MAX_FILES = 8  # queries per check: the files with the most added lines
 MAX_TERMS = 40  # words per query, in order of first appearance
@@ -66,7 +67,7 @@ def touched_symbols(tree: IndexTree, path: str, numbers: list[int]) -> list[str]
     from zgrep.chunking import detect_language, extract_symbols
 
     data = tree.read(path)
-    if data is None or len(data) > MAX_BLOB or b"\0" in data[:8192]:
+    if data is None or len(data) > MAX_BLOB or is_binary(data):
         return []
     text = data.decode("utf-8", "replace")
     language = detect_language(path, text)
@@ -92,7 +93,7 @@ def query(path: str, symbols: list[str], lines: list[tuple[int, str]]) -> str:
 def queries(settings: AdrSettings, tree: IndexTree) -> dict[str, str]:
     """One query per changed file (the files with most added lines first)."""
     added = added_lines(settings.root, (settings.dir, *settings.doc_dirs))
-    code = [p for p in added if not p.lower().endswith(PROSE)]
+    code = [p for p in added if not is_prose(p)]  # decisions are about code
     biggest = sorted(code, key=lambda p: -len(added[p]))[:MAX_FILES]
     out = {}
     for path in biggest:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from collections.abc import Set
 from typing import Any
 
+from zgrep.filetypes import is_prose
 from zgrep.search.text import STOPWORDS, split_identifier, stem
 from zgrep.types import RouteHit
 
@@ -21,7 +22,6 @@ SCORE_SCALE = 2.0  # fused scores lie in 0-1; boosts can roughly double the best
 _QUERY_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:(?:::|->|\\|\.)[A-Za-z_][A-Za-z0-9_]*)*")
 _QUALIFIER = re.compile(r"::|->|\\|\.")
 # Documentation is prose about the code; a query that names it (`readme`, `changelog`, `docs`) wants it.
-_PROSE_LANGUAGES = frozenset({"markdown", "rst", "text"})
 _PROSE_QUERY = re.compile(r"\b(?:docs?|documentation|documented|readme|changelog|changes|guide|tutorial|faq|manual"
                           r"|release notes|how-?to)\b", re.IGNORECASE)
 # A token is code-like when no English word is spelt that way: a separator (`_ . :: ->`), a lower-to-upper
@@ -73,7 +73,7 @@ class RerankSettings:
     file_coherence: float = 0.5
     definition: float = 0.05
     test_penalty: float = 0.75
-    # documentation (Markdown, reST, plain text) unless the query asks for it: prose about the code matches
+    # documentation (filetypes.is_prose) unless the query asks for it: prose about the code matches
     # an English query better than the code it describes; 0.4-0.7 all gain +0.006 on the dev half
     prose_penalty: float = 0.7
     vendor_penalty: float = 0.8
@@ -266,8 +266,7 @@ def rerank(query: str, candidates: list[Candidate], settings: RerankSettings | N
     spelt = [re.compile(rf"(?<![A-Za-z0-9_]){re.escape(n)}(?![A-Za-z0-9_])") for n in exact_names if _CODE_TOKEN.search(n)]
     wants_tests = bool(terms & {"test", "spec", "fixture"})
     # prose ranks below code, so a search that holds no code (scoped to docs/ or to ADRs) keeps its scores
-    demote_prose = not _PROSE_QUERY.search(query) and any(c.fields.get("language") not in _PROSE_LANGUAGES
-                                                           for c in candidates)
+    demote_prose = not _PROSE_QUERY.search(query) and any(not is_prose(c.fields["path"]) for c in candidates)
     file_sum: dict[str, float] = {}
     for cand in candidates:
         file_sum[cand.fields["path"]] = file_sum.get(cand.fields["path"], 0.0) + cand.fused
@@ -305,7 +304,7 @@ def rerank(query: str, candidates: list[Candidate], settings: RerankSettings | N
             score *= 1.0 + cfg.definition
         if not wants_tests and _TEST_PATH.search(f["path"]):
             score *= cfg.test_penalty
-        if demote_prose and f.get("language") in _PROSE_LANGUAGES:
+        if demote_prose and is_prose(f["path"]):
             score *= cfg.prose_penalty
         if _VENDOR_PATH.search(f["path"]):
             score *= cfg.vendor_penalty
