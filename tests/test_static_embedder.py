@@ -158,3 +158,21 @@ def test_a_folder_without_a_model_is_one_clear_error(tmp_path: Path) -> None:
 
     with pytest.raises(EmbeddingError, match="not a static model folder"):
         StaticEmbedder.from_dir(tmp_path)
+
+
+def test_a_zgrep_folder_whose_config_misstates_the_dimension_is_one_clear_error(tmp_path: Path) -> None:
+    """The folder is read on first embedding; the index was made for config.json's `dim`, so a table of
+    another width must fail loudly there, not give vectors of the wrong length."""
+    import shutil
+
+    from zgrep.embedding.base import EmbeddingError
+
+    folder = tmp_path / "model"
+    shutil.copytree(default_model_dir(), folder)
+    config = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps({**config, "dim": config["dim"] // 2}))
+    model = StaticEmbedder.from_dir(folder)
+    assert model.dim == config["dim"] // 2
+    for _ in range(2):  # and again: a failed load leaves nothing half-loaded behind
+        with pytest.raises(EmbeddingError, match="config.json says dim"):
+            model.embed_query("retry with backoff")

@@ -64,8 +64,12 @@ class StaticEmbedder:
             raise AttributeError(name)
         with _LOADING:
             if "table" not in self.__dict__:
+                parts = self._zgrep_parts(*pending)
+                if parts[0].shape[1] != self.dim:  # the index was made for config.json's dimension
+                    raise EmbeddingError(f"{pending[0]}: config.json says dim {self.dim}, "
+                                         f"embeddings.npy has {parts[0].shape[1]}")
                 source = self.source
-                self.__init__(*self._zgrep_parts(*pending))  # type: ignore[misc]
+                self.__init__(*parts)  # type: ignore[misc]
                 self.source = source
         return object.__getattribute__(self, name)
 

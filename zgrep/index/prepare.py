@@ -198,8 +198,8 @@ def prepared_batches(batches: Iterable[list[tuple[str, str]]], recipe: Recipe,
             started.append(local.worker)
         try:
             return cast(PreparedBatch, local.worker.run(items, recipe))
-        except (OSError, EOFError, pickle.UnpicklingError):
-            return prepare_batch(items, recipe)
+        except (OSError, EOFError, pickle.UnpicklingError):  # this batch in-process; the caller embeds it with
+            return prepare_batch(items, Recipe(recipe.context_lines))  # its own model and cache, not a second copy
 
     threads = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="index-worker")
     pending: deque[Future[PreparedBatch]] = deque()

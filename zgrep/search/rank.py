@@ -20,7 +20,7 @@ _DEFINITION_KINDS = frozenset({"class", "interface", "function"})
 SCORE_SCALE = 2.0  # fused scores lie in 0-1; boosts can roughly double the best one
 # Identifiers as a user types them, qualified or not: `parse_url`, `Flask.run`, `std::vector`, `$this->app`.
 _QUERY_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:(?:::|->|\\|\.)[A-Za-z_][A-Za-z0-9_]*)*")
-_QUALIFIER = re.compile(r"::|->|\\|\.")
+QUALIFIER = re.compile(r"::|->|\\|\.")  # what joins a qualified name's parts (`Rack::Response`, `os.path`)
 # Documentation is prose about the code; a query that names it (`readme`, `changelog`, `docs`) wants it.
 _PROSE_QUERY = re.compile(r"\b(?:docs?|documentation|documented|readme|changelog|changes|guide|tutorial|faq|manual"
                           r"|release notes|how-?to)\b", re.IGNORECASE)
@@ -142,7 +142,7 @@ def code_names(query: str) -> tuple[frozenset[str], frozenset[str], bool]:
     qualifiers: set[str] = set()
     for token in tokens:
         if whole or _CODE_TOKEN.search(token):
-            *outer, last = [p for p in _QUALIFIER.split(token) if p]
+            *outer, last = [p for p in QUALIFIER.split(token) if p]
             names.update((token, last))
             qualifiers.update(outer)
     return frozenset(names), frozenset(qualifiers - names), whole
@@ -151,7 +151,7 @@ def code_names(query: str) -> tuple[frozenset[str], frozenset[str], bool]:
 def _keywords(query: str) -> set[str]:
     """Plain words of a query that a file name may share (by prefix): code-like tokens are left to
     `_identifiers`, so `FORCE_COLOR` does not name color.py."""
-    words = (seg for token in _QUERY_TOKEN.findall(query) for seg in _QUALIFIER.split(token)
+    words = (seg for token in _QUERY_TOKEN.findall(query) for seg in QUALIFIER.split(token)
              if seg and not _CODE_TOKEN.search(seg))
     return {w for w in (m.lower() for seg in words for m in re.findall(r"[A-Za-z][A-Za-z0-9]*", seg))
             if len(w) > 2 and w not in STOPWORDS}
@@ -160,7 +160,7 @@ def _keywords(query: str) -> set[str]:
 def _identifiers(query: str) -> set[str]:
     """Code-like tokens of a query, joined lowercase (`FORCE_COLOR` → forcecolor, `HttpClient` → httpclient):
     they name a file or directory only when spelt whole (force_color.py, HttpClient.java)."""
-    return {_joined(seg) for token in _QUERY_TOKEN.findall(query) for seg in _QUALIFIER.split(token)
+    return {_joined(seg) for token in _QUERY_TOKEN.findall(query) for seg in QUALIFIER.split(token)
             if seg and _CODE_TOKEN.search(seg)}
 
 

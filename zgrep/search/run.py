@@ -16,7 +16,7 @@ from zgrep.index.discovery import LoadedFile, read_file
 from zgrep.index.run import run_index
 from zgrep.progress import Progress
 from zgrep.search.filters import SearchFilter
-from zgrep.search.rank import RankSettings, fuse, path_matches, rerank, unsupported
+from zgrep.search.rank import QUALIFIER, RankSettings, fuse, path_matches, rerank, unsupported
 from zgrep.search.spans import GapCheck, Span, add, span_of
 from zgrep.search.text import STOPWORDS, lexical_query
 from zgrep.service import ErrorCode, ZgError
@@ -34,7 +34,6 @@ POST_FILTER_POOL_FACTOR = 5  # wider candidate pools when path filters are appli
 _CONTAINER_KINDS = ("class", "interface")  # a chunk of one of these holds its members
 _CODE_LIKE = re.compile(r"[_.]|[a-z0-9][A-Z]|[A-Z]{2,}[a-z]")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)*")
-_QUALIFIER = re.compile(r"\.|::")
 
 
 def run_search(engine: Engine, args: SearchArgs, progress: Progress | None = None) -> SearchResult:
@@ -131,7 +130,7 @@ def _search_one(engine: Engine, query: str, search_mode: str, expr: str, limit: 
         "lexical": cfg["search.lexical_weight"], "semantic": cfg["search.dense_weight"],
         "symbol": cfg["search.symbol_weight"], "path": cfg["search.path_weight"]})
     ranked = rerank(query, fuse(routes, settings))
-    wanted = set(_IDENT.findall(query)) | {part for token in _IDENT.findall(query) for part in _QUALIFIER.split(token)}
+    wanted = set(_IDENT.findall(query)) | {part for token in _IDENT.findall(query) for part in QUALIFIER.split(token)}
     min_score = args.get("min_score")
     min_diff = args.get("min_score_diff")
     best = ranked[0].score if ranked else 0.0
@@ -211,7 +210,7 @@ def symbol_candidates(query: str) -> list[str]:
     for token in tokens:
         if not (single or _CODE_LIKE.search(token)):
             continue
-        *qualifiers, last = _QUALIFIER.split(token)
+        *qualifiers, last = QUALIFIER.split(token)
         for part in [last, token, *qualifiers]:
             if len(part) >= 3 and part.lower() not in STOPWORDS and part not in names:
                 names.append(part)
