@@ -53,6 +53,7 @@ def install() -> bool:
     _ORIGINALS["_build_data_table"] = MemTable._build_data_table
     MemTable._build_data_table = _arrow_data_table(MemTable._build_data_table)
     Segment.build_or_load_index = _flat_on_segment_vectors(Segment.build_or_load_index)
+    _ORIGINALS["BruteForceIndex.search"] = BruteForceIndex.search
     BruteForceIndex.search = _ip_without_copy(BruteForceIndex.search)
     if "MILVUS_LITE_MEMTABLE_MEMORY_LIMIT_BYTES" not in os.environ:  # the user's own budget wins
         collection.MEMTABLE_MEMORY_LIMIT = MEMTABLE_BYTES
