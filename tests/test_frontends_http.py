@@ -128,7 +128,7 @@ def test_only_loopback_host_names_are_answered(served: tuple[User, Path, str]) -
                  "localhost:80:80", "[::1", "[::1]attacker.example", "attacker.example@127.0.0.1", ""):
         refused = httpx.get(url + "/status", headers={"Host": host}, timeout=30)
         assert refused.status_code == 403 and "files" not in refused.text, host
-    for host in (f"LOCALHOST:{port}", f"[::1]:{port}", f"127.0.0.1:{port}"):
+    for host in (f"LOCALHOST:{port}", f"[::1]:{port}", f"127.0.0.1:{port}", f"127.0.0.2:{port}"):
         assert httpx.get(url + "/status", headers={"Host": host}, timeout=60).status_code == 200, host
     with socket.create_connection(("127.0.0.1", int(port)), timeout=30) as sock:  # HTTP/1.0 needs no Host header
         sock.sendall(b"GET /status HTTP/1.0\r\n\r\n")

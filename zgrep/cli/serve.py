@@ -7,7 +7,7 @@ import os
 import click
 
 from zgrep.cli.main import fail, resolve
-from zgrep.cli.server import is_loopback
+from zgrep.server.runtime import is_loopback
 from zgrep.server import runtime
 
 TOKEN_ENV = "ZG_SERVE_TOKEN"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ipaddress
 import os
 import signal
 import sys
@@ -35,16 +34,6 @@ def _config() -> Config:
     return cfg
 
 
-def is_loopback(host: str) -> bool:
-    """Whether `host` (a literal address or localhost) reaches only this machine."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False  # an interface name or `*`: may be any interface
-
-
 def endpoint_problem(endpoint: str, allow_non_loopback: bool) -> str | None:
     """Why the daemon must not listen on `endpoint` (a usage error), or None ("" is the default ipc socket)."""
     if not endpoint:
@@ -53,7 +42,7 @@ def endpoint_problem(endpoint: str, allow_non_loopback: bool) -> str | None:
     host, colon, port = rest.rpartition(":")
     if not sep or scheme not in ("ipc", "tcp") or not rest or (scheme == "tcp" and not (colon and host and port)):
         return f"unsupported endpoint {endpoint!r}: use ipc://PATH or tcp://127.0.0.1:PORT"
-    if scheme == "tcp" and not allow_non_loopback and not is_loopback(host):
+    if scheme == "tcp" and not allow_non_loopback and not runtime.is_loopback(host):
         return (f"{endpoint} is not a loopback address: other machines could reach the daemon and try its token; "
                 "use tcp://127.0.0.1:PORT, or pass --allow-non-loopback to accept that risk")
     return None

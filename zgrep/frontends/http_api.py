@@ -15,9 +15,9 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from zgrep.frontends.api import FrontendError, Workspace
+from zgrep.server.runtime import is_loopback
 from zgrep.service import ErrorCode
 
-LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 STATUS_OF = {ErrorCode.BAD_REQUEST: 400, ErrorCode.NOT_INDEXED: 409, ErrorCode.WORKSPACE_BUSY: 503,
              ErrorCode.NO_DAEMON: 503, ErrorCode.CONFIG: 400, ErrorCode.UNAUTHORIZED: 401}
 Query = dict[str, list[str]]
@@ -77,6 +77,12 @@ def routes(ws: Workspace) -> dict[str, Callable[[Query], dict[str, Any]]]:
     }
 
 
+def _is_loopback_name(name: str) -> bool:
+    """A Host name that reaches only this machine: localhost or any loopback address, the same rule
+    `zg serve` binds by (`runtime.is_loopback`); a name left bracketed was malformed."""
+    return "[" not in name and "]" not in name and is_loopback(name)
+
+
 def _host_name(host_header: str) -> str:
     """`example.org:80` -> `example.org`, `[::1]:7700` -> `::1`; a malformed bracket form (`[::1]x`) stays whole."""
     if host_header.startswith("["):
@@ -109,9 +115,9 @@ def make_server(ws: Workspace, host: str, port: int, token: str | None) -> Threa
                 given = self.headers.get("Authorization", "")
                 if not hmac.compare_digest(given.encode(), f"Bearer {token}".encode()):
                     raise Refused(401, ErrorCode.UNAUTHORIZED, "zg: missing or wrong token: send Authorization: Bearer TOKEN")
-            elif _host_name(self.headers.get("Host", "")).lower() not in LOOPBACK_NAMES:
+            elif not _is_loopback_name(_host_name(self.headers.get("Host", "")).lower()):
                 raise Refused(403, ErrorCode.UNAUTHORIZED,
-                              "zg: this API answers only requests to localhost or 127.0.0.1 (Host header)")
+                              "zg: this API answers only requests to localhost or a loopback address (Host header)")
 
         def do_GET(self) -> None:
             try:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import ipaddress
 import json
 import os
 import stat
@@ -160,3 +161,13 @@ def spawn(endpoint: str, idle_timeout: float, started_by: str, allow_non_loopbac
         return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
                                 start_new_session=True, close_fds=True, cwd="/",
                                 pass_fds=() if start_lock_fd is None else (start_lock_fd,))
+
+
+def is_loopback(host: str) -> bool:
+    """Whether `host` (a literal address, bracketed or not, or localhost) reaches only this machine."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False  # an interface name or `*`: may be any interface
