@@ -168,7 +168,7 @@ CHANGES = [  # (name, path, old, new, ADRs a reviewer would want named)
      'samesite="None", max_age=30 * 24 * 3600', ["ADR-0003"]),
     ("print in the export worker", "src/jobs/worker.py", "    job.write_csv(rows)\n",
      "    job.write_csv(rows)\n    print(f\"export {job.id} wrote {len(rows)} rows\")\n", ["ADR-0004"]),
-    ("f-string SQL search", "src/db/orders.py", "        .fetchall()\n" if False else ".fetchall()\n",
+    ("f-string SQL search", "src/db/orders.py", ".fetchall()\n",
      ".fetchall()\n\n\ndef search_orders(conn, text):\n"
      "    return conn.execute(f\"SELECT id FROM orders WHERE note LIKE '%{text}%'\").fetchall()\n", ["ADR-0005"]),
     ("price dict cache with expiry", "src/catalog/prices.py", '"""Product prices."""\n',

@@ -1,7 +1,7 @@
 """jedi's side of bench/relations.py; runs in the bench venv (never zgrep's), JSON on stdin and stdout.
 
 Input: {"root": DIR, "refs": [[path, line, col], ...], "gotos": [[path, line, col], ...]} (paths relative to
-root, lines 1-based, columns 0-based). Output: {"refs": [[[path, line, col], ...] per query],
+root, lines 1-based, columns 0-based). Output: {"refs": [[[path, line, col, type], ...] per query],
 "gotos": [[[path, line, col, type], ...] per query]}; positions outside root are left out.
 """
 
