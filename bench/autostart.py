@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from daemon import private_env, run_zg  # noqa: E402
+from daemon import private_env, run_zg
 
 QUERIES = ["queryset filter", "url resolver", "template engine", "form validation", "database migration",
            "middleware request", "cache backend", "session storage"]

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from semble import scratch_copy  # noqa: E402
+from semble import scratch_copy
 
 ZG = str(Path(sys.executable).with_name("zg"))
 QUERY = "how are routes registered"
