@@ -440,9 +440,12 @@ class Daemon:
                 self.served += 1
         log.info("%s %s: %s in %.1f ms", request["op"], held.root, "ok" if response["ok"] else response["error"]["code"],
                  (time.monotonic() - started) * 1000)
-        self.send(envelope, response)
-        if request["op"] == SEARCH.name and response["ok"] and not held.settled:
+        settle = request["op"] == SEARCH.name and response["ok"] and not held.settled
+        if settle:  # decided (and logged) before the reply, so the client knows whether a pass follows
             held.settled = True
+            log.info("heap settle scheduled for %s", held.root)
+        self.send(envelope, response)
+        if settle:
             timer = threading.Timer(SETTLE_DELAY_S, settle_heap)  # once the reply is on its way
             timer.daemon = True
             timer.start()
