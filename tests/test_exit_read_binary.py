@@ -38,3 +38,16 @@ def test_the_indexer_skips_the_same_files(ws):
 def test_read_still_prints_text(ws):
     proc = run_zg("read", "notes.txt:2", cwd=ws["root"], env=ws["env"])
     assert (proc.returncode, proc.stdout) == (0, "     2: second\n")
+
+
+def test_a_file_name_holding_a_colon_is_read_whole_or_by_span(ws):
+    """`PATH:SPAN` splits at the colon only when PATH names a file: `docs/a:b.md` is one (the MCP `read` tool
+    and the HTTP `/read` add their start/end to the path the same way)."""
+    (ws["root"] / "docs").mkdir()
+    (ws["root"] / "docs" / "a:b.md").write_text("one\ntwo\nthree\n")
+    whole = run_zg("read", "docs/a:b.md", cwd=ws["root"], env=ws["env"])
+    assert (whole.returncode, whole.stdout) == (0, "     1: one\n     2: two\n     3: three\n"), whole.stderr
+    span = run_zg("read", "docs/a:b.md:2-3", cwd=ws["root"], env=ws["env"])
+    assert (span.returncode, span.stdout) == (0, "     2: two\n     3: three\n"), span.stderr
+    bad = run_zg("read", "notes.txt:x-y", cwd=ws["root"], env=ws["env"])
+    assert_one_line_error(bad, "bad line range")

@@ -37,10 +37,21 @@ class ReadRefused(ValueError):
     """Why a slice cannot be printed: one line naming the fix."""
 
 
+def _split_location(root: Path, location: str) -> tuple[str, str]:
+    """(path, span) of `PATH[:SPAN]`: the whole location when it names a file (`docs/a:b.md`), else split at
+    the last colon when that leaves a file (`docs/a:b.md:2-3`), else at the first (`f.py:1-2`, `f.py:x`)."""
+    for rel, span in ((location, ""), location.rpartition(":")[::2]):
+        target = confined_path(root, rel) if rel and "\0" not in rel else None
+        if target is not None and os.path.isfile(target):
+            return rel, span
+    rel, _, span = location.partition(":")
+    return rel, span
+
+
 def file_slice(root: Path, location: str) -> tuple[str, list[str], int, int]:
     """(relative path, the file's lines, start, end) for `PATH[:START[-END]]`; ReadRefused names the problem.
     `zg read`, the MCP server and the HTTP API all read through here."""
-    rel, _, span = location.partition(":")
+    rel, span = _split_location(root, location)
     if "\0" in rel:  # no file name holds one (the OS would raise ValueError); only a front end's request can
         raise ReadRefused(f"refusing a path with a NUL byte: {rel!r}")
     target = confined_path(root, rel)
