@@ -284,13 +284,14 @@ class Engine:
         """Refuse (ZgError INDEX_DAMAGED) an index whose Milvus rows disagree with its file state.
         Once they agree, nothing is asked of Milvus again until the open store or a state file changes."""
         manifest = self.check_manifest()
-        if manifest is None or self._verified.get("state") == self._state_key():
+        key = self._state_key()  # the state this check sees: a job writing meanwhile is checked next time
+        if manifest is None or self._verified.get("state") == key:
             return
         problem = self.store_problem(manifest)
         if problem:
             raise ZgError(ErrorCode.INDEX_DAMAGED, problem)
         if self.has_store():
-            self._verified["state"] = self._state_key()
+            self._verified["state"] = key
 
     def _state_key(self) -> tuple[Any, ...]:
         """Which opening of the store, and the stat signatures of the manifest and file state."""

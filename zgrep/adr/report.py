@@ -10,7 +10,7 @@ from zgrep.adr.check import Governing, Problem, check_anchors, governing, valida
 from zgrep.adr.model import Anchor
 from zgrep.adr.settings import AdrSettings
 from zgrep.adr.store import AdrSet, load
-from zgrep.adr.suggest import Suggestion
+from zgrep.adr.suggest import Suggestion, suggest
 from zgrep.adr.trees import IndexTree, WorkTree, changed_since_head, staged_changes
 
 FIXABLE = ("anchor_missing_file", "anchor_symbol", "anchor_lines", "anchor_lines_stale")
@@ -71,8 +71,6 @@ def run_check(settings: AdrSettings, staged: bool, paths: list[str] | None, fix:
         if scope is not None:
             report.governing = governing(adrs, scope)
         if staged and suggest_mode and isinstance(tree, IndexTree):
-            from zgrep.adr.suggest import suggest
-
             try:
                 report.suggestions, report.note = suggest(settings, adrs, tree, {g.adr.id for g in report.governing},
                                                           suggest_mode)

@@ -11,6 +11,7 @@ import click
 if TYPE_CHECKING:
     from zgrep.adr.report import CheckReport
 
+from zgrep.adr.formats import FORMATS
 from zgrep.adr.model import CHANGE_TYPES, FOREIGN_STATUSES, STATUSES, Adr, Anchor, parse_anchor_spec
 from zgrep.adr.settings import AdrSettings, load_settings
 from zgrep.adr.store import AdrSet
@@ -110,7 +111,7 @@ def adr() -> None:
 @click.option("--constraint", "constraints", multiple=True, metavar="TEXT", help="A one-line rule to keep.")
 @click.option("--change-type", type=click.Choice(CHANGE_TYPES), default="architecture", show_default=True)
 @click.option("--status", type=click.Choice(STATUSES), default="proposed", show_default=True)
-@click.option("--format", "fmt", type=click.Choice(("zg", "madr", "nygard")),
+@click.option("--format", "fmt", type=click.Choice(FORMATS),
               help="Record format (default: the one the ADR directory already uses, else zg).")
 def new_cmd(title: str, anchors: tuple[str, ...], constraints: tuple[str, ...], change_type: str, status: str,
             fmt: str | None) -> None:

@@ -153,7 +153,8 @@ def run_index(engine: Engine, args: IndexArgs, progress: Progress | None = None)
     if repair:
         full, paths = True, None
     with clock.phase("discover"):
-        work = plan(engine.blank() if full else engine, paths, full, read_new=dry_run or manifest is not None)
+        work = plan(engine.blank() if full else engine, paths, full,
+                    read_new=dry_run or (manifest is not None and not full))  # a repair rebuild streams too
     report: IndexReport = {"root": str(root), "dry_run": dry_run}
     if repair:
         report.update({"repaired": True, "repair_reason": repair})

@@ -68,9 +68,10 @@ def run_search(engine: Engine, args: SearchArgs, progress: Progress | None = Non
     expr, possible, post_filter = filters.expression(engine.files().keys())
     admits = filters.admits_path if post_filter else None
     groups: list[SearchGroup] = []
+    gap_blank = _blank_gaps(engine)  # one read of each hit file for all the queries
     for query in queries:
-        hits = (_search_one(engine, query[:MAX_QUERY_CHARS], search_mode, expr, limit, args, preview, admits)
-                if possible else [])
+        hits = (_search_one(engine, query[:MAX_QUERY_CHARS], search_mode, expr, limit, args, preview, admits,
+                            gap_blank) if possible else [])
         groups.append({"query": query, "hits": hits})
     took_ms = round((time.monotonic() - started) * 1000, 1)
     root = str(engine.ws.root)
@@ -115,7 +116,7 @@ def _ensure_index(engine: Engine, args: SearchArgs, progress: Progress | None) -
 
 
 def _search_one(engine: Engine, query: str, search_mode: str, expr: str, limit: int, args: SearchArgs,
-                preview: str, admits: Callable[[str], bool] | None) -> list[SearchHit]:
+                preview: str, admits: Callable[[str], bool] | None, gap_blank: GapCheck) -> list[SearchHit]:
     cfg = engine.config
     pool = max(cfg["search.candidates"], limit * 3) * (POST_FILTER_POOL_FACTOR if admits else 1)
     routes = _routes(engine, query, search_mode, expr, pool, admits)
@@ -135,7 +136,6 @@ def _search_one(engine: Engine, query: str, search_mode: str, expr: str, limit: 
     min_diff = args.get("min_score_diff")
     best = ranked[0].score if ranked else 0.0
     spans: list[Span] = []
-    gap_blank = _blank_gaps(engine)
     for cand in ranked:
         if min_score is not None and cand.score < float(min_score):
             continue
