@@ -59,7 +59,10 @@ def test_first_search_answers_in_process_and_the_next_one_from_the_daemon(tmp_pa
         wait_for(lambda: user.zg("server", "status", "--check-ready").returncode == 0, START_S, "the autostarted daemon")
         status = json.loads(user.zg("server", "status", "--json").stdout)
         assert status["started_by"] == "autostart"
-        assert [w["root"] for w in status["workspaces"]] == [first["root"]]  # warmed before any request
+        assert [w["root"] for w in status["workspaces"]] == [first["root"]]
+        log = Path(user.env["XDG_STATE_HOME"]) / "zgrep" / runtime.LOG_FILE
+        wait_for(lambda: f"warmed workspace {first['root']}" in log.read_text(), START_S,
+                 "the daemon to warm the workspace (a failed warm logs a warning instead)")
         assert "started by: autostart" in user.zg("server", "status").stdout
         second = search(user, repo)
         assert second["mode"] == "server" and second["hits"][0]["path"] == "retry.py"
