@@ -373,6 +373,32 @@ def test_large_class_gives_header_and_method_chunks_with_class_scope() -> None:
     assert (symbol.start_line, symbol.end_line) == (1, len(source.split("\n")) - 1)
 
 
+def test_nested_namespace_headers_lead_the_first_member_instead_of_being_chunks_of_their_own() -> None:
+    # rails' engine/configuration.rb: `module Rails` and `class Engine` only wrap the class defined inside;
+    # alone they were one-line chunks labelled Rails and Engine, noise at the top of `Engine` searches
+    methods = "\n\n".join(f"      def step_{n}(value)\n" + pad("        value = transform(value, {i})", 12)
+                           + "\n      end" for n in range(4))
+    source = ("module Rails\n  class Engine\n    class Configuration < ::Rails::Railtie::Configuration\n"
+              "      attr_reader :root\n\n" + methods + "\n    end\n  end\nend\n")
+    chunks = chunk_file("engine/configuration.rb", source)
+    assert all(c.end_line - c.start_line >= 2 for c in chunks), [(c.start_line, c.end_line) for c in chunks]
+    first = chunks[0]
+    assert (first.start_line, first.symbol, first.symbol_kind, first.scope) == (1, "Configuration", "class", "Rails.Engine")
+    assert "Engine" not in first.names and "Rails" not in first.names  # wrapped, not defined here
+    assert "step_0" in first.names  # the class's own two lines lead its first method in turn
+    assert find(chunks, "step_1").scope == "Rails.Engine.Configuration"
+
+
+def test_a_two_line_interface_header_leads_its_first_member_and_names_the_chunk() -> None:
+    methods = "\n\n".join(f"    /**\n     * Step {n}.\n" + pad("     * Detail {i}.", 14) + "\n     */\n"
+                           f"    public function step{n}($value);" for n in range(6))
+    source = "<?php\n\nnamespace App;\n\ninterface Repository extends Base\n{\n" + methods + "\n}\n"
+    chunks = chunk_file("Repository.php", source)
+    header = next(c for c in chunks if c.start_line == line_of(source, "interface Repository"))
+    assert (header.symbol, header.symbol_kind) == ("Repository", "interface")
+    assert header.end_line > line_of(source, "{") and "step0" in header.names
+
+
 def test_large_function_splits_into_overlapping_pieces_covering_every_line() -> None:
     source = "def long_job(data):\n" + pad("    data = step(data, {i})", 200) + "\n    return data\n"
     chunks = chunk_file("job.py", source)

@@ -7,6 +7,7 @@ from zgrep.chunking.definitions import Definition
 from zgrep.chunking.windows import MERGE_BELOW_LINES, Lines, Piece, split_range
 
 HEADER_WEIGHT = 1 << 30  # a class header names the chunk it is merged into
+SHORT_HEADER_LINES = 2  # a container header this short (`module Rails`, `namespace X\n{`) leads its first member
 
 
 def code_pieces(lines: Lines, definitions: list[Definition]) -> list[Piece]:
@@ -88,6 +89,26 @@ def _merge(lines: Lines, pieces: list[Piece]) -> list[Piece]:
                 last.symbol, last.kind, last.scope = piece.symbol, piece.kind, piece.scope
                 last.weight = piece.weight
             last.end = piece.end
+        elif last is not None and _short_header(last) and lines.fits(last.start, piece.end):
+            merged[-1] = _lead(last, piece)
         else:
             merged.append(piece)
     return merged
+
+
+def _short_header(piece: Piece) -> bool:
+    """A container's opening lines with nothing of its own before its members (`module Rails`,
+    `class Engine`, `impl Inner {`): alone they would be a chunk of a line or two."""
+    return piece.weight == HEADER_WEIGHT and piece.end - piece.start + 1 <= SHORT_HEADER_LINES
+
+
+def _lead(header: Piece, piece: Piece) -> Piece:
+    """`piece` extended up to start with `header`, labelled by the header unless `piece` opens a container
+    nested in it (`module Rails` / `class Engine` / `class Configuration`: the innermost one names the chunk)."""
+    piece.start, piece.ctx, piece.mergeable = header.start, header.ctx, False
+    if piece.weight < HEADER_WEIGHT:
+        if piece.symbol:
+            piece.merged_names.insert(0, piece.symbol)
+        piece.merged_names[:0] = header.merged_names
+        piece.symbol, piece.kind, piece.scope, piece.weight = header.symbol, header.kind, header.scope, header.weight
+    return piece

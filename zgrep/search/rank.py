@@ -63,6 +63,9 @@ class RerankSettings:
     symbol_exact: float = 1.0  # a definition named exactly by a code-like query token (case-sensitive)
     symbol_embedded: float = 0.5  # share of symbol_exact when that token sits in a natural-language query
     symbol_partial: float = 0.25
+    # share of the exact boost for a chunk that holds the name only among definitions merged into it (a
+    # sibling method, a slice of the class body) rather than being labelled with it: 0.5 on the dev half
+    symbol_merged: float = 0.5
     symbol_qualifier: float = 0.5  # share of the exact boost for a qualifier's definition (`module Rack`)
     # a chunk whose code spells a code-like query token whole (`FORCE_COLOR` read in `is_terminal`): the
     # dense route cannot tell such a use from chunks about its parts (force, color)
@@ -185,9 +188,19 @@ def _path_joined(path: str) -> frozenset[str]:
     return frozenset(_joined(name) for name in _path_names(path))
 
 
-def _path_overlap(keywords: set[str], identifiers: set[str], path: str) -> int:
-    """Query words sharing a prefix with a path part, plus identifiers spelling a stem or directory whole."""
+def _path_overlap(keywords: set[str], identifiers: set[str], path: str, symbol: bool) -> int:
+    """Query words sharing a prefix with a path part, plus identifiers spelling a stem or directory whole.
+    For a one-symbol query only the file's stem counts: `Channel` names channel.ex, not channel/server.ex."""
+    if symbol:
+        stem = _path_names(path)[0]
+        return _prefix_overlap(keywords, set(_stem_parts(path))) + (_joined(stem) in identifiers)
     return _prefix_overlap(keywords, _path_parts(path)) + len(identifiers & _path_joined(path))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _stem_parts(path: str) -> tuple[str, ...]:
+    """Words of a file's stem (`color_triplet.py` → color, triplet)."""
+    return tuple(p for p in split_identifier(_path_names(path)[0]) if len(p) > 1)
 
 
 def _prefix_overlap(keywords: set[str], parts: Set[str]) -> int:
@@ -278,7 +291,7 @@ def rerank(query: str, candidates: list[Candidate], settings: RerankSettings | N
         symbol = f.get("symbol") or ""
         defined = [name for name in f.get("names") or [symbol] if name]
         if exact_names and any(name in exact_names for name in defined):
-            score += top * exact_boost
+            score += top * exact_boost * (1.0 if symbol in exact_names else cfg.symbol_merged)
         elif qualifiers and any(name in qualifiers for name in defined):
             score += top * exact_boost * cfg.symbol_qualifier
         elif symbol and terms and len(name := _name_terms(symbol)) > 1:
@@ -289,7 +302,7 @@ def rerank(query: str, candidates: list[Candidate], settings: RerankSettings | N
         if spelt and any(p.search(f.get("content") or "") for p in spelt):
             score += top * cfg.identifier_use
         if keywords or identifiers:
-            ratio = _path_overlap(keywords, identifiers, f["path"]) / (len(keywords) + len(identifiers))
+            ratio = _path_overlap(keywords, identifiers, f["path"], whole_symbol) / (len(keywords) + len(identifiers))
             score += top * cfg.path_match * ratio
         cand.score = score
         best = best_of_file.get(f["path"])

@@ -1,0 +1,38 @@
+"""A one-symbol query names a definition: the file whose stem spells it (phoenix's lib/phoenix/channel.ex for
+`Channel`) outranks files that merely sit in a folder of that name (lib/phoenix/channel/server.ex), and the
+chunk labelled with the name outranks one that only merged a slice of that definition (rails' engine.rb:
+`class Engine < Railtie` at 348, not the `find` method chunk that took in a few lines of the class body)."""
+
+from __future__ import annotations
+
+from zgrep.search.rank import Candidate, rerank
+
+
+def _chunk(path: str, start: int, symbol: str, names: list[str], fused: float, kind: str = "class") -> Candidate:
+    fields = {"path": path, "start_line": start, "end_line": start + 20, "symbol": symbol, "names": names,
+              "symbol_kind": kind, "scope": "", "language": "elixir", "content": f"{symbol} body\n"}
+    return Candidate(id=f"{path}:{start}", fields=fields, fused=fused)
+
+
+def test_one_symbol_query_prefers_the_file_named_after_it_over_a_folder_named_after_it() -> None:
+    # BM25 likes the server: it spells `channel` more often
+    chunks = [_chunk("lib/phoenix/channel/server.ex", 375, "", [], 0.050, "module"),
+              _chunk("lib/phoenix/channel.ex", 1, "", [], 0.040, "module"),
+              _chunk("lib/phoenix/socket.ex", 781, "", [], 0.045, "module")]
+    ranked = [c.fields["path"] for c in rerank("Channel", chunks)]
+    assert ranked[0] == "lib/phoenix/channel.ex"
+
+
+def test_a_folder_still_counts_for_a_natural_language_query() -> None:
+    chunks = [_chunk("lib/phoenix/channel/server.ex", 375, "", [], 0.050, "module"),
+              _chunk("lib/phoenix/router.ex", 1, "", [], 0.050, "module")]
+    ranked = [c.fields["path"] for c in rerank("how a channel server joins topics", chunks)]
+    assert ranked[0] == "lib/phoenix/channel/server.ex"
+
+
+def test_the_chunk_labelled_with_the_name_outranks_one_that_merged_a_slice_of_it() -> None:
+    chunks = [_chunk("railties/lib/rails/engine.rb", 422, "find", ["find", "Engine"], 0.050, "function"),
+              _chunk("railties/lib/rails/engine.rb", 348, "Engine", ["Engine"], 0.040),
+              _chunk("railties/lib/rails/engine/updater.rb", 6, "Rails", ["Rails"], 0.048, "module")]
+    top = rerank("Rails::Engine", chunks)[0]
+    assert (top.fields["start_line"], top.fields["symbol"]) == (348, "Engine")
