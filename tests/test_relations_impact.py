@@ -80,3 +80,21 @@ def test_staged_paths_git_quotes_or_prefixes_otherwise(repo: Path, zg: Zg) -> No
     staged = impact(zg, repo, "--staged")
     assert staged["targets"] == ["café.py:6-6", "my shop.py:6-6"] and staged["skipped"] == []
     assert [(d["path"], d["symbol"]) for d in staged["changed"]] == [("café.py", "two"), ("my shop.py", "two")]
+
+
+def test_an_empty_staged_change_answers_every_field(repo: Path, zg: Zg) -> None:
+    """Nothing staged gives the keys a non-empty result has (the requested depth, the edge kinds, empty lists)."""
+    (repo / "a.py").write_text("def one():\n    return 1\n\n\ndef two():\n    return one()\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "a")
+    assert zg("index", "--mode", "direct", cwd=repo).returncode == 0
+    found = impact(zg, repo, "a.py:one", "--depth", "2", "--edges", "call")
+    empty = impact(zg, repo, "--staged", "--depth", "2", "--edges", "call")
+    unreached = impact(zg, repo, "a.py:5-6", "--depth", "2", "--edges", "call")  # two(): nothing calls it
+    assert list(empty) == list(found) == list(unreached) and found["total"] == 1 and unreached["total"] == 0
+    assert {k: empty[k] for k in ("targets", "depth", "edges", "changed", "impacted", "files", "total", "skipped")} == {
+        "targets": [], "depth": 2, "edges": ["call"], "changed": [], "impacted": [], "files": [], "total": 0,
+        "skipped": []}
+    assert zg("impact", "--staged", "--json", "--mode", "direct", cwd=repo).returncode == 1
+    human = zg("impact", "--staged", "--mode", "direct", cwd=repo)
+    assert human.returncode == 1 and human.stderr == "nothing staged\n", human.stderr

@@ -98,12 +98,8 @@ def impact(targets: tuple[str, ...], staged: bool, depth: int, edges: str | None
             wanted += staged_targets(root)
         except GitError as exc:
             fail(f"--staged needs a git repository: {exc}", 2)
-        if not wanted:
-            if as_json:
-                output.write_json({"root": str(root), "targets": [], "changed": [], "impacted": [], "tests": [],
-                                   "files": [], "test_files": [], "total": 0, "truncated": False, "skipped": []})
-            else:
-                click.echo("nothing staged", err=True)
+        if not wanted and not as_json:  # (--json asks anyway: an empty result has every field of a full one)
+            click.echo("nothing staged", err=True)
             sys.exit(1)
     elif not wanted:
         fail("give PATH, PATH:SYMBOL or PATH:START-END, or --staged (e.g. zg impact src/app.py:run)", 2)

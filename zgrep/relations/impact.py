@@ -98,11 +98,13 @@ def impact(root: Path, targets: list[str], depth: int = DEFAULT_DEPTH,
 
 
 def run_impact(engine: Engine, args: ImpactArgs, progress: Progress | None = None) -> ImpactResult:
-    """The `impact` op: needs only the relations database."""
+    """The `impact` op: needs only the relations database. A staged change may be empty (nothing staged):
+    the result then has every field, its lists empty."""
     root = indexed_root(engine)
-    targets = args.get("targets") or []
-    if not isinstance(targets, list) or not all(isinstance(t, str) and t.strip() for t in targets) or not targets:
+    targets, staged = args.get("targets") or [], args.get("staged") is True
+    if not isinstance(targets, list) or not all(isinstance(t, str) and t.strip() for t in targets) or not (
+            targets or staged):
         raise ZgError(ErrorCode.BAD_REQUEST, "nothing to assess: give PATH, PATH:SYMBOL or PATH:START-END, "
                                              "or --staged")
     return impact(root, targets, count_arg("depth", args.get("depth"), 1, MAX_DEPTH) or DEFAULT_DEPTH,
-                  parse_edges(args.get("edges"), IMPACT_EDGES), args.get("staged") is True)
+                  parse_edges(args.get("edges"), IMPACT_EDGES), staged)
