@@ -69,3 +69,17 @@ def test_commands_say_it_in_one_line(tmp_path: Path, zg, args: tuple[str, ...]) 
     proc = zg(*args, cwd=tmp_path)
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.count("\n") == 1 and "unknown section [serch]; did you mean [search]?" in proc.stderr
+
+
+def test_candidate_pool_is_bounded_so_search_stays_under_milvus_top_k(tmp_path: Path, monkeypatch) -> None:
+    """search.candidates is 1 to 3000 (x5 for path filters = 15,000, the widest pool --limit 1000 makes)."""
+    assert load(tmp_path, "[search]\ncandidates = 3000\n")["search.candidates"] == 3000
+    for toml, message in (("[search]\ncandidates = 3001\n", "search.candidates = 3001 must be 1 to 3000"),
+                          ("[search]\ncandidates = 0\n", "search.candidates = 0 must be 1 to 3000")):
+        with pytest.raises(ConfigError, match=message) as err:
+            load(tmp_path, toml)
+        assert "\n" not in str(err.value)
+    (tmp_path / ".zgrep.toml").unlink()
+    monkeypatch.setenv("ZG_SEARCH_CANDIDATES", "1000000")
+    with pytest.raises(ConfigError, match="ZG_SEARCH_CANDIDATES: search.candidates = 1000000 must be 1 to 3000"):
+        Config.load(tmp_path)

@@ -66,6 +66,9 @@ MINIMUMS: dict[str, float] = {
     "search.path_weight": 0, "embedding.batch_size": 1, "embedding.timeout": 0.1, "embedding.max_retries": 0,
     "server.idle_timeout": 1, "server.probe_timeout_ms": 1,
 }
+# Milvus caps a search's top-k (16,384): search.candidates x5 (path filters) stays within the widest pool search
+# itself asks for, --limit 1000 x3 x5 = 15,000 (MAX_LIMIT and POST_FILTER_POOL_FACTOR in search/run.py).
+MAXIMUMS: dict[str, float] = {"search.candidates": 3000}
 CHOICES: dict[str, tuple[str, ...]] = {
     "mode": ("auto", "server", "direct"), "search.fusion": ("rrf", "weighted"),
     "embedding.provider": ("local", "ollama", "openai"),
@@ -158,10 +161,16 @@ def _unknown(key: str, source: str) -> ConfigError:
     return ConfigError(f"{source}: unknown setting {key!r}" + (f"; did you mean {near[0]}?" if near else ""))
 
 
+def _range(key: str) -> str:
+    """A setting's allowed range, for messages: "at least 1" or "1 to 3000"."""
+    low, high = MINIMUMS[key], MAXIMUMS.get(key)
+    return f"at least {low:g}" if high is None else f"{low:g} to {high:g}"
+
+
 def _check(key: str, value: Any, source: str) -> Any:
     """Refuse values outside a setting's range or choices."""
-    if key in MINIMUMS and value < MINIMUMS[key]:
-        raise ConfigError(f"{source}: {key} = {value!r} must be at least {MINIMUMS[key]:g}")
+    if key in MINIMUMS and not MINIMUMS[key] <= value <= MAXIMUMS.get(key, math.inf):
+        raise ConfigError(f"{source}: {key} = {value!r} must be {_range(key)}")
     if key in CHOICES and value not in CHOICES[key]:
         raise ConfigError(f"{source}: {key} = {value!r}; choose from {', '.join(CHOICES[key])}")
     return value
