@@ -18,8 +18,10 @@ from conftest import ZG
 from daemon_helpers import User, make_repo, wait_for
 from test_frontends_http import start as start_serve
 from test_frontends_http import stop as stop_serve
+from zgrep.config import Config
 from zgrep.locking import lock_holder
 from zgrep.server import runtime
+from zgrep.server.client import Autostart
 
 START_S = 90  # generous: a loaded CI machine starts Python, loads the model and binds
 
@@ -86,6 +88,18 @@ def test_a_search_through_zg_serve_starts_the_daemon_as_the_cli_does(tmp_path: P
     finally:
         stop_serve(serve)
         stop(user)
+
+
+@pytest.mark.parametrize("value,ci", [("1", True), ("true", True), ("yes", True), ("github", True),
+                                      ("0", False), ("false", False), ("FALSE", False), ("no", False),
+                                      ("Off", False), ("", False), (None, False)])
+def test_ci_is_any_value_but_a_false_one(monkeypatch: pytest.MonkeyPatch, value: str | None, ci: bool) -> None:
+    """CI=0, false, no, off (any case) or empty is not CI: auto mode may start the daemon; anything else is."""
+    if value is None:
+        monkeypatch.delenv("CI")
+    else:
+        monkeypatch.setenv("CI", value)
+    assert (Autostart.from_config(Config.load(None)) is None) is ci
 
 
 @pytest.fixture(scope="module")

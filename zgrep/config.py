@@ -69,6 +69,7 @@ MINIMUMS: dict[str, float] = {
 # Milvus caps a search's top-k (16,384): search.candidates x5 (path filters) stays within the widest pool search
 # itself asks for, --limit 1000 x3 x5 = 15,000 (MAX_LIMIT and POST_FILTER_POOL_FACTOR in search/run.py).
 MAXIMUMS: dict[str, float] = {"search.candidates": 3000}
+FALSE_WORDS = ("0", "false", "no", "off", "")  # a boolean's text (any case) that means off; the others, on
 CHOICES: dict[str, tuple[str, ...]] = {
     "mode": ("auto", "server", "direct"), "search.fusion": ("rrf", "weighted"),
     "embedding.provider": ("local", "ollama", "openai"),
@@ -85,6 +86,11 @@ def user_config_path() -> Path:
     """The user-level config file under the XDG config directory."""
     base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
     return Path(base) / "zgrep" / "config.toml"
+
+
+def in_ci() -> bool:
+    """Whether the `CI` variable says this runs under CI: any value but 0, false, no, off or empty (any case)."""
+    return os.environ.get("CI", "").strip().lower() not in FALSE_WORDS
 
 
 def env_name(key: str) -> str:
@@ -127,7 +133,7 @@ def _parse_text(key: str, text: str) -> Any:
     if isinstance(default, bool):
         if text.lower() in ("1", "true", "yes", "on"):
             return True
-        if text.lower() in ("0", "false", "no", "off", ""):
+        if text.lower() in FALSE_WORDS:
             return False
         raise ValueError(text)
     if isinstance(default, (int, float)):

@@ -15,7 +15,7 @@ from typing import Any
 
 from zgrep.server import protocol, runtime
 from zgrep.service import PING, SEARCH, ErrorCode, ZgError, operation
-from zgrep.config import DEFAULTS, Config, env_name
+from zgrep.config import DEFAULTS, Config, env_name, in_ci
 from zgrep.locking import ENGINE_LOCK, lock_holder
 from zgrep.procfs import process_state
 from zgrep.progress import Progress
@@ -146,8 +146,8 @@ class Autostart:
 
     @classmethod
     def from_config(cls, cfg: Config) -> Autostart | None:
-        """The settings, or None when `server.autostart` is off or the `CI` variable is set."""
-        if not cfg["server.autostart"] or os.environ.get("CI", "").lower() not in ("", "0", "false"):
+        """The settings, or None when `server.autostart` is off or this runs under CI (`in_ci`)."""
+        if not cfg["server.autostart"] or in_ci():
             return None
         return cls(cfg["server.endpoint"], cfg["server.idle_timeout"])
 
