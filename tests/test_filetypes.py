@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from zgrep.filetypes import (TYPES, GlobFilter, TypeFilter, path_has_type, type_globs,
+from zgrep.filetypes import (TYPES, GlobFilter, TypeFilter, is_test, path_has_type, type_globs,
                              type_list)
 
 REQUIRED = ("py", "js", "ts", "go", "rust", "java", "c", "cpp", "cs", "scala", "php", "ruby",
@@ -99,3 +99,14 @@ def test_braces_classes_and_dir_only_globs():
     dir_only = GlobFilter(["!build/"], [])
     assert not dir_only.matches("build/x.py")
     assert dir_only.matches("build")  # a file named build is not a directory
+
+
+@pytest.mark.parametrize("path, test", [
+    ("tests/test_app.py", True), ("pkg/test_app.py", True), ("server_test.go", True), ("src/app.spec.ts", True),
+    ("src/test/java/FooTest.java", True), ("FooTests.cs", True), ("spec/models/user_spec.rb", True),
+    ("conftest.py", True), ("src/testing/util.c", True), ("src/attestation.py", False),
+    ("lib/contest.rb", False), ("src/latest.py", False), ("docs/testing.md", False),
+])
+def test_one_rule_says_what_is_test_code_for_search_and_impact(path: str, test: bool) -> None:
+    # search demotes these and zg impact marks them `test`: one rule, so the two never disagree
+    assert is_test(path) is test

@@ -22,6 +22,15 @@ def is_prose(path: str) -> bool:
     return name.endswith(PROSE_SUFFIXES) and name != "cmakelists.txt"
 
 
+_TEST_PATH = re.compile(r"(^|/)(tests?|__tests__|spec|specs|testing)(/|$)|(^|/)(test_[^/]*|[^/]*_test\.\w+|conftest\.py"
+                        r"|[^/]*\.(test|spec)\.\w+|[^/]*Tests?\.\w+)$")
+
+
+def is_test(path: str) -> bool:
+    """Whether a path is test code (tests/ folders, test_*.py, *_test.go, *.test.ts, FooTest.java, conftest.py)."""
+    return bool(_TEST_PATH.search(path))
+
+
 _MARKDOWN = ("*.markdown", "*.md", "*.mdown", "*.mdwn", "*.mkd", "*.mkdn")
 _SH = ("*.bash", "*.csh", "*.ksh", "*.sh", "*.tcsh", "*.zsh", ".bashrc", ".bash_profile",
        ".profile", ".zshrc", ".zshenv", ".zprofile")

@@ -12,6 +12,7 @@ from typing import Any
 
 from zgrep.contracts import ImpactArgs, ImpactResult
 from zgrep.engine import Engine
+from zgrep.filetypes import is_test
 from zgrep.progress import Progress
 from zgrep.relations.graph import Definition, Graph
 from zgrep.relations.model import EDGE_KINDS
@@ -21,15 +22,6 @@ from zgrep.service import ErrorCode, ZgError
 
 IMPACT_EDGES = tuple(k for k in EDGE_KINDS if k != "annotation")
 _RANGE = re.compile(r"(\d+)-(\d+)")
-_TEST_PATH = re.compile(r"(^|/)(tests?|__tests__|spec|specs|testing)/|(^|/)(test_[^/]*|[^/]*_test\.\w+|conftest\.py|"
-                        r"[^/]*\.(test|spec)\.\w+|[^/]*Tests?\.\w+)$")
-
-
-def is_test(path: str) -> bool:
-    """Whether a path is test code (tests/ folders, test_*.py, *_test.go, *.test.ts, FooTest.java, conftest.py)."""
-    return bool(_TEST_PATH.search(path))
-
-
 def changed_definitions(graph: Graph, target: str) -> list[Definition]:
     """The definitions one target names; ZgError(BAD_REQUEST) for a file the relations do not know."""
     path, rest = _path(target), target.partition(":")[2]

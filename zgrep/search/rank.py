@@ -10,11 +10,10 @@ from dataclasses import dataclass, field
 from collections.abc import Set
 from typing import Any
 
-from zgrep.filetypes import is_prose
+from zgrep.filetypes import is_prose, is_test
 from zgrep.search.text import STOPWORDS, split_identifier, stem
 from zgrep.types import RouteHit
 
-_TEST_PATH = re.compile(r"(^|/)(tests?|testing|spec|__tests__)(/|$)|(^|/)test_[^/]*$|_test\.[a-z]+$|\.(test|spec)\.[a-z]+$")
 _VENDOR_PATH = re.compile(r"(^|/)(vendor|vendored|third_party|thirdparty|external|_vendor)(/|$)")
 _DEFINITION_KINDS = frozenset({"class", "interface", "function"})
 SCORE_SCALE = 2.0  # fused scores lie in 0-1; boosts can roughly double the best one
@@ -315,7 +314,7 @@ def rerank(query: str, candidates: list[Candidate], settings: RerankSettings | N
             score += top * cfg.file_coherence * file_sum[f["path"]] / max_file
         if f.get("symbol_kind") in _DEFINITION_KINDS:
             score *= 1.0 + cfg.definition
-        if not wants_tests and _TEST_PATH.search(f["path"]):
+        if not wants_tests and is_test(f["path"]):
             score *= cfg.test_penalty
         if demote_prose and is_prose(f["path"]):
             score *= cfg.prose_penalty
