@@ -4,7 +4,7 @@ then the shorter path."""
 
 from __future__ import annotations
 
-from zgrep.search.rank import path_matches
+from zgrep.search.rank import Candidate, path_matches, rerank
 
 PATHS = ["django/db/migrations/executor.py", "django/db/migrations/migration.py", "django/contrib/auth/hashers.py",
          "django/contrib/auth/password_validation.py", "django/middleware/csrf.py", "django/utils/crypto.py",
@@ -33,3 +33,23 @@ def test_same_answer_every_time_for_the_same_files():
     first = path_matches("template context", PATHS, 5)
     assert first == path_matches("template context", list(PATHS), 5) == [
         "django/template/context.py", "django/template/base.py"]
+
+
+def _named(path: str, fused: float) -> Candidate:
+    fields = {"path": path, "start_line": 1, "end_line": 30, "symbol": "", "names": [], "symbol_kind": "module",
+              "scope": "", "language": "typescript", "content": "export const x = 1\n"}
+    return Candidate(id=path, fields=fields, fused=fused)
+
+
+def test_a_file_the_query_names_whole_outranks_one_whose_name_says_more() -> None:
+    # trpc: "procedures" names procedure.ts; procedureBuilder.ts only half of it (and BM25 liked it more)
+    chunks = [_named("src/core/procedureBuilder.ts", 0.050), _named("src/core/procedure.ts", 0.048)]
+    ranked = [c.fields["path"] for c in rerank("how procedures are defined and chained", chunks)]
+    assert ranked[0] == "src/core/procedure.ts"
+
+
+def test_a_directory_index_file_is_named_by_its_directory() -> None:
+    # axum: routing/mod.rs is the routing module; path_router.rs only sits in its folder
+    chunks = [_named("axum/src/routing/path_router.rs", 0.050), _named("axum/src/routing/mod.rs", 0.045)]
+    ranked = [c.fields["path"] for c in rerank("how routing merges nested routes", chunks)]
+    assert ranked[0] == "axum/src/routing/mod.rs"
