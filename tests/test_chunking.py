@@ -328,6 +328,28 @@ function Widget:render()
 end -- end render
 """, [("compute", "function", "local function compute", "-- end compute"),
       ("render", "function", "function Widget:render", "-- end render")], ("render", "Widget")),
+    "haskell": ("src/Widget.hs", f"""module Widget where
+
+import Data.List (sort)
+
+-- | The state of a widget.
+data Widget = Widget
+{pad("  {{ field{i} :: Int }}")}
+  deriving (Show)  -- end Widget
+
+-- | Adds up.
+compute :: [Int] -> Int
+compute xs =
+{pad("  let y{i} = sum xs in")}
+  y0  -- end compute
+
+class Render a where
+  render :: a -> String
+  render _ =
+{pad("    show {i} ++")}
+    ""  -- end render
+""", [("Widget", "class", "data Widget", "-- end Widget"),  # (the grammar files its comment under the imports)
+      ("compute", "function", "-- | Adds up.", "-- end compute")], ("render", "Render")),
 }
 
 

@@ -17,7 +17,7 @@ IDENT_TYPES = frozenset({
     "identifier", "type_identifier", "field_identifier", "property_identifier",
     "simple_identifier", "constant", "name", "word", "namespace_identifier",
     "variable_name", "private_property_identifier", "shorthand_property_identifier",
-    "destructor_name", "operator_name", "package_identifier",
+    "destructor_name", "operator_name", "package_identifier", "variable",  # (Haskell names a function by a `variable`)
 })
 _QUALIFIED_TYPES = frozenset({
     "qualified_identifier", "scoped_identifier", "scoped_type_identifier", "dot_index_expression",

@@ -233,4 +233,12 @@ TABLE: Mapping[str, LangSpec] = MappingProxyType({
         "lua", defs={"function_declaration": "function"},
         values=_f("variable_declaration", "assignment_statement"),
     ),
+    # a function is its type signature, Haddock comment and equations (one `function` node per clause);
+    # an instance is a scope named after its class, not a definition of it
+    "haskell": LangSpec(
+        "haskell", defs={"data_type": "class", "newtype": "class", "type_synomym": "alias", "class": "interface",
+                         "instance": "", "function": "function", "bind": "function"},
+        containers=_f("declarations", "class_declarations", "instance_declarations"),
+        prefixes=_f("signature", "haddock", "pragma"),
+    ),
 })
