@@ -350,6 +350,25 @@ class Render a where
     ""  -- end render
 """, [("Widget", "class", "data Widget", "-- end Widget"),  # (the grammar files its comment under the imports)
       ("compute", "function", "-- | Adds up.", "-- end compute")], ("render", "Render")),
+    "elixir": ("lib/shop/cart.ex", f"""defmodule Shop.Cart do
+  @moduledoc "A cart."
+  alias Shop.Item
+
+  @doc "Adds up."
+  @spec total([Item.t()]) :: integer
+  def total(items) when is_list(items) do
+{pad("    x{i} = length(items)", 30)}
+    x0
+  end  # end total
+
+  defp helper(x), do: x
+
+  defprotocol Render do
+    def render(value)
+  end
+end  # end Cart
+""", [("Cart", "class", "defmodule Shop.Cart", "alias Shop.Item"),
+      ("total", "function", '@doc "Adds up."', "# end total")], ("render", "Shop.Cart.Render")),
 }
 
 

@@ -222,6 +222,32 @@ class _Walker:
             return
         if child.type in spec.defs or child.type in spec.values:
             self._definition(child, child, scope, found)
+        elif spec.calls and child.type == "call":
+            self._call_definition(child, scope, found)
+
+    def _call_definition(self, node: Node, scope: str, found: list[Definition]) -> None:
+        """A definition made by a macro call (`defmodule Phoenix.Channel do`, `def join(topic) when ...`)."""
+        target = node.child_by_field_name("target")
+        kind = self.spec.calls.get(node_text(target)) if target is not None else None
+        arguments = next((c for c in node.named_children if c.type == "arguments"), None)
+        if kind is None or arguments is None or not arguments.named_children:
+            return
+        subject: Node | None = arguments.named_children[0]
+        while subject is not None and subject.type == "binary_operator":  # a guard: `def f(x) when g(x)`
+            subject = subject.child_by_field_name("left")
+        if subject is not None and subject.type == "call":  # `def join(topic, payload)`
+            subject = subject.child_by_field_name("target")
+        if subject is None or subject.type not in ("alias", "identifier"):
+            return
+        name, qual = _split_qualified(node_text(subject))
+        full_scope = ".".join(p for p in (scope, qual) if p)
+        start = node.start_point[0] + 1
+        definition = Definition(name=name, kind=kind or "class", scope=full_scope, start=start, end=end_line(node),
+                                head=start, lead=_lead(node, start, self.spec), is_symbol=bool(kind))
+        body = _body(node, self.spec) if kind != "function" else None
+        if body is not None:
+            definition.children = self.level(body, ".".join(p for p in (full_scope, name) if p))
+        found.append(definition)
 
     def _definition(self, node: Node, outer: Node, scope: str, found: list[Definition]) -> None:
         spec = self.spec

@@ -70,6 +70,7 @@ class LangSpec:
     scope_fields: definition type -> field holding the enclosing type (Go method receivers).
     name_fields: definition type -> field holding its name when it has no "name" (Rust impl).
     default_names: definition type -> name when the node has none (Swift init).
+    calls: definitions made by calling a macro (Elixir's `defmodule`, `def`): the called name -> kind.
     """
 
     grammar: str
@@ -82,6 +83,7 @@ class LangSpec:
     scope_fields: Mapping[str, str] = field(default_factory=dict)
     name_fields: Mapping[str, str] = field(default_factory=dict)
     default_names: Mapping[str, str] = field(default_factory=dict)
+    calls: Mapping[str, str] = field(default_factory=dict)
 
 
 def _f(*names: str) -> frozenset[str]:
@@ -240,5 +242,14 @@ TABLE: Mapping[str, LangSpec] = MappingProxyType({
                          "instance": "", "function": "function", "bind": "function"},
         containers=_f("declarations", "class_declarations", "instance_declarations"),
         prefixes=_f("signature", "haddock", "pragma"),
+    ),
+    # every definition is a macro call; `@doc`/`@spec` attributes above one belong to it
+    "elixir": LangSpec(
+        "elixir", defs={},
+        calls={"defmodule": "class", "defprotocol": "interface", "defimpl": "", "def": "function",
+               "defp": "function", "defmacro": "function", "defmacrop": "function", "defguard": "function",
+               "defguardp": "function", "defdelegate": "function"},
+        containers=_f("do_block"),
+        prefixes=_f("unary_operator"),
     ),
 })
