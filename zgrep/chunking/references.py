@@ -13,11 +13,12 @@ _REFERENCE_TYPES = (
     "simple_identifier", "constant", "name", "shorthand_property_identifier",
     "command_name", "variable_name", "namespace_identifier",
 )
+_LANGUAGE_TYPES = {"haskell": ("variable",)}  # (Lua's `variable` is a whole `a.b[c]` expression)
 
 
 @cache
 def identifier_query(language: str) -> Query:
     """One capture (`ref`) per identifier-like node kind the grammar has."""
     grammar = grammar_of(language)
-    kinds = [k for k in _REFERENCE_TYPES if grammar.id_for_node_kind(k, True)]
+    kinds = [k for k in (*_REFERENCE_TYPES, *_LANGUAGE_TYPES.get(language, ())) if grammar.id_for_node_kind(k, True)]
     return Query(grammar, "[" + " ".join(f"({k})" for k in kinds) + "] @ref")

@@ -300,6 +300,7 @@ def _references(root: Node, language: str, result: FileRelations, spans: list[tu
     from bisect import bisect_right
 
     spec = SPECS.get(language)
+    definers = TABLE[language].calls  # `defmodule`, `def`: how definitions are written, not uses
     owner = _innermost(result.defs, result.lines)
     seen: dict[tuple[str, str, Def | None, str], Ref] = {}
     nodes = QueryCursor(identifier_query(language)).captures(root).get("ref", [])
@@ -310,7 +311,7 @@ def _references(root: Node, language: str, result: FileRelations, spans: list[tu
         if at >= 0 and spans[at][0] <= node.start_byte < spans[at][1]:
             continue
         name = node_text(node).lstrip("$")
-        if not name or name in _IGNORED or _is_binding(node):
+        if not name or name in _IGNORED or name in definers or _is_binding(node):
             continue
         if local and _shadowed(name, owner[node.start_point[0] + 1], local) and not _qualifier(node, spec):
             continue
