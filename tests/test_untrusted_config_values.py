@@ -83,3 +83,11 @@ def test_candidate_pool_is_bounded_so_search_stays_under_milvus_top_k(tmp_path: 
     monkeypatch.setenv("ZG_SEARCH_CANDIDATES", "1000000")
     with pytest.raises(ConfigError, match="ZG_SEARCH_CANDIDATES: search.candidates = 1000000 must be 1 to 3000"):
         Config.load(tmp_path)
+
+
+def test_default_limit_is_bounded_like_the_flag(tmp_path: Path) -> None:
+    """search.limit above --limit's 1000 is refused when the config loads, naming the setting (it used to
+    fail only at search time, naming a --limit flag the user never passed)."""
+    assert load(tmp_path, "[search]\nlimit = 1000\n")["search.limit"] == 1000
+    with pytest.raises(ConfigError, match="search.limit = 1001 must be 1 to 1000"):
+        load(tmp_path, "[search]\nlimit = 1001\n")

@@ -67,8 +67,9 @@ MINIMUMS: dict[str, float] = {
     "server.idle_timeout": 1, "server.probe_timeout_ms": 1,
 }
 # Milvus caps a search's top-k (16,384): search.candidates x5 (path filters) stays within the widest pool search
-# itself asks for, --limit 1000 x3 x5 = 15,000 (MAX_LIMIT and POST_FILTER_POOL_FACTOR in search/run.py).
-MAXIMUMS: dict[str, float] = {"search.candidates": 3000}
+# itself asks for, --limit 1000 x3 x5 = 15,000 (MAX_LIMIT and POST_FILTER_POOL_FACTOR in search/run.py);
+# search.limit is the default --limit, so it has the flag's bound.
+MAXIMUMS: dict[str, float] = {"search.candidates": 3000, "search.limit": 1000}
 FALSE_WORDS = ("0", "false", "no", "off", "")  # a boolean's text (any case) that means off; the others, on
 CHOICES: dict[str, tuple[str, ...]] = {
     "mode": ("auto", "server", "direct"), "search.fusion": ("rrf", "weighted"),

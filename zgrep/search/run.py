@@ -10,6 +10,7 @@ from pathlib import Path
 from collections.abc import Callable
 from typing import Any
 
+from zgrep.config import MAXIMUMS
 from zgrep.contracts import SearchArgs, SearchGroup, SearchHit, SearchResult
 from zgrep.engine import Engine
 from zgrep.index.discovery import LoadedFile, read_file
@@ -25,7 +26,7 @@ from zgrep.types import RouteHit
 SEARCH_MODES = ("hybrid", "semantic", "lexical")
 PREVIEWS = ("none", "short", "full")
 MAX_QUERY_CHARS = 2000
-MAX_LIMIT = 1000  # hits per query: the widest candidate pool (x3, x5 with path filters) stays under Milvus's top-k
+MAX_LIMIT = int(MAXIMUMS["search.limit"])  # hits per query: the widest pool (x3, x5 with path filters) stays under Milvus's top-k
 MAX_EPOCH_S = 1e12  # --modified-after/-before beyond ~33,000 years overflow Milvus's int64 mtime expressions
 SHORT_PREVIEW_LINES = 4
 MAX_SYMBOL_NAMES = 16
