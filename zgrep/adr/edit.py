@@ -8,8 +8,8 @@ from typing import Any
 
 import yaml
 
-from zgrep.adr.formats.body import block, zg_opener
-from zgrep.adr.model import KEY_RE, AdrError, split_front_matter
+from zgrep.adr.formats.body import block, zg_close, zg_opener
+from zgrep.adr.model import KEY_RE, Anchor, front_matter_lines, split_front_matter
 
 ITEM_RE = re.compile(r"^(\s*)-(\s|$)")
 
@@ -18,6 +18,16 @@ def dump_inline(value: Any) -> str:
     """One-line YAML for a scalar, flow list or flow mapping."""
     text = yaml.safe_dump(value, default_flow_style=True, sort_keys=False, width=1 << 30, allow_unicode=True)
     return text.removesuffix("\n").removesuffix("\n...").strip()
+
+
+def list_lines(key: str, values: list[Any]) -> list[str]:
+    """`key:` and one `  - value` line per value (a YAML block list)."""
+    return [f"{key}:\n", *(f"  - {dump_inline(v)}\n" for v in values)]
+
+
+def anchor_lines(anchors: list[Anchor]) -> list[str]:
+    """The `code_anchors` key of a record's new anchors (`code_anchors: []` when there are none)."""
+    return list_lines("code_anchors", [a.to_yaml() for a in anchors]) if anchors else ["code_anchors: []\n"]
 
 
 class FrontMatter:
@@ -34,7 +44,7 @@ class FrontMatter:
         key or the record has no ```zg block (zg records, MADR 3/4), else the ```zg block (a new one at
         the end of a record that has neither)."""
         lines = text.splitlines(keepends=True)
-        fm_lines = split_front_matter(text)[0] if lines and lines[0].strip() == "---" else None
+        fm_lines = front_matter_lines(text)
         opener = zg_opener(text)
         if fm_lines is not None and (opener is None or any((m := KEY_RE.match(ln)) and m.group(1) == key
                                                            for ln in fm_lines)):
@@ -42,9 +52,7 @@ class FrontMatter:
         if opener is None:
             lines += ([] if not lines or text.endswith("\n") else ["\n"]) + block([])
             opener = len(lines) - 2
-        close = next((j for j in range(opener + 1, len(lines)) if lines[j].strip().startswith("```")), None)
-        if close is None:
-            raise AdrError("the ```zg block is not closed by a ``` line", opener + 1)
+        close = zg_close(lines, opener)
         out = cls.__new__(cls)
         out.head, out.lines, out.close = "".join(lines[:opener + 1]), lines[opener + 1:close], lines[close]
         out.body = "".join(lines[close + 1:])
@@ -128,7 +136,7 @@ class FrontMatter:
         if flow_now or style == "flow":
             self.replace_block(key, [f"{key}: {dump_inline([*current, *values])}{self._comment(key)}\n"])
         else:
-            self.replace_block(key, [f"{key}:\n"] + [f"  - {dump_inline(v)}\n" for v in [*current, *values]])
+            self.replace_block(key, list_lines(key, [*current, *values]))
 
     def _comment(self, key: str) -> str:
         """The trailing `# comment` of a one-line key (kept when the line is rewritten)."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from zgrep.adr.edit import dump_inline
+from zgrep.adr.edit import anchor_lines
 from zgrep.adr.formats.body import block, zg_opener
 from zgrep.adr.model import Adr, Anchor, split_front_matter
 from zgrep.adr.propose import propose
@@ -48,8 +48,7 @@ def plan(settings: AdrSettings, adrs: AdrSet) -> list[Plan]:
         if "code_anchors" in missing:
             found = propose(settings.root, adr.path, text, (settings.dir, *settings.doc_dirs))
             item.anchors, item.ambiguous, item.unknown = found.anchors, found.ambiguous, found.unknown
-            keys += ["code_anchors:\n", *(f"  - {dump_inline(a.to_yaml())}\n" for a in found.anchors)] \
-                if found.anchors else ["code_anchors: []\n"]
+            keys += anchor_lines(found.anchors)
         item.at, item.lines = _placement(adr, text, keys)
         out.append(item)
     return out

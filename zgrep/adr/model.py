@@ -151,6 +151,12 @@ def split_front_matter(text: str) -> tuple[list[str], str]:
     raise AdrError("front matter is not closed by a '---' line", 1)
 
 
+def front_matter_lines(text: str) -> list[str] | None:
+    """The front-matter lines of a file that starts with a `---` line, None when it does not."""
+    lines = text.splitlines()
+    return split_front_matter(text)[0] if lines and lines[0].strip() == "---" else None
+
+
 def key_lines(fm_lines: list[str], first: int = 2) -> dict[str, int]:
     """Map each top-level key to its file line (`first`: the file line of fm_lines[0])."""
     out: dict[str, int] = {}

@@ -9,7 +9,7 @@ from pathlib import Path
 from collections.abc import Callable
 from typing import Any
 
-from zgrep.adr.edit import FrontMatter, dump_inline
+from zgrep.adr.edit import FrontMatter, anchor_lines, list_lines
 from zgrep.adr.formats import record_format
 from zgrep.adr.formats.body import block
 from zgrep.adr.model import Anchor, AdrError, anchor_from_yaml
@@ -38,9 +38,9 @@ def render_new(number: int, title: str, status: str, change_type: str,
                        ("date", dt.date.today()), ("change_type", change_type)):
         fm.set_scalar(key, value)
     if anchors:
-        fm.replace_block("code_anchors", ["code_anchors:\n"] + [f"  - {dump_inline(a.to_yaml())}\n" for a in anchors])
+        fm.replace_block("code_anchors", anchor_lines(anchors))
     if constraints:
-        fm.replace_block("constraints", ["constraints:\n"] + [f"  - {dump_inline(c)}\n" for c in constraints])
+        fm.replace_block("constraints", list_lines("constraints", constraints))
     fm.body = re.sub(r"(?m)^# ADR-0000: .*$", lambda _: f"# {adr_id}: {title}", fm.body, count=1)
     return adr_id, fm.text()
 
@@ -53,8 +53,8 @@ def _render_foreign(fmt: str, number: int, adr_id: str, title: str, status: str,
               "STATUS": status.capitalize() if fmt == "nygard" else status, "TITLE": title}
     text = re.sub("|".join(values), lambda m: values[m.group(0)], text)  # one pass: a title may spell DATE
     keys = [f"id: {adr_id}\n", f"change_type: {change_type}\n"]
-    keys += ["code_anchors:\n", *(f"  - {dump_inline(a.to_yaml())}\n" for a in anchors)] if anchors else ["code_anchors: []\n"]
-    keys += ["constraints:\n", *(f"  - {dump_inline(c)}\n" for c in constraints)] if constraints else []
+    keys += anchor_lines(anchors)
+    keys += list_lines("constraints", constraints) if constraints else []
     return text + "".join(block(keys))
 
 
@@ -81,8 +81,8 @@ def merge_anchors(path: Path, text: str, anchors: list[Anchor]) -> int:
     """Add anchors not already in the document's `code_anchors` (front matter created if absent; an
     adr-tools or MADR record gets them in its ```zg block)."""
     if not text.startswith("---") and not record_format(text):
-        block = "".join(f"  - {dump_inline(a.to_yaml())}\n" for a in anchors)
-        atomic_write(path, f"---\ncode_anchors:\n{block}---\n{text}")
+        lines = list_lines("code_anchors", [a.to_yaml() for a in anchors])
+        atomic_write(path, "".join(["---\n", *lines, "---\n", text]))
         return len(anchors)
     fm = FrontMatter.of_record(text, "code_anchors")
     existing = fm.value("code_anchors") or []

@@ -11,7 +11,7 @@ import re
 
 from zgrep.adr.formats import madr, nygard
 from zgrep.adr.formats.body import Fields, Line, body_lines, file_number, zg_block
-from zgrep.adr.model import ID_RE, Adr, AdrError, Meta, optional_fields, read_adr, split_front_matter
+from zgrep.adr.model import ID_RE, Adr, AdrError, Meta, front_matter_lines, optional_fields, read_adr
 
 FORMATS = ("zg", "madr", "nygard")
 TITLE_PREFIX_RE = re.compile(r"^(?:ADR[-_ ]?\d+|\d+)\s*[:.]\s+", re.IGNORECASE)
@@ -34,12 +34,12 @@ def detect(front: dict[str, object] | None, body: list[Line]) -> str:
 def split(text: str) -> tuple[Meta | None, list[Line], list[AdrError]]:
     """Front-matter metadata (None when the file has none) and the numbered body lines after it."""
     lines = body_lines(text)
-    if not lines or lines[0].text.strip() != "---":
-        return None, lines, []
     try:
-        fm_lines, _ = split_front_matter(text)
+        fm_lines = front_matter_lines(text)
     except AdrError as exc:
         return None, lines, [exc]
+    if fm_lines is None:
+        return None, lines, []
     front, err = Meta.parse(fm_lines, 2)
     return front, lines[len(fm_lines) + 2:], [err] if err else []
 
@@ -61,7 +61,7 @@ def read_record(text: str, path: str) -> tuple[Adr | None, list[AdrError]]:
     if not fmt:
         return None, [AdrError("not a decision record zg can read: no YAML front matter (zg, MADR 3/4), no `## Status` "
                                "section (adr-tools) and no MADR status or sections", 1)]
-    block, errors = zg_block(body)
+    block, errors = zg_block(text)
     meta = front or Meta()
     meta = meta.merged(block) if block else meta
     fields = nygard.parse(body, errors) if fmt == "nygard" else madr.parse(meta.data, meta.key_lines, body, errors)

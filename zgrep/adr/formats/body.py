@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from zgrep.adr.model import FOREIGN_STATUSES, AdrError, Meta, split_front_matter
+from zgrep.adr.model import FOREIGN_STATUSES, AdrError, Meta, front_matter_lines
 
 FENCE_RE = re.compile(r"^(```|~~~)")
 ZG_OPEN_RE = re.compile(r"^```\s*zg\s*$")
@@ -104,27 +104,35 @@ def status_word(text: str, line: int, errors: list[AdrError]) -> str:
     return word
 
 
-def zg_block(lines: list[Line]) -> tuple[Meta | None, list[AdrError]]:
-    """The optional ```zg fenced block of zg metadata (anchors, constraints, id ...) in the body."""
-    for i, line in enumerate(lines):
-        if not ZG_OPEN_RE.match(line.text):
-            continue
-        inner: list[Line] = []
-        for nxt in lines[i + 1:]:
-            if nxt.text.strip().startswith("```"):
-                meta, err = Meta.parse([f"{x.text}\n" for x in inner], line.no + 1)
-                return meta, [err] if err else []
-            inner.append(nxt)
-        return None, [AdrError("the ```zg block is not closed by a ``` line", line.no, "yaml")]
-    return None, []
+def zg_block(text: str) -> tuple[Meta | None, list[AdrError]]:
+    """The optional ```zg fenced block of zg metadata (anchors, constraints, id ...) in a record's body."""
+    opener = zg_opener(text)
+    if opener is None:
+        return None, []
+    lines = text.splitlines()
+    try:
+        close = zg_close(lines, opener)
+    except AdrError as exc:
+        return None, [exc]
+    meta, err = Meta.parse([f"{line}\n" for line in lines[opener + 1:close]], opener + 2)
+    return meta, [err] if err else []
 
 
 def zg_opener(text: str) -> int | None:
     """Index of the ```zg line that opens a record's zg block (the first after any front matter), None
-    when the record has none (edits and `zg adr import` write the lines after it)."""
+    when the record has none; reading, edits and `zg adr import` all find the block here."""
     lines = text.splitlines()
-    start = len(split_front_matter(text)[0]) + 2 if lines and lines[0].strip() == "---" else 0
+    fm_lines = front_matter_lines(text)
+    start = 0 if fm_lines is None else len(fm_lines) + 2
     return next((i for i in range(start, len(lines)) if ZG_OPEN_RE.match(lines[i])), None)
+
+
+def zg_close(lines: list[str], opener: int) -> int:
+    """Index of the ``` line that closes the ```zg block opened at line index `opener`."""
+    close = next((j for j in range(opener + 1, len(lines)) if lines[j].strip().startswith("```")), None)
+    if close is None:
+        raise AdrError("the ```zg block is not closed by a ``` line", opener + 1, "yaml")
+    return close
 
 
 def block(keys: list[str]) -> list[str]:
