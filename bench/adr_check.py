@@ -11,8 +11,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from common import Stopwatch
 
 ZG = str(Path(sys.executable).parent / "zg")
 
@@ -63,9 +64,9 @@ def main() -> int:
         git(root, "add", "-A")
         times, rc = [], 0
         for _ in range(opts.runs):
-            t0 = time.perf_counter()
-            proc = subprocess.run([ZG, "adr", "check", "--staged"], cwd=root, capture_output=True, text=True)
-            times.append(time.perf_counter() - t0)
+            with Stopwatch() as clock:
+                proc = subprocess.run([ZG, "adr", "check", "--staged"], cwd=root, capture_output=True, text=True)
+            times.append(clock.elapsed)
             rc = proc.returncode
         print(proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else proc.stderr.strip())
         print(f"zg adr check --staged: {opts.adrs} ADRs, {opts.files} staged files: "

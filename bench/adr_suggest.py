@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from common import Stopwatch, private_env
 
 ZG = str(Path(sys.executable).with_name("zg"))
 
@@ -202,17 +202,6 @@ def record(n: int, title: str, status: str, context: str, decision: str) -> tupl
                   f"## Decision\n\n{decision}\n")
 
 
-def private_env(base: Path) -> dict[str, str]:
-    """A user environment of its own, so the bench never touches a real daemon."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ZG_")}
-    for name in ("XDG_RUNTIME_DIR", "XDG_STATE_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME"):
-        path = base / name.lower()
-        path.mkdir(mode=0o700)
-        env[name] = str(path)
-    env.update(GIT_AUTHOR_NAME="b", GIT_AUTHOR_EMAIL="b@x", GIT_COMMITTER_NAME="b", GIT_COMMITTER_EMAIL="b@x")
-    return env
-
-
 def run(env: dict[str, str], cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, check=False)
 
@@ -243,14 +232,13 @@ def suggest_once(env: dict[str, str], root: Path, mode: str, change: tuple) -> t
     assert old in text, (rel, old)
     (root / rel).write_text(text.replace(old, new, 1))
     run(env, root, "git", "add", rel)
-    start = time.perf_counter()
     flags = ["--suggest", "--mode", mode] if mode != "none" else []
-    proc = run(env, root, ZG, "adr", "check", "--staged", "--json", *flags)
-    wall = time.perf_counter() - start
+    with Stopwatch() as clock:
+        proc = run(env, root, ZG, "adr", "check", "--staged", "--json", *flags)
     run(env, root, "git", "reset", "-q", "--hard", "HEAD")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "note" not in proc.stderr, proc.stderr
-    return json.loads(proc.stdout).get("suggestions", []), wall
+    return json.loads(proc.stdout).get("suggestions", []), clock.elapsed
 
 
 def series(env: dict[str, str], root: Path, mode: str, runs: int) -> list[tuple[list[dict], list[float]]]:
@@ -270,7 +258,7 @@ def main() -> int:
     ap.add_argument("--json", action="store_true", help="print every suggestion with its score as JSON")
     opts = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        env = private_env(Path(tmp))
+        env = private_env(Path(tmp), git_identity=("b", "b@x"))
         root = Path(tmp) / "shop"
         build(root, env)
         plain = series(env, root, "none", opts.runs)

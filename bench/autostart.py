@@ -19,7 +19,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from daemon import private_env, run_zg
+from common import private_env
+from daemon import run_zg
 
 QUERIES = ["queryset filter", "url resolver", "template engine", "form validation", "database migration",
            "middleware request", "cache backend", "session storage"]
@@ -47,7 +48,7 @@ def main() -> int:
     opts = ap.parse_args()
     repo = opts.repo.resolve()
     with tempfile.TemporaryDirectory() as tmp:
-        env = private_env(Path(tmp), autostart=True)
+        env = private_env(Path(tmp), cache=False, autostart=True)
         try:
             first = search(env, repo, QUERIES[0])
             time.sleep(opts.wait)

@@ -13,10 +13,10 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import Stopwatch, percentile
 from semble import scratch_copy
 
 ZG = str(Path(sys.executable).with_name("zg"))
@@ -24,9 +24,9 @@ ZG = str(Path(sys.executable).with_name("zg"))
 
 def timed(*args: str, cwd: Path) -> tuple[float, subprocess.CompletedProcess[str]]:
     """Wall time of one whole `zg` process."""
-    start = time.perf_counter()
-    proc = subprocess.run([ZG, *args], cwd=cwd, capture_output=True, text=True)
-    return time.perf_counter() - start, proc
+    with Stopwatch() as clock:
+        proc = subprocess.run([ZG, *args], cwd=cwd, capture_output=True, text=True)
+    return clock.elapsed, proc
 
 
 def main() -> int:
@@ -52,7 +52,7 @@ def main() -> int:
     print(f"corpus            {opts.repo}: {report['files']} files, {report['chunks']} chunks")
     print(f"cold zg index     {cold:.2f} s  (whole command; no state, no vector cache)")
     print(f"incremental index {incr:.2f} s  (one file edited: changed={report2['changed']}, embedded={report2['embedded']})")
-    print(f"direct zg search  p50 {statistics.median(walls):.3f} s, p90 {walls[int(0.9 * len(walls)) - 1]:.3f} s "
+    print(f"direct zg search  p50 {statistics.median(walls):.3f} s, p90 {percentile(walls, 0.9):.3f} s "
           f"over {opts.runs} runs (whole process, --refresh wait default)")
     return 0
 

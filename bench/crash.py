@@ -26,20 +26,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from common import Stopwatch, private_env
+
 ZG = str(Path(sys.executable).with_name("zg"))
 PLANTED = re.compile(r"\bplant_[0-9a-z]+_[0-9]+\b")
 KINDS = [("incremental", "direct"), ("full", "direct"), ("incremental", "daemon"), ("full", "daemon")]
-
-
-def private_env(base: Path) -> dict[str, str]:
-    """A user environment of its own, so the bench never touches a real daemon or cache."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ZG_")}
-    for name in ("HOME", "XDG_RUNTIME_DIR", "XDG_STATE_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME"):
-        path = base / name.lower()
-        path.mkdir(mode=0o700, parents=True, exist_ok=True)
-        env[name] = str(path)
-    env["HF_HUB_OFFLINE"] = "1"
-    return env
 
 
 def zg(env: dict[str, str], *args: str, cwd: Path, check: bool = True) -> subprocess.CompletedProcess[str]:
@@ -112,10 +103,10 @@ def kill_during(env: dict[str, str], root: Path, kind: str, mode: str, delay: fl
     client = subprocess.Popen([ZG, *args], cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     if mode == "direct":
         victim = client.pid
-    started = time.monotonic()
-    while time.monotonic() < started + delay and client.poll() is None:
+    clock = Stopwatch()
+    while clock.elapsed < delay and client.poll() is None:
         time.sleep(0.005)
-    took = None if client.poll() is None else time.monotonic() - started
+    took = None if client.poll() is None else clock.elapsed
     try:
         os.kill(victim, signal.SIGKILL)
     except ProcessLookupError:
@@ -182,7 +173,7 @@ def main() -> None:
     opts = ap.parse_args()
     rng = random.Random(opts.seed)
     with tempfile.TemporaryDirectory(prefix="zg-crash-") as tmp:
-        env = private_env(Path(tmp) / "user")
+        env = private_env(Path(tmp) / "user", home=True, HF_HUB_OFFLINE="1")  # no real daemon or cache
         tree = Tree(Path(tmp) / "repo", opts.files, rng)
         zg(env, "index", "--mode", "direct", cwd=tree.root)
         consistent = killed_runs = 0

@@ -21,30 +21,18 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import Stopwatch, percentile, private_env
 from semble import scratch_copy
 
 ZG = str(Path(sys.executable).with_name("zg"))
 QUERY = "how are routes registered"
 
 
-def private_env(base: Path, autostart: bool = False) -> dict[str, str]:
-    """A user environment of its own, so the bench never touches a real daemon. `autostart`: not marked as
-    CI, so an auto-mode search may start the daemon (bench/autostart.py); else "no daemon" stays so."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ZG_") and not (autostart and k == "CI")}
-    if not autostart:
-        env["ZG_SERVER_AUTOSTART"] = "false"
-    for name in ("XDG_RUNTIME_DIR", "XDG_STATE_HOME", "XDG_CONFIG_HOME"):
-        path = base / name.lower()
-        path.mkdir(mode=0o700)
-        env[name] = str(path)
-    return env
-
-
 def run_zg(env: dict[str, str], *args: str, cwd: Path) -> tuple[float, subprocess.CompletedProcess[str]]:
     """Wall time and outcome of one whole `zg` process."""
-    start = time.perf_counter()
-    proc = subprocess.run([ZG, *args], cwd=cwd, env=env, capture_output=True, text=True)
-    return time.perf_counter() - start, proc
+    with Stopwatch() as clock:
+        proc = subprocess.run([ZG, *args], cwd=cwd, env=env, capture_output=True, text=True)
+    return clock.elapsed, proc
 
 
 def timed(env: dict[str, str], *args: str, cwd: Path) -> float:
@@ -58,10 +46,6 @@ def series(env: dict[str, str], runs: int, *args: str, cwd: Path) -> list[float]
     return sorted(timed(env, *args, cwd=cwd) for _ in range(runs))
 
 
-def p(walls: list[float], q: float) -> float:
-    return walls[min(len(walls) - 1, int(q * len(walls)))]
-
-
 def probe_function_cost(env: dict[str, str], calls: int = 2000) -> float:
     """Median seconds of `client.probe` when no daemon runs (in this process)."""
     os.environ.update({k: env[k] for k in ("XDG_RUNTIME_DIR", "XDG_STATE_HOME")})
@@ -69,7 +53,7 @@ def probe_function_cost(env: dict[str, str], calls: int = 2000) -> float:
 
     costs = []
     for _ in range(calls):
-        start = time.perf_counter()
+        start = time.perf_counter()  # not a Stopwatch: its ~0.1 us of calls would show in this figure
         assert client.probe(30) is None
         costs.append(time.perf_counter() - start)
     return statistics.median(costs)
@@ -82,7 +66,7 @@ def main() -> int:
     opts = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         ws = scratch_copy(opts.repo, Path(tmp))
-        env = private_env(Path(tmp))
+        env = private_env(Path(tmp), cache=False, autostart=False)  # XDG_CACHE_HOME stays the user's
         timed(env, "index", "--mode", "direct", str(ws), cwd=ws)
         probe_s = probe_function_cost(env)
         auto, direct = [], []
@@ -105,7 +89,7 @@ def main() -> int:
             ("auto search, no daemon (default refresh)", auto), ("zg server status --check-ready", ready)]
     print(f"corpus {opts.repo}, {opts.runs} runs each, whole-process wall time")
     for name, walls in rows:
-        print(f"  {name:<48} p50 {statistics.median(walls):.3f} s   p90 {p(walls, 0.9):.3f} s")
+        print(f"  {name:<48} p50 {statistics.median(walls):.3f} s   p90 {percentile(walls, 0.9):.3f} s")
     print(f"  speed-up, default refresh (direct p50 / server p50): {statistics.median(direct) / statistics.median(server):.1f}x")
     print(f"  speed-up, --refresh wait both:                       "
           f"{statistics.median(direct) / statistics.median(server_wait):.1f}x")

@@ -26,6 +26,8 @@ from pathlib import Path
 
 from zgrep.hooks import pending
 
+from common import Stopwatch, private_env
+
 ZG = str(Path(sys.executable).with_name("zg"))
 SOURCE = Path(__file__).resolve().parents[1] / "zgrep"
 ADR = """---
@@ -44,18 +46,6 @@ constraints:
 """
 
 
-def make_env(base: Path) -> dict[str, str]:
-    """A private user environment (no real daemon or config) with a git identity."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ZG_")}
-    env["ZG_SERVER_AUTOSTART"] = "false"  # "no daemon" stays so: an auto-mode search must not start one
-    for name in ("XDG_RUNTIME_DIR", "XDG_STATE_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME"):
-        (base / name.lower()).mkdir(mode=0o700)
-        env[name] = str(base / name.lower())
-    env.update(GIT_AUTHOR_NAME="b", GIT_AUTHOR_EMAIL="b@example.com", GIT_COMMITTER_NAME="b",
-               GIT_COMMITTER_EMAIL="b@example.com", PATH=f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}")
-    return env
-
-
 def sh(env: dict[str, str], cwd: Path, *argv: str) -> str:
     return subprocess.run(argv, cwd=cwd, env=env, check=True, capture_output=True, text=True).stdout
 
@@ -71,9 +61,9 @@ def add_file(root: Path, n: int) -> str:
 def timed_commit(env: dict[str, str], root: Path, n: int, *git_opts: str) -> float:
     add_file(root, n)
     sh(env, root, "git", "add", ".")
-    start = time.perf_counter()
-    sh(env, root, "git", *git_opts, "commit", "-q", "-m", f"c{n}")
-    return time.perf_counter() - start
+    with Stopwatch() as clock:
+        sh(env, root, "git", *git_opts, "commit", "-q", "-m", f"c{n}")
+    return clock.elapsed
 
 
 def wait_indexed(root: Path, timeout: float = 60.0) -> None:
@@ -102,9 +92,9 @@ def freshness(env: dict[str, str], root: Path, runs: int, first: int) -> list[fl
     for n in range(first, first + runs):
         wait_idle(root)
         timed_commit(env, root, n)
-        start = time.perf_counter()
-        wait_indexed(root)
-        out.append(time.perf_counter() - start)
+        with Stopwatch() as clock:
+            wait_indexed(root)
+        out.append(clock.elapsed)
         assert searchable(env, root, f"bench_distinctive_hook_probe_{n}"), f"probe {n} not found"
     return out
 
@@ -129,7 +119,9 @@ def main() -> int:
     opts = parser.parse_args()
     base = Path(tempfile.mkdtemp(prefix="zg-bench-hooks-"))
     try:
-        env = make_env(base)
+        # no real daemon or config, "no daemon" stays so (an auto-mode search must not start one), a git identity
+        env = private_env(base, autostart=False, git_identity=("b", "b@example.com"),
+                          PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
         root = base / "repo"
         shutil.copytree(SOURCE, root / "zgrep", ignore=shutil.ignore_patterns("__pycache__", "models"))
         sh(env, root, "git", "init", "-q", "-b", "main")

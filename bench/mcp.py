@@ -14,7 +14,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +22,8 @@ sys.path[:] = [entry for entry in sys.path if str(Path(entry or ".").resolve()) 
 from mcp import Client, StdioServerParameters  # noqa: E402
 
 sys.path.insert(0, HERE)
-from daemon import ZG, p, private_env  # noqa: E402
+from common import Stopwatch, percentile, private_env  # noqa: E402
+from daemon import ZG  # noqa: E402
 from semble import scratch_copy  # noqa: E402
 
 QUERIES = ("how are routes registered", "where is the session cookie signed", "url_for", "blueprint registration",
@@ -34,20 +34,20 @@ QUERIES = ("how are routes registered", "where is the session cookie signed", "u
 async def session(ws: Path, env: dict[str, str], runs: int) -> dict[str, Any]:
     """Start `zg mcp` in `ws`; time the start, the first search and `runs` more."""
     params = StdioServerParameters(command=ZG, args=["mcp"], cwd=str(ws), env=env)
-    start = time.perf_counter()
+    session_clock = Stopwatch()
     async with Client(params, read_timeout_seconds=300) as client:
         await client.list_tools()
-        started = time.perf_counter() - start
+        started = session_clock.elapsed
         walls, modes = [], set()
         for i in range(runs + 1):
-            t0 = time.perf_counter()
-            result = await client.call_tool("search", {"query": QUERIES[i % len(QUERIES)]})
-            walls.append(time.perf_counter() - t0)
+            with Stopwatch() as clock:
+                result = await client.call_tool("search", {"query": QUERIES[i % len(QUERIES)]})
+            walls.append(clock.elapsed)
             assert not result.is_error and result.structured_content, result.content
             modes.add(result.structured_content["mode"])
     rest = sorted(walls[1:])
-    return {"start_s": started, "first_s": walls[0], "p50_s": p(rest, 0.5), "p90_s": p(rest, 0.9), "max_s": rest[-1],
-            "mean_s": statistics.fmean(rest), "modes": sorted(modes)}
+    return {"start_s": started, "first_s": walls[0], "p50_s": percentile(rest, 0.5), "p90_s": percentile(rest, 0.9),
+            "max_s": rest[-1], "mean_s": statistics.fmean(rest), "modes": sorted(modes)}
 
 
 def show(label: str, r: dict[str, Any]) -> None:
@@ -62,7 +62,7 @@ def main() -> int:
     opts = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         ws = scratch_copy(opts.repo, Path(tmp))
-        env = private_env(Path(tmp))
+        env = private_env(Path(tmp), cache=False, autostart=False)
         subprocess.run([ZG, "index", "--mode", "direct"], cwd=ws, env=env, check=True, capture_output=True)
         print(f"{opts.repo}: {opts.runs} search calls per mode through the MCP SDK client (stdio subprocess)")
         show("no daemon", asyncio.run(session(ws, {**env, "ZG_MODE": "direct"}, opts.runs)))  # none autostarted

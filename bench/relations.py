@@ -32,14 +32,13 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from scale import private_env  # noqa: E402  (a user of its own; bytecode cached as an installed zg's is)
+from common import Stopwatch, private_env  # noqa: E402
 
 ZG = str(Path(sys.executable).with_name("zg"))
 SDISTS = {"flask": "flask-3.1.3", "click": "click-8.3.2"}
@@ -230,10 +229,10 @@ def latency(root: Path, symbols: list[str], runs: int, env: dict[str, str], mode
     """p50 seconds of whole `zg callers --json` processes, cycling through `symbols`."""
     walls = []
     for index in range(runs):
-        start = time.perf_counter()
-        proc = subprocess.run([ZG, "callers", symbols[index % len(symbols)], "--json", "--mode", mode],
-                              cwd=root, env=env, capture_output=True, text=True)
-        walls.append(time.perf_counter() - start)
+        with Stopwatch() as clock:
+            proc = subprocess.run([ZG, "callers", symbols[index % len(symbols)], "--json", "--mode", mode],
+                                  cwd=root, env=env, capture_output=True, text=True)
+        walls.append(clock.elapsed)
         if proc.returncode not in (0, 1):
             raise SystemExit(f"zg callers failed: {proc.stderr}")
     return statistics.median(walls)
@@ -309,7 +308,8 @@ def main() -> int:
                 print(f"{label}: callers P {cp:.3f} R {cr:.3f}  trace-1 P {tp_:.3f} R {tr:.3f}")
         if opts.runs and latency_root is not None:
             (tmp / "user").mkdir()
-            env = private_env(tmp / "user")
+            # a user of its own, autostart off, bytecode cached as an installed zg's is (as bench/scale.py's)
+            env = private_env(tmp / "user", autostart=False, ci=False, pycache=True)
             latency(latency_root, latency_symbols, 3, env, "direct")  # write the bytecode cache
             direct = latency(latency_root, latency_symbols, opts.runs, env, "direct")
             print(f"zg callers p50 direct {direct:.3f} s over {opts.runs} runs ({latency_root.name})")

@@ -26,6 +26,8 @@ import time
 from pathlib import Path
 from collections.abc import Callable
 
+from common import Stopwatch, percentile, private_env
+
 BIN = Path(sys.executable).parent
 ZG = str(BIN / "zg")
 SDIST = "Django-5.1.4.tar.gz"
@@ -53,21 +55,6 @@ def make_repo(sdist: Path, base: Path) -> Path:
     subprocess.run([*git, "add", "-A"], cwd=root, check=True)
     subprocess.run([*git, "commit", "-qm", "django 5.1.4"], cwd=root, check=True)
     return root
-
-
-def private_env(base: Path, **extra: str) -> dict[str, str]:
-    """A user environment of its own (no real daemon, no user config), autostart off unless asked;
-    bytecode is cached (in a temporary prefix), as for an installed zg."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith("ZG_") and k not in ("CI", "PYTHONDONTWRITEBYTECODE")}
-    env["PYTHONPYCACHEPREFIX"] = str(base / "pycache")
-    for name in ("XDG_RUNTIME_DIR", "XDG_STATE_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME"):
-        path = base / name.lower()
-        path.mkdir(mode=0o700, exist_ok=True)
-        env[name] = str(path)
-    env["ZG_SERVER_AUTOSTART"] = "false"
-    env.update(extra)
-    return env
 
 
 # --- processes -------------------------------------------------------------------------------
@@ -152,16 +139,16 @@ class Peaks:
 def zg(env: dict[str, str], cwd: Path, *args: str, extra_pids: list[int] | None = None,
        peaks: bool = False) -> tuple[float, subprocess.CompletedProcess[str], str]:
     """One whole `zg` process: (wall seconds, result, peak-RSS summary when `peaks`)."""
-    start = time.perf_counter()
-    proc = subprocess.Popen([ZG, *args], cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    sampler = Peaks(proc.pid, extra_pids or []) if peaks else None
-    out, err = proc.communicate()
-    wall = time.perf_counter() - start
+    with Stopwatch() as clock:
+        proc = subprocess.Popen([ZG, *args], cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True)
+        sampler = Peaks(proc.pid, extra_pids or []) if peaks else None
+        out, err = proc.communicate()
     summary = sampler.stop() if sampler else ""
     result = subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
     if proc.returncode not in (0, 1):
         raise SystemExit(f"zg {' '.join(args)} exited {proc.returncode}: {err.strip()}")
-    return wall, result, summary
+    return clock.elapsed, result, summary
 
 
 def cpu_seconds(pid: int) -> float:
@@ -227,7 +214,7 @@ def server_figures(env: dict[str, str], root: Path, runs: int, idle_s: float) ->
     try:
         zg(env, root, "search", "warm up", "--json", "--mode", "server")
         walls, used = search_series(env, root, "server", runs * 2)
-        print(f"server zg search     p50 {statistics.median(walls):.3f} s, p90 {walls[int(0.9 * len(walls)) - 1]:.3f} s "
+        print(f"server zg search     p50 {statistics.median(walls):.3f} s, p90 {percentile(walls, 0.9):.3f} s "
               f"over {len(walls)} runs (modes {sorted(used)})")
         pid = daemon_pid(env, root)
         if pid:
@@ -296,7 +283,8 @@ def main() -> int:
             server, uri = milvus_server(base)
             extra["ZG_MILVUS_URI"] = uri
             print(f"Milvus: milvus-lite server at {uri}")
-        env = private_env(base, **extra)
+        # no real daemon or user config, autostart off unless asked; bytecode cached as for an installed zg
+        env = private_env(base, autostart=False, ci=False, pycache=True) | extra
         try:
             index_figures(env, root, [server.pid] if server else [], opts.runs)
             server_figures(env, root, opts.runs, opts.idle_s)

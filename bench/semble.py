@@ -39,6 +39,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from common import Stopwatch, percentile
+
 HERE = Path(__file__).resolve().parent
 SHARED = Path(os.environ.get("ZG_BENCH_DATA", HERE.parent.parent / "shared" / "bench"))
 CORPORA = Path(os.environ.get("ZG_BENCH_CORPORA") or os.environ.get("ZG_BENCH_CACHE") or HERE.parent.parent / "corpora")
@@ -166,7 +168,7 @@ def summarise(results: dict[str, dict[str, Any]], repos: list[dict[str, Any]]) -
             "hit@1": mean([r["hit@1"] for r in rows]),
             "by_language": by_lang, "by_category": by_cat,
             "p50_latency_ms": round(statistics.median(latencies), 2) if latencies else None,
-            "p90_latency_ms": round(statistics.quantiles(latencies, n=10)[-1], 2) if len(latencies) > 1 else None,
+            "p90_latency_ms": round(percentile(latencies, 0.9), 2) if len(latencies) > 1 else None,
             "index_s_total": round(sum(index_s), 1), "index_s_median": round(statistics.median(index_s), 2),
             "languages_at_or_above_semble": sum(1 for lang, v in by_lang.items()
                                                 if v["ndcg@10"] is not None and v["ndcg@10"] >= PUBLISHED_LANG[lang][0]),
@@ -300,7 +302,7 @@ def main() -> int:
     for r, ws, how in todo:
         name = r["name"]
         queries = load_annotations(SHARED / "semble" / "annotations" / f"{name}.json")
-        t0 = time.monotonic()
+        clock = Stopwatch()
         print(f"{name} ({r['language']}, {r['half']}, {how}) ...", file=sys.stderr, flush=True)
         try:
             res = evaluate_workspace(ws, queries, {"search_mode": opts.mode_search})
@@ -313,7 +315,7 @@ def main() -> int:
         results[name] = res
         o = res["overall"]
         print(f"  ndcg@10 {o['ndcg@10']:.3f} over {o['queries']} queries (semble {SEMBLE_REPO.get(name, 0):.3f}); "
-              f"index {res['index_s']:.1f}s, p50 {res['p50_latency_ms']:.1f}ms, wall {time.monotonic() - t0:.0f}s",
+              f"index {res['index_s']:.1f}s, p50 {res['p50_latency_ms']:.1f}ms, wall {clock.elapsed:.0f}s",
               file=sys.stderr, flush=True)
         if opts.show_misses:
             for q in res["per_query"]:

@@ -336,10 +336,9 @@ def anchor_cmd(doc: str, write: bool, as_json: bool) -> None:
         _dump({"doc": rel, "code_anchors": [a.to_yaml() for a in found.anchors],
                "ambiguous": found.ambiguous, "unknown": found.unknown})
     else:
-        from zgrep.adr.edit import dump_inline
+        from zgrep.adr.edit import anchor_lines
 
-        click.echo("code_anchors:" + ("" if found.anchors else " []"))
-        click.echo("".join(f"  - {dump_inline(a.to_yaml())}\n" for a in found.anchors), nl=False)
+        click.echo("".join(anchor_lines(found.anchors)), nl=False)
         for ident, n in found.ambiguous.items():
             click.echo(f"zg adr: note: `{ident}` is defined in {n} places; anchor it by hand", err=True)
         if found.unknown:
