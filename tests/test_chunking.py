@@ -532,3 +532,15 @@ def test_other_text_falls_back_to_overlapping_line_windows() -> None:
 ])
 def test_detect_language(path: str, language: str) -> None:
     assert detect_language(path) == language
+
+
+def test_a_definition_that_fits_whole_lists_what_it_defines_inside() -> None:
+    # a small class is one chunk labelled with the class; its methods are definitions in it too, so a search
+    # for `render` finds them by name (dapper's SqlMapper.IParameterCallbacks.cs: namespace > class > interface)
+    source = "class Widget:\n    def render(self):\n        return 1\n\n    def resize(self, n):\n        return n\n"
+    (chunk,) = chunk_file("widget.py", source)
+    assert (chunk.symbol, chunk.names) == ("Widget", ("Widget", "render", "resize"))
+    source = ("namespace Dapper\n{\n    public static partial class SqlMapper\n    {\n"
+              "        public interface IParameterCallbacks\n        {\n            void OnCompleted();\n        }\n    }\n}\n")
+    (chunk,) = chunk_file("SqlMapper.IParameterCallbacks.cs", source)
+    assert chunk.names == ("Dapper", "SqlMapper", "IParameterCallbacks", "OnCompleted")

@@ -64,7 +64,8 @@ def _definition_pieces(lines: Lines, definition: Definition, lead: int,
     weight = 1 if definition.is_value else size + 1
     if lines.fits(lead, definition.end):
         small = size < MERGE_BELOW_LINES
-        return [Piece(lead, definition.end, name, kind, scope, ctx, weight, mergeable=small)]
+        return [Piece(lead, definition.end, name, kind, scope, ctx, weight, mergeable=small,
+                      merged_names=_nested_names(definition))]
     if definition.children:
         members = _level(lines, definition.children, lead, definition.end, definition)
         for member in members:
@@ -73,6 +74,18 @@ def _definition_pieces(lines: Lines, definition: Definition, lead: int,
     ranges = split_range(lines, lead, definition.end)
     return [Piece(low, high, name, kind, scope, ctx if index == 0 else definition.head, weight)
             for index, (low, high) in enumerate(ranges)]
+
+
+def _nested_names(definition: Definition) -> list[str]:
+    """The definitions inside one that fits a chunk whole (a small class's methods), outermost first."""
+    names: list[str] = []
+    stack = list(reversed(definition.children))
+    while stack:
+        child = stack.pop()
+        if child.is_symbol and child.name:
+            names.append(child.name)
+        stack.extend(reversed(child.children))
+    return names
 
 
 def _merge(lines: Lines, pieces: list[Piece]) -> list[Piece]:
