@@ -544,3 +544,17 @@ def test_a_definition_that_fits_whole_lists_what_it_defines_inside() -> None:
               "        public interface IParameterCallbacks\n        {\n            void OnCompleted();\n        }\n    }\n}\n")
     (chunk,) = chunk_file("SqlMapper.IParameterCallbacks.cs", source)
     assert chunk.names == ("Dapper", "SqlMapper", "IParameterCallbacks", "OnCompleted")
+
+
+@pytest.mark.parametrize("path", ["lib/application.js", "src/application.ts"])
+def test_functions_assigned_to_properties_are_definitions(path: str) -> None:
+    # express's style: `app.use = function use(fn) {...}`, `exports.parse = ...`; data assignments are not
+    body = pad("  this.x{i} = {i};", 40)
+    source = (f"var app = exports = module.exports = {{}};\n\n/**\n * Proxy to the router.\n */\n"
+              f"app.use = function use(fn) {{\n{body}\n}};\n\napp.locals = {{}};\n"
+              "exports.parse = (text) => text.trim();\n")
+    chunks = chunk_file(path, source)
+    use = find(chunks, "use")
+    assert (use.symbol_kind, use.start_line) == ("function", line_of(source, "/**"))
+    names = {s.name: s.kind for s in extract_symbols(source, detect_language(path))}
+    assert names.get("use") == "function" and names.get("parse") == "function" and "locals" not in names

@@ -212,8 +212,8 @@ class _Walker:
                 self._item(grandchild, scope, found)
             return
         if child.type in spec.wrappers:
-            inner = [c for c in child.named_children
-                     if c.type in spec.defs or c.type in spec.values or c.type in spec.wrappers]
+            inner = [c for c in child.named_children if c.type in spec.defs or c.type in spec.values
+                     or c.type in spec.wrappers or c.type in spec.assignments]
             if len(inner) == 1:
                 self._definition(inner[0], child, scope, found)
             else:
@@ -256,6 +256,8 @@ class _Walker:
             return
         is_value = node.type not in spec.defs
         kind = _value_kind(node) if is_value else _kind(node, spec)
+        if node.type in spec.assignments and kind == "value":
+            return  # `app.locals = {}` assigns data, not a definition
         body = None if is_value or kind == "function" else _body(node, spec)
         name_field = spec.name_fields.get(node.type)
         named = node.child_by_field_name(name_field) if name_field else node

@@ -71,6 +71,8 @@ class LangSpec:
     name_fields: definition type -> field holding its name when it has no "name" (Rust impl).
     default_names: definition type -> name when the node has none (Swift init).
     calls: definitions made by calling a macro (Elixir's `defmodule`, `def`): the called name -> kind.
+    assignments: node types that define something only when they assign a function or class
+    (JavaScript's `app.use = function use(fn) {...}`, `exports.parse = (s) => ...`).
     """
 
     grammar: str
@@ -84,6 +86,7 @@ class LangSpec:
     name_fields: Mapping[str, str] = field(default_factory=dict)
     default_names: Mapping[str, str] = field(default_factory=dict)
     calls: Mapping[str, str] = field(default_factory=dict)
+    assignments: frozenset[str] = frozenset()
 
 
 def _f(*names: str) -> frozenset[str]:
@@ -110,6 +113,7 @@ def _typescript(grammar: str) -> LangSpec:
         values=_f("lexical_declaration", "variable_declaration", "public_field_definition"),
         containers=_f("class_body", "interface_body", "statement_block"),
         wrappers=_f("export_statement", "ambient_declaration", "expression_statement"),
+        assignments=_f("assignment_expression"),
     )
 
 
@@ -130,7 +134,8 @@ TABLE: Mapping[str, LangSpec] = MappingProxyType({
     "javascript": LangSpec(
         "javascript", defs=_JS_DEFS,
         values=_f("lexical_declaration", "variable_declaration", "field_definition"),
-        containers=_f("class_body"), wrappers=_f("export_statement"),
+        containers=_f("class_body"), wrappers=_f("export_statement", "expression_statement"),
+        assignments=_f("assignment_expression"),
     ),
     "typescript": _typescript("typescript"),
     "tsx": _typescript("tsx"),
