@@ -149,3 +149,25 @@ def test_an_autostarted_daemon_exits_once_idle(tmp_path: Path) -> None:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_the_daemon_warms_with_the_settings_of_the_search_that_started_it(tmp_path: Path) -> None:
+    # a search run with --model started a daemon that warmed the workspace with the shell's settings only, so
+    # the next search with the same --model could not use the warm (it re-opened the workspace or, while the
+    # warm still ran, was refused as busy)
+    from zgrep.embedding.static import default_model_dir
+
+    user = autostart_user(tmp_path / "user")
+    repo = make_repo(tmp_path / "repo")
+    model = f"local:{default_model_dir()}"
+    try:
+        first = search(user, repo, "--model", model)
+        assert first["mode"] == "direct"
+        log = Path(user.env["XDG_STATE_HOME"]) / "zgrep" / runtime.LOG_FILE
+        wait_for(lambda: log.exists() and f"warmed workspace {first['root']}" in log.read_text(), START_S,
+                 "the daemon to warm the workspace (a failed warm logs a warning instead)")
+        second = search(user, repo, "--model", model)
+        assert second["mode"] == "server" and second["hits"][0]["path"] == "retry.py"
+        assert f"holding workspace {first['root']}" not in log.read_text()  # the warmed one served it
+    finally:
+        stop(user)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sys
@@ -46,6 +47,18 @@ def endpoint_problem(endpoint: str, allow_non_loopback: bool) -> str | None:
         return (f"{endpoint} is not a loopback address: other machines could reach the daemon and try its token; "
                 "use tcp://127.0.0.1:PORT, or pass --allow-non-loopback to accept that risk")
     return None
+
+
+def _warm_config(raw: str | None) -> dict[str, Any]:
+    """--warm-config's settings: a JSON object of setting -> scalar, else none (warming is only a head start)."""
+    try:
+        value = json.loads(raw) if raw else {}
+    except ValueError:
+        return {}
+    if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, (str, int, float, bool))
+                                              for k, v in value.items()):
+        return {}
+    return value
 
 
 def _check_endpoint(endpoint: str, allow_non_loopback: bool) -> None:
@@ -219,10 +232,12 @@ def status(as_json: bool, check_ready: bool, timeout_ms: int) -> None:
 @click.option("--started-by", type=click.Choice(runtime.STARTED_BY), default="command", hidden=True,
               help="autostart: started by an auto-mode search; exits once idle for --idle-timeout.")
 @click.option("--warm", default=None, hidden=True, help="A workspace to open as soon as the daemon listens.")
+@click.option("--warm-config", default=None, hidden=True,
+              help="The settings (a JSON object) of the command that started the daemon, for --warm.")
 @click.option("--start-lock-fd", type=int, default=None, hidden=True,
               help="An inherited descriptor holding the start lock, closed once the daemon answers.")
 def run(endpoint: str | None, allow_non_loopback: bool, idle_timeout: float | None, quiet: bool, started_by: str,
-        warm: str | None, start_lock_fd: int | None) -> None:
+        warm: str | None, warm_config: str | None, start_lock_fd: int | None) -> None:
     """Run the daemon in the foreground (systemd, docker, debugging)."""
     import zmq
 
@@ -233,7 +248,8 @@ def run(endpoint: str | None, allow_non_loopback: bool, idle_timeout: float | No
     _check_endpoint(endpoint, allow_non_loopback)
     try:
         run_daemon(endpoint, idle_timeout if idle_timeout is not None else cfg["server.idle_timeout"], not quiet,
-                   started_by=started_by, warm=warm, start_lock_fd=start_lock_fd)
+                   started_by=started_by, warm=warm, warm_config=_warm_config(warm_config),
+                   start_lock_fd=start_lock_fd)
     except AlreadyRunning as exc:
         fail(str(exc))
     except zmq.ZMQError as exc:

@@ -152,16 +152,18 @@ class Autostart:
         return cls(cfg["server.endpoint"], cfg["server.idle_timeout"])
 
 
-def start_daemon(autostart: Autostart, root: str) -> bool:
-    """Start the daemon detached, warming `root`, unless one runs or is being started; True when started.
-    The start lock goes with it (held until it answers), so concurrent commands start one daemon."""
+def start_daemon(autostart: Autostart, root: str, config: dict[str, Any] | None = None) -> bool:
+    """Start the daemon detached, warming `root` with the starting command's settings (`config`: its
+    --model/--milvus-uri), unless one runs or is being started; True when started. The start lock goes
+    with it (held until it answers), so concurrent commands start one daemon."""
     fd = runtime.take_start_lock()
     if fd is None:
         return False
     try:
         if lock_holder(runtime.runtime_dir() / runtime.ALIVE_LOCK) is not None:
             return False  # a daemon runs (loading, busy or hung): the probe's fallback handles it
-        runtime.spawn(autostart.endpoint, autostart.idle_timeout, "autostart", warm=root, start_lock_fd=fd)
+        runtime.spawn(autostart.endpoint, autostart.idle_timeout, "autostart", warm=root, start_lock_fd=fd,
+                      warm_config=config)
         return True
     except OSError:
         return False  # could not start one: this command's answer stands, the next one tries again
@@ -297,7 +299,7 @@ def call(op: str, root: str, args: dict[str, Any], mode: str = "auto",
             raise ClientError(ErrorCode.NO_DAEMON, NO_DAEMON)
         answered = call_direct_checked(op, root, args, mode, on_progress)
         if autostart is not None and op in AUTOSTART_OPS and answered[1] == "direct":
-            start_daemon(autostart, root)
+            start_daemon(autostart, root, args.get("config") or None)
         return answered
     try:
         return call_server(info, op, root, args, on_progress), "server"

@@ -368,13 +368,14 @@ class Daemon:
             return self.dispatch(frames[:-1], request)
         return protocol.ok(service.handler(operation)(self, request.get("args") or {}, None))
 
-    def warm(self, raw_root: str) -> None:
+    def warm(self, raw_root: str, config: dict[str, Any]) -> None:
         """Hold `raw_root` and open its index now, watcher included (the workspace of the search that
-        autostarted this daemon), so the next search finds it warm; failures wait for a real request."""
+        autostarted this daemon, with its settings), so the next search finds it warm; failures wait for
+        a real request."""
         root = workspace_root(raw_root)
         if root is None:
             return
-        flags: dict[str, Any] = dict(env_config())  # what a search from the starting shell will send
+        flags: dict[str, Any] = {**env_config(), **config}  # what the next search from that shell sends
         try:
             key = settings_key(root, flags)
         except ConfigError:
@@ -617,9 +618,11 @@ def take_alive_lock() -> FileLock:
 
 
 def run_daemon(endpoint: str, idle_timeout: float, foreground: bool = False, started_by: str = "command",
-               warm: str | None = None, start_lock_fd: int | None = None) -> None:
+               warm: str | None = None, start_lock_fd: int | None = None,
+               warm_config: dict[str, Any] | None = None) -> None:
     """Run the daemon in this process until it is stopped; cleans its files on the way out. `warm`: a
-    workspace to open once listening; `start_lock_fd`: the starter's start lock, closed once answering."""
+    workspace to open once listening, with `warm_config` (the starting command's settings);
+    `start_lock_fd`: the starter's start lock, closed once answering."""
     os.umask(0o077)
     # Remote consent comes from the workspace's record or from one command's environment (which
     # the client forwards with each request), never from the environment this daemon started in.
@@ -644,7 +647,7 @@ def run_daemon(endpoint: str, idle_timeout: float, foreground: bool = False, sta
     if start_lock_fd is not None:
         os.close(start_lock_fd)  # answering from now on: the next starter sees this daemon
     if warm:
-        daemon.pool.submit(daemon.warm, warm)
+        daemon.pool.submit(daemon.warm, warm, warm_config or {})
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: daemon.stopping.set())
     try:

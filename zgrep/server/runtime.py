@@ -148,14 +148,17 @@ def take_start_lock() -> int | None:
 
 
 def spawn(endpoint: str, idle_timeout: float, started_by: str, allow_non_loopback: bool = False,
-          warm: str | None = None, start_lock_fd: int | None = None) -> subprocess.Popen[bytes]:
+          warm: str | None = None, start_lock_fd: int | None = None,
+          warm_config: dict[str, Any] | None = None) -> subprocess.Popen[bytes]:
     """Start `zg server run` detached: its own session, cwd /, stdin and stdout null, stderr to the state
-    dir's STDERR_FILE; it outlives the caller. `warm`: a workspace to open as soon as it listens."""
+    dir's STDERR_FILE; it outlives the caller. `warm`: a workspace to open as soon as it listens, with the
+    settings of the command that started it (`warm_config`: its --model/--milvus-uri, as sent to a daemon)."""
     import subprocess  # only when starting a daemon: the thin client pays nothing for it otherwise
 
     argv = [sys.executable, "-m", "zgrep.cli.main", "server", "run", "--quiet", "--endpoint", endpoint,
             "--idle-timeout", str(idle_timeout), "--started-by", started_by,
             *(["--allow-non-loopback"] if allow_non_loopback else []), *(["--warm", warm] if warm else []),
+            *(["--warm-config", json.dumps(warm_config)] if warm and warm_config else []),
             *(["--start-lock-fd", str(start_lock_fd)] if start_lock_fd is not None else [])]
     with open(state_dir(create=True) / STDERR_FILE, "wb") as err:
         return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
