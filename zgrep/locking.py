@@ -68,6 +68,12 @@ class FileLock:
         os.ftruncate(self._fd, 0)
         os.pwrite(self._fd, text.encode(), 0)
 
+    def detach(self) -> int:
+        """The held lock's descriptor, handed over (to a child process) with the lock: this object no longer holds it."""
+        assert self._fd is not None
+        fd, self._fd = self._fd, None
+        return fd
+
     def release(self) -> None:
         """Drop the lock (idempotent)."""
         if self._fd is not None:

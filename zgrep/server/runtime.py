@@ -5,7 +5,6 @@ Imported on the thin client path: standard library only.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import ipaddress
 import json
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from zgrep.fsutil import atomic_write
+from zgrep.locking import FileLock
 from zgrep.procfs import process_state
 
 PID_FILE = "daemon.pid"
@@ -138,13 +138,8 @@ def remove_files(endpoint: str | None) -> None:
 def take_start_lock() -> int | None:
     """A descriptor holding the start lock (flock), to hand to the daemon being started (it drops the lock
     once it answers); None while another process is starting one."""
-    fd = os.open(runtime_dir(create=True) / START_LOCK, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
-        return None
-    return fd
+    lock = FileLock(runtime_dir(create=True) / START_LOCK, 0o600)
+    return lock.detach() if lock.acquire(blocking=False) else None
 
 
 def spawn(endpoint: str, idle_timeout: float, started_by: str, allow_non_loopback: bool = False,
