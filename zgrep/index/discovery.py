@@ -21,6 +21,7 @@ from pathlib import Path
 from zgrep.fsutil import stat_signature
 from zgrep.git import is_git_repo, try_run
 from zgrep.index.ignore import IgnoreRules
+from zgrep.workspace import STATE_DIR
 
 SKIP_REASONS = ("too_large", "binary", "not_utf8", "unreadable", "vanished", "not_regular", "outside_workspace")
 BINARY_SNIFF_BYTES = 8192
@@ -93,16 +94,24 @@ def filter_paths(root: Path, rules: IgnoreRules, rels: Iterable[str]) -> list[st
 
 
 def _walk(root: Path, rules: IgnoreRules, start: str) -> Iterator[str]:
-    """Pruned walk below `root/start`; directory symlinks are never entered."""
+    """Admitted files below `root/start`, from `walk_dirs`."""
+    for rel_dir, filenames in walk_dirs(root, rules, start):
+        prefix = rel_dir + "/" if rel_dir else ""
+        yield from (prefix + f for f in filenames if rules.admits(prefix + f))
+
+
+def walk_dirs(root: Path, rules: IgnoreRules, start: str = "") -> Iterator[tuple[str, list[str]]]:
+    """Each admitted directory below `root/start` ("" is the root) with the names of the files in it (not yet
+    checked against the rules); a symlinked directory is never entered, nor zgrep's own state directory."""
     top = str(root)
     for dirpath, dirnames, filenames in os.walk(os.path.join(top, start) if start else top):
         rel_dir = dirpath[len(top) + 1:].replace(os.sep, "/")
         prefix = rel_dir + "/" if rel_dir else ""
         dirnames[:] = sorted(
             d for d in dirnames
-            if not os.path.islink(os.path.join(dirpath, d)) and rules.admits(prefix + d, True)
+            if prefix + d != STATE_DIR and not os.path.islink(os.path.join(dirpath, d)) and rules.admits(prefix + d, True)
         )
-        yield from (prefix + f for f in filenames if rules.admits(prefix + f))
+        yield rel_dir, filenames
 
 
 class Confinement:

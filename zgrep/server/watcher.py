@@ -18,6 +18,7 @@ from pathlib import Path
 
 from watchfiles._rust_notify import RustNotify  # watchfiles' documented "Rust backend direct usage"
 
+from zgrep.index.discovery import walk_dirs
 from zgrep.index.ignore import IGNORE_FILE_NAMES, IgnoreRules
 from zgrep.workspace import STATE_DIR
 
@@ -51,26 +52,8 @@ class Watcher(threading.Thread):
         self._stopping.set()
 
     def directories(self) -> set[str]:
-        """Every admitted directory ("" is the root) reached without following a symlink; never the state dir."""
-        found = {""}
-        stack = [""]
-        while stack:
-            rel_dir = stack.pop()
-            try:
-                with os.scandir(self.root / rel_dir) as it:
-                    entries = list(it)
-            except OSError:
-                continue
-            for entry in entries:
-                rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
-                try:
-                    is_dir = entry.is_dir(follow_symlinks=False)
-                except OSError:
-                    continue
-                if is_dir and rel != STATE_DIR and self._rules.admits(rel, is_dir=True):
-                    found.add(rel)
-                    stack.append(rel)
-        return found
+        """Every admitted directory ("" is the root) the index's walk enters (`discovery.walk_dirs`)."""
+        return {rel_dir for rel_dir, _ in walk_dirs(self.root, self._rules)}
 
     def _open(self) -> RustNotify:
         """Walk the tree and watch each admitted directory."""
