@@ -177,7 +177,13 @@ def _joined(name: str) -> str:
 @functools.lru_cache(maxsize=1 << 16)
 def _path_parts(path: str) -> frozenset[str]:
     """Words of a file's stem and its parent directory (`sansio/app.py` → sansio, app)."""
-    return frozenset(p for name in _path_names(path) for p in split_identifier(name) if len(p) > 1)
+    return frozenset(p for name in _path_names(path) for p in _name_words(name))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _name_words(name: str) -> tuple[str, ...]:
+    """The words of a file or directory name (`color_triplet` → color, triplet)."""
+    return tuple(p for p in split_identifier(name) if len(p) > 1)
 
 
 def _path_names(path: str) -> list[str]:
@@ -195,15 +201,9 @@ def _path_overlap(keywords: set[str], identifiers: set[str], path: str, symbol: 
     """Query words sharing a prefix with a path part, plus identifiers spelling a stem or directory whole.
     For a one-symbol query only the file's stem counts: `Channel` names channel.ex, not channel/server.ex."""
     if symbol:
-        stem = _path_names(path)[0]
-        return _prefix_overlap(keywords, set(_stem_parts(path))) + (_joined(stem) in identifiers)
+        file_stem = _path_names(path)[0]
+        return _prefix_overlap(keywords, set(_name_words(file_stem))) + (_joined(file_stem) in identifiers)
     return _prefix_overlap(keywords, _path_parts(path)) + len(identifiers & _path_joined(path))
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def _stem_parts(path: str) -> tuple[str, ...]:
-    """Words of a file's stem (`color_triplet.py` → color, triplet)."""
-    return tuple(p for p in split_identifier(_path_names(path)[0]) if len(p) > 1)
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -212,7 +212,7 @@ def _own_name(path: str) -> tuple[str, tuple[str, ...]]:
     `utils/index.ts`, `pkg/__init__.py`) the directory's name, as the module it defines is called."""
     names = _path_names(path)
     name = names[1] if names[0] in _INDEX_STEMS and len(names) > 1 else names[0]
-    return name, tuple(p for p in split_identifier(name) if len(p) > 1)
+    return name, _name_words(name)
 
 
 _INDEX_STEMS = frozenset({"mod", "index", "__init__", "init"})
