@@ -11,7 +11,7 @@ for a sub-section of markdown, its parent heading; otherwise the non-blank lines
 
 from __future__ import annotations
 
-from zgrep.chunking.definitions import Definition, parse, walk_definitions
+from zgrep.chunking.definitions import Definition, outermost_first, parse, walk_definitions
 from zgrep.chunking.languages import TABLE, detect_language
 from zgrep.chunking.markdown import markdown_pieces, sections
 from zgrep.chunking.shaping import code_pieces
@@ -48,14 +48,8 @@ def extract_symbols(text: str, language: str) -> list[Symbol]:
         return [Symbol(h.text, "module", h.line, end) for h, end in sections(Lines(text))]
     if language not in TABLE or not text.strip():
         return []
-    symbols: list[Symbol] = []
-    stack = list(reversed(walk_definitions(parse(text, language), language)))
-    while stack:
-        definition = stack.pop()
-        if definition.is_symbol:
-            symbols.append(_symbol(definition))
-        stack.extend(reversed(definition.children))
-    return symbols
+    definitions = walk_definitions(parse(text, language), language)
+    return [_symbol(d) for d in outermost_first(definitions) if d.is_symbol]
 
 
 def _symbol(definition: Definition) -> Symbol:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from typing import cast
@@ -292,6 +293,15 @@ def _receiver_type(receiver: Node) -> str:
             return node_text(node)
         stack.extend(reversed(node.named_children))
     return ""
+
+
+def outermost_first(definitions: list[Definition]) -> Iterator[Definition]:
+    """Every definition of a forest and all nested in it, each before its children, in source order."""
+    stack = list(reversed(definitions))
+    while stack:
+        definition = stack.pop()
+        yield definition
+        stack.extend(reversed(definition.children))
 
 
 def walk_definitions(tree: Tree, language: str) -> list[Definition]:

@@ -3,7 +3,7 @@ headers plus members when they do not, overlapping pieces for long bodies, tiny 
 
 from __future__ import annotations
 
-from zgrep.chunking.definitions import Definition
+from zgrep.chunking.definitions import Definition, outermost_first
 from zgrep.chunking.windows import MERGE_BELOW_LINES, Lines, Piece, split_range
 
 HEADER_WEIGHT = 1 << 30  # a class header names the chunk it is merged into
@@ -78,14 +78,7 @@ def _definition_pieces(lines: Lines, definition: Definition, lead: int,
 
 def _nested_names(definition: Definition) -> list[str]:
     """The definitions inside one that fits a chunk whole (a small class's methods), outermost first."""
-    names: list[str] = []
-    stack = list(reversed(definition.children))
-    while stack:
-        child = stack.pop()
-        if child.is_symbol and child.name:
-            names.append(child.name)
-        stack.extend(reversed(child.children))
-    return names
+    return [child.name for child in outermost_first(definition.children) if child.is_symbol and child.name]
 
 
 def _merge(lines: Lines, pieces: list[Piece]) -> list[Piece]:

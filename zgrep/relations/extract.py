@@ -16,7 +16,7 @@ from types import MappingProxyType
 
 from tree_sitter import Node, Query, QueryCursor
 
-from zgrep.chunking.definitions import grammar_of, node_text, parse, walk_definitions
+from zgrep.chunking.definitions import grammar_of, node_text, outermost_first, parse, walk_definitions
 from zgrep.chunking.languages import TABLE, detect_language
 from zgrep.chunking.references import identifier_query
 from zgrep.relations.model import Def, FileRelations, Import, Ref
@@ -187,13 +187,8 @@ def extract(path: str, text: str) -> FileRelations:
         if language == "python":
             extract_python(tree, result)
             return result
-        stack = list(walk_definitions(tree, language))
-        while stack:
-            definition = stack.pop()
-            if definition.is_symbol:
-                result.defs.append(Def(definition.name, definition.scope, definition.kind, definition.start,
-                                       definition.end))
-            stack.extend(definition.children)
+        result.defs = [Def(d.name, d.scope, d.kind, d.start, d.end)
+                       for d in outermost_first(walk_definitions(tree, language)) if d.is_symbol]
         if language in ("javascript", "typescript", "tsx"):
             result.defs += _nested_functions(tree.root_node, result.defs)
         result.defs.sort(key=lambda d: (d.start, -d.end))
