@@ -306,3 +306,22 @@ def test_eval_runs_through_the_daemon_holding_the_workspace(tcp_daemon: tuple[Us
     direct = user.zg("eval", "--mode", "direct", str(annotations), cwd=repo)
     assert_usage_error(direct, "held by the zg daemon", "zg server off")
     assert user.request("ping")["ok"]
+
+
+@pytest.mark.parametrize("warm_config", ["{not json", '["a list"]', '{"search.limit": {"nested": 1}}',
+                                         '{"no.such.setting": "x"}', '{"search.limit": 5000}'])
+def test_a_malformed_warm_config_only_skips_the_warm(tmp_path: Path, warm_config: str) -> None:
+    # `zg server run --warm-config` comes from the autostarting command; whatever it holds, the daemon still
+    # starts and serves the workspace (a bad value costs only the head start)
+    user = User(tmp_path / "u")
+    repo = make_repo(tmp_path / "repo")
+    assert user.zg("index", "--mode", "direct", cwd=repo).returncode == 0
+    daemon = user.popen("server", "run", "--quiet", "--warm", str(repo), "--warm-config", warm_config)
+    try:
+        wait_for(lambda: user.zg("server", "status", "--check-ready").returncode == 0, 90, "the daemon to answer")
+        out = user.zg("search", "--json", "--mode", "server", "retry with backoff", cwd=repo)
+        assert out.returncode == 0, out.stderr
+        assert json.loads(out.stdout)["hits"][0]["path"] == "retry.py"
+    finally:
+        user.zg("server", "off")
+        daemon.wait(timeout=60)

@@ -22,6 +22,8 @@ from zgrep.service import ErrorCode, ZgError
 
 IMPACT_EDGES = tuple(k for k in EDGE_KINDS if k != "annotation")
 _RANGE = re.compile(r"(\d+)-(\d+)")
+
+
 def changed_definitions(graph: Graph, target: str) -> list[Definition]:
     """The definitions one target names; ZgError(BAD_REQUEST) for a file the relations do not know."""
     path, rest = _path(target), target.partition(":")[2]
