@@ -558,3 +558,39 @@ def test_functions_assigned_to_properties_are_definitions(path: str) -> None:
     assert (use.symbol_kind, use.start_line) == ("function", line_of(source, "/**"))
     names = {s.name: s.kind for s in extract_symbols(source, detect_language(path))}
     assert names.get("use") == "function" and names.get("parse") == "function" and "locals" not in names
+
+
+RACK_RESPONSE = ("# frozen_string_literal: true\n\nrequire 'time'\n\nmodule Rack\n"
+                 "  # Rack::Response provides a convenient interface to create a Rack\n  # response.\n"
+                 "  class Response\n" + "\n\n".join(
+                     f"    def step_{n}(value)\n" + pad("      value = transform(value, {i})", 12) + "\n    end"
+                     for n in range(4)) + "\n\n    include Helpers\n  end\nend\n")
+
+
+def test_a_class_nested_in_a_module_keeps_the_comment_above_it() -> None:
+    # rack's response.rb: the comment sits in the module's body, the class in a `body_statement` below it
+    chunks = chunk_file("lib/rack/response.rb", RACK_RESPONSE)
+    header = next(c for c in chunks if c.start_line <= line_of(RACK_RESPONSE, "class Response") <= c.end_line)
+    assert header.symbol == "Response" and header.start_line <= line_of(RACK_RESPONSE, "Rack::Response provides")
+
+
+def test_a_body_line_between_members_belongs_to_the_class_without_defining_it() -> None:
+    # `include Helpers` after the last method was a one-line chunk labelled `Response (class)` that the
+    # exact-name boost ranked like the class itself
+    chunks = chunk_file("lib/rack/response.rb", RACK_RESPONSE)
+    tail = next(c for c in chunks if c.start_line <= line_of(RACK_RESPONSE, "include Helpers") <= c.end_line)
+    assert tail.symbol == "" and tail.scope == "Rack.Response" and "Response" in tail.names
+    assert [c.symbol for c in chunks].count("Response") == 1
+
+
+def test_only_the_piece_holding_the_header_line_of_a_long_commented_class_is_labelled_with_it() -> None:
+    # rails' engine.rb: 340 lines of comment above `class Engine < Railtie` gave ten chunks labelled Engine
+    comment = pad("  # Engine documentation line {i}.", 150)
+    methods = "\n\n".join(f"    def step_{n}(value)\n" + pad("      value = transform(value, {i})", 12) + "\n    end"
+                          for n in range(4))
+    source = f"module Rails\n{comment}\n  class Engine < Railtie\n{methods}\n  end\nend\n"
+    chunks = chunk_file("railties/lib/rails/engine.rb", source)
+    labelled = [c for c in chunks if c.symbol == "Engine"]
+    assert len(labelled) == 1 and labelled[0].start_line <= line_of(source, "class Engine") <= labelled[0].end_line
+    assert covered(chunks) >= set(range(2, 152))  # the comment is still searchable, inside Engine
+    assert all("Engine" in c.names for c in chunks if c.end_line < line_of(source, "class Engine"))

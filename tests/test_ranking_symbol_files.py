@@ -36,3 +36,17 @@ def test_the_chunk_labelled_with_the_name_outranks_one_that_merged_a_slice_of_it
               _chunk("railties/lib/rails/engine/updater.rb", 6, "Rails", ["Rails"], 0.048, "module")]
     top = rerank("Rails::Engine", chunks)[0]
     assert (top.fields["start_line"], top.fields["symbol"]) == (348, "Engine")
+
+
+def test_a_qualified_class_name_finds_the_class_header_not_a_line_of_its_body() -> None:
+    # rack's `Rack::Response`: the one-line `include Helpers` chunk at the end of the class scored higher
+    # with BM25 (short) and took the exact-name boost of the class
+    from tests.test_chunking import RACK_RESPONSE
+    from zgrep.chunking import chunk_file
+    chunks = chunk_file("lib/rack/response.rb", RACK_RESPONSE)
+    candidates = [Candidate(id=str(c.start_line), fused=0.05 if "include Helpers" in c.content else 0.03, fields={
+        "path": c.path, "start_line": c.start_line, "end_line": c.end_line, "symbol": c.symbol,
+        "names": list(c.names), "symbol_kind": c.symbol_kind, "scope": c.scope, "content": c.content})
+        for c in chunks]
+    top = rerank("Rack::Response", candidates)[0]
+    assert top.fields["symbol"] == "Response" and "class Response" in top.fields["content"]

@@ -184,7 +184,11 @@ def _is_comment(node: Node, spec: LangSpec) -> bool:
 def _lead(outer: Node, start: int, spec: LangSpec) -> int:
     """First line of the comments/attributes directly above a definition (no blank line)."""
     lead = start
-    prev = outer.prev_named_sibling
+    node = outer
+    prev = node.prev_named_sibling
+    while prev is None and node.parent is not None and node.parent.start_point[0] == node.start_point[0]:
+        node = node.parent  # the first statement of a body that opens on its line (Ruby's `body_statement`)
+        prev = node.prev_named_sibling
     while prev is not None and _is_comment(prev, spec) and end_line(prev) >= lead - 1:
         before = prev.prev_named_sibling
         if before is not None and end_line(before) >= prev.start_point[0] + 1:

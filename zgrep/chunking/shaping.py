@@ -43,16 +43,29 @@ def _gap(lines: Lines, start: int, end: int, owner: Definition | None,
     if pieces and lines.trivial(start, end):
         pieces[-1].end = max(pieces[-1].end, end)
         return
+    names: list[str] = []
     if owner is None:
         symbol, kind, scope, ctx, weight = "", "module", "", 0, 0
-    else:
-        is_header = start <= owner.head
-        symbol, kind, scope = owner.name, owner.kind, owner.scope
-        ctx, weight = (0, HEADER_WEIGHT) if is_header else (owner.head, 0)
+    elif start <= owner.head:  # the header: it names the container
+        symbol, kind, scope, ctx, weight = owner.name, owner.kind, owner.scope, 0, HEADER_WEIGHT
+    else:  # a body line between members (`include Helpers`) belongs to the container but does not define it
+        symbol, kind, scope, ctx, weight = "", "module", _inside(owner), owner.head, 0
+        names = [owner.name]
     ranges = split_range(lines, start, end)
     for low, high in ranges:
-        pieces.append(Piece(low, high, symbol, kind, scope, ctx, weight,
-                            mergeable=len(ranges) == 1 and high - low + 1 < MERGE_BELOW_LINES))
+        piece = Piece(low, high, symbol, kind, scope, ctx, weight,
+                      mergeable=len(ranges) == 1 and high - low + 1 < MERGE_BELOW_LINES, merged_names=list(names))
+        if weight == HEADER_WEIGHT and owner is not None and not low <= owner.head <= high:
+            # a long doc comment above the header: it is about the container, but only the piece with
+            # the header line defines it (`class Engine < Railtie` under 340 lines of comment)
+            piece.symbol, piece.kind, piece.scope, piece.weight = "", "module", _inside(owner), 0
+            piece.merged_names = [owner.name]
+        pieces.append(piece)
+
+
+def _inside(owner: Definition) -> str:
+    """The scope of what a definition holds (`Rack.Response` for the body of `Response` in `Rack`)."""
+    return ".".join(p for p in (owner.scope, owner.name) if p)
 
 
 def _definition_pieces(lines: Lines, definition: Definition, lead: int,
