@@ -369,6 +369,28 @@ class Render a where
 end  # end Cart
 """, [("Cart", "class", "defmodule Shop.Cart", "alias Shop.Item"),
       ("total", "function", '@doc "Adds up."', "# end total")], ("render", "Shop.Cart.Render")),
+    # the grammar's node types are capitalised (`Decl`, `FnProto`, `VarDecl`); a type is a struct value
+    "zig": ("src/widget.zig", f"""const std = @import("std");
+
+/// Adds up.
+pub fn compute(a: u32) u32 {{
+    var total: u32 = 0;
+{pad("    total += {i};")}
+    return total;
+}} // end compute
+
+/// A widget.
+pub const Widget = struct {{
+    size: usize = 0,
+
+    pub fn render(self: *Widget) usize {{
+        var total: usize = 0;
+{pad("        total += {i};", 30)}
+        return total;
+    }}
+}}; // end Widget
+""", [("compute", "function", "/// Adds up.", "// end compute"), ("Widget", "class", "/// A widget.", "// end Widget")],
+        ("render", "Widget")),
 }
 
 

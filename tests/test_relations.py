@@ -178,16 +178,19 @@ def test_indexes_from_older_versions_gain_relations(indexed: Path, zg: Zg) -> No
     assert callers_of(zg, indexed, "helper", "--source-file", "pkg/b.py") == [("pkg/use_b.py", "run_b", True)]
 
 
-def test_elixir_and_haskell_definitions_have_callers(repo: Path, zg: Zg) -> None:
-    # both used to be chunked as plain text: no definitions, so no callers; Elixir's `def` is how a
+def test_elixir_haskell_and_zig_definitions_have_callers(repo: Path, zg: Zg) -> None:
+    # all three used to be chunked as plain text: no definitions, so no callers; Elixir's `def` is how a
     # function is written, not a call to a function named def
     write(repo, {
         "lib/shop/cart.ex": ("defmodule Shop.Cart do\n  def total(items) do\n    Enum.sum(Shop.Price.of(items))\n"
                              "  end\nend\n"),
         "lib/shop/price.ex": "defmodule Shop.Price do\n  def of(items), do: items\nend\n",
         "src/Sum.hs": "module Sum where\n\ntotal :: [Int] -> Int\ntotal xs = add xs\n\nadd :: [Int] -> Int\nadd = sum\n",
+        "src/sum.zig": ("fn add(xs: []const u32) u32 {\n    return xs[0];\n}\n\n"
+                        "pub const Sum = struct {\n    pub fn total(xs: []const u32) u32 {\n        return add(xs);\n"
+                        "    }\n};\n"),
     })
     assert zg("index", "--mode", "direct", cwd=repo).returncode == 0
     assert ("lib/shop/cart.ex", "total") in {(p, s) for p, s, _ in callers_of(zg, repo, "of")}
-    assert ("src/Sum.hs", "total") in {(p, s) for p, s, _ in callers_of(zg, repo, "add")}
+    assert {("src/Sum.hs", "total"), ("src/sum.zig", "total")} <= {(p, s) for p, s, _ in callers_of(zg, repo, "add")}
     assert run_json(zg, repo, "callers", "def")["callers"] == []

@@ -19,6 +19,7 @@ IDENT_TYPES = frozenset({
     "simple_identifier", "constant", "name", "word", "namespace_identifier",
     "variable_name", "private_property_identifier", "shorthand_property_identifier",
     "destructor_name", "operator_name", "package_identifier", "variable",  # (Haskell names a function by a `variable`)
+    "IDENTIFIER",  # (Zig's grammar spells node types in capitals)
 })
 _QUALIFIED_TYPES = frozenset({
     "qualified_identifier", "scoped_identifier", "scoped_type_identifier", "dot_index_expression",
@@ -134,26 +135,29 @@ def _resolve(node: Node, loose: bool, depth: int = 0) -> tuple[str, str] | None:
     return None
 
 
-def _value_kind(node: Node) -> str:
-    """"function"/"class" when a declaration assigns a function or class, else "value"."""
+def _value_kind(node: Node, spec: LangSpec) -> tuple[str, Node | None]:
+    """"function"/"class" when a declaration assigns a function or class, else "value"; with the
+    body of a class assigned as a value (Zig's `const Parser = struct {...}`)."""
     level = [node]
     for _ in range(4):
         following: list[Node] = []
         for current in level:
+            if current.type in spec.value_kinds:
+                return spec.value_kinds[current.type], current if current.type in spec.containers else None
             declarator = current.child_by_field_name("declarator")
             while declarator is not None:
                 if declarator.type == "function_declarator":
-                    return "function"
+                    return "function", None
                 declarator = declarator.child_by_field_name("declarator")
             for value_field in _VALUE_FIELDS:
                 value = current.child_by_field_name(value_field)
                 if value is not None:
                     if value.type == "expression_list" and value.named_child_count == 1:
                         value = value.named_children[0]
-                    return _FUNCTION_VALUES.get(value.type, "value")
+                    return _FUNCTION_VALUES.get(value.type, "value"), None
             following.extend(current.named_children)
         level = following
-    return "value"
+    return "value", None
 
 
 def _kind(node: Node, spec: LangSpec) -> str:
@@ -260,10 +264,11 @@ class _Walker:
             self._item(node, scope, found)
             return
         is_value = node.type not in spec.defs
-        kind = _value_kind(node) if is_value else _kind(node, spec)
+        kind, body = _value_kind(node, spec) if is_value else (_kind(node, spec), None)
         if node.type in spec.assignments and kind == "value":
             return  # `app.locals = {}` assigns data, not a definition
-        body = None if is_value or kind == "function" else _body(node, spec)
+        if not (is_value or kind == "function"):
+            body = _body(node, spec)
         name_field = spec.name_fields.get(node.type)
         named = node.child_by_field_name(name_field) if name_field else node
         resolved = _resolve(named, loose=not is_value) if named is not None else None
@@ -280,7 +285,7 @@ class _Walker:
         definition = Definition(
             name=name, kind=kind or "class", scope=full_scope, start=start,
             end=end_line(outer), head=node.start_point[0] + 1, lead=_lead(outer, start, spec),
-            is_symbol=bool(kind), is_value=is_value,
+            is_symbol=bool(kind), is_value=is_value and kind == "value",  # a function or class value defines
         )
         if body is not None:
             inner_scope = ".".join(p for p in (full_scope, name) if p)

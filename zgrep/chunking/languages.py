@@ -73,6 +73,8 @@ class LangSpec:
     calls: definitions made by calling a macro (Elixir's `defmodule`, `def`): the called name -> kind.
     assignments: node types that define something only when they assign a function or class
     (JavaScript's `app.use = function use(fn) {...}`, `exports.parse = (s) => ...`).
+    value_kinds: node types that, as the value of a declaration, make it a definition of that kind
+    (Zig's `const Parser = struct {...}`); a container among them holds the members.
     """
 
     grammar: str
@@ -87,6 +89,7 @@ class LangSpec:
     default_names: Mapping[str, str] = field(default_factory=dict)
     calls: Mapping[str, str] = field(default_factory=dict)
     assignments: frozenset[str] = frozenset()
+    value_kinds: Mapping[str, str] = field(default_factory=dict)
 
 
 def _f(*names: str) -> frozenset[str]:
@@ -256,5 +259,12 @@ TABLE: Mapping[str, LangSpec] = MappingProxyType({
                "defguardp": "function", "defdelegate": "function"},
         containers=_f("do_block"),
         prefixes=_f("unary_operator"),
+    ),
+    # `pub fn name(...)` and `const Name = struct {...}` are each wrapped in a `Decl`; a struct, enum or
+    # union assigned to a constant is a type whose members are walked
+    "zig": LangSpec(
+        "zig", defs={"FnProto": "function"}, values=_f("VarDecl"), containers=_f("ContainerDecl"),
+        wrappers=_f("Decl"), value_kinds={"ContainerDecl": "class", "ErrorSetDecl": "class"},
+        name_fields={"FnProto": "function", "VarDecl": "variable_type_function"},
     ),
 })

@@ -11,7 +11,7 @@ from zgrep.chunking.definitions import grammar_of
 _REFERENCE_TYPES = (
     "identifier", "type_identifier", "field_identifier", "property_identifier",
     "simple_identifier", "constant", "name", "shorthand_property_identifier",
-    "command_name", "variable_name", "namespace_identifier",
+    "command_name", "variable_name", "namespace_identifier", "IDENTIFIER",
 )
 _LANGUAGE_TYPES = {"haskell": ("variable",)}  # (Lua's `variable` is a whole `a.b[c]` expression)
 
