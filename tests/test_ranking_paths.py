@@ -53,3 +53,24 @@ def test_a_directory_index_file_is_named_by_its_directory() -> None:
     chunks = [_named("axum/src/routing/path_router.rs", 0.050), _named("axum/src/routing/mod.rs", 0.045)]
     ranked = [c.fields["path"] for c in rerank("how routing merges nested routes", chunks)]
     assert ranked[0] == "axum/src/routing/mod.rs"
+
+
+def test_a_name_that_abbreviates_a_query_word_matches_it() -> None:
+    # flask's ctx.py for "request context handling", zig-clap's args.zig for "process arguments"
+    paths = ["src/flask/ctx.py", "src/flask/app.py", "src/flask/config.py", "clap/args.zig", "clap/parsers.zig",
+             "lib/cfg.rs", "lib/message.rs"]
+    assert path_matches("request context handling", paths, 5) == ["src/flask/ctx.py"]
+    assert path_matches("iterates over process arguments", paths, 5) == ["clap/args.zig"]
+    assert path_matches("configuration loading", paths, 5) == ["lib/cfg.rs", "src/flask/config.py"]
+    ranked = [c.fields["path"] for c in rerank("request context handling",
+                                               [_named("src/flask/app.py", 0.05), _named("src/flask/ctx.py", 0.04)])]
+    assert ranked[0] == "src/flask/ctx.py"
+
+
+def test_a_short_word_with_vowels_is_not_taken_for_an_abbreviation() -> None:
+    # `set` is spelt inside "selected", `core` inside "coverage", `chi` inside "chains": words, not abbreviations
+    paths = ["lua/telescope/set.lua", "packages/vitest/src/core.ts", "chi.go", "lib/ctx.rb"]
+    assert path_matches("render a selected entry", paths, 5) == []
+    assert path_matches("coverage provider", paths, 5) == []
+    assert path_matches("how middleware chains are composed", paths, 5) == []
+    assert path_matches("cx", paths, 5) == []

@@ -228,15 +228,29 @@ def _name_cover(keywords: set[str], identifiers: set[str], path: str) -> float:
 
 
 def _prefix_overlap(keywords: set[str], parts: Set[str]) -> int:
-    """Keywords matching a path part exactly or by a shared prefix of 3+ characters."""
+    """Keywords matching a path part exactly, by a shared prefix of 3+ characters, or abbreviated by it."""
     hits = 0
     for word in keywords:
         for part in parts:
             short, long_ = (word, part) if len(word) <= len(part) else (part, word)
-            if len(short) >= 3 and long_.startswith(short):
+            if (len(short) >= 3 and long_.startswith(short)) or _abbreviates(part, word):
                 hits += 1
                 break
     return hits
+
+
+def _abbreviation_like(part: str) -> bool:
+    """A name of 3+ letters with no vowel after the first, as code abbreviates (`ctx`, `cfg`, `args`)."""
+    return len(part) >= 3 and not any(c in "aeiou" for c in part[1:])
+
+
+def _abbreviates(part: str, word: str) -> bool:
+    """Whether a file or folder name abbreviates a query word: its first letter, then consonants the word
+    spells in order (`ctx` context, `cfg` configuration, `args` arguments, `msg` message)."""
+    if len(word) < len(part) + 2 or part[0] != word[0] or not _abbreviation_like(part):
+        return False
+    rest = iter(word[1:])
+    return all(ch in rest for ch in part[1:])
 
 
 def path_matches(query: str, paths: list[str], limit: int) -> list[str]:
@@ -269,6 +283,7 @@ class _PathIndex:
             for name in _path_joined(path):
                 self.by_joined.setdefault(name, []).append(i)
         self.sorted_parts = sorted(self.by_part)
+        self.abbreviations = [part for part in self.by_part if _abbreviation_like(part)]
 
     @staticmethod
     @functools.lru_cache(maxsize=4)
@@ -277,7 +292,8 @@ class _PathIndex:
         return _PathIndex(paths)
 
     def sharing_prefix(self, word: str) -> set[int]:
-        """Paths with a part that `_prefix_overlap` matches to `word` (one shares a 3+ character prefix)."""
+        """Paths with a part that `_prefix_overlap` matches to `word` (a shared 3+ character prefix, or an
+        abbreviation of it)."""
         found: set[int] = set()
         parts = [word[:n] for n in range(3, len(word) + 1) if word[:n] in self.by_part]  # parts `word` starts with
         if len(word) >= 3:  # parts that start with `word`
@@ -285,6 +301,7 @@ class _PathIndex:
             while at < len(self.sorted_parts) and self.sorted_parts[at].startswith(word):
                 parts.append(self.sorted_parts[at])
                 at += 1
+        parts.extend(part for part in self.abbreviations if _abbreviates(part, word))
         for part in parts:
             found.update(self.by_part[part])
         return found
