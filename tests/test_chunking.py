@@ -616,3 +616,19 @@ def test_only_the_piece_holding_the_header_line_of_a_long_commented_class_is_lab
     assert len(labelled) == 1 and labelled[0].start_line <= line_of(source, "class Engine") <= labelled[0].end_line
     assert covered(chunks) >= set(range(2, 152))  # the comment is still searchable, inside Engine
     assert all("Engine" in c.names for c in chunks if c.end_line < line_of(source, "class Engine"))
+
+
+def test_functions_defined_inside_a_function_are_definitions_but_its_locals_are_not() -> None:
+    # redux's createStore defines getState, dispatch and replaceReducer inside itself: a search for
+    # replaceReducer found the interface's signature, not the chunk of createStore that implements it
+    inner = "\n\n".join(f"  function step{n}(value: number) {{\n" + pad("    value = transform(value, {i})", 12)
+                        + "\n    return value\n  }" for n in range(4))
+    source = (f"export function createStore(reducer: Reducer) {{\n  let currentState = undefined\n"
+              f"  const listeners = new Map()\n\n{inner}\n\n  return {{ step0, step1 }}\n}}\n")
+    chunks = chunk_file("src/createStore.ts", source)
+    step2 = find(chunks, "step2")
+    assert (step2.symbol_kind, step2.scope) == ("function", "createStore")
+    assert step2.start_line == line_of(source, "function step2(")
+    names = {s.name for s in extract_symbols(source, "typescript")}
+    assert {"createStore", "step0", "step3"} <= names and not names & {"currentState", "listeners"}
+    assert nonblank(source) <= covered(chunks)

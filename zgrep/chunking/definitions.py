@@ -287,9 +287,12 @@ class _Walker:
             end=end_line(outer), head=node.start_point[0] + 1, lead=_lead(outer, start, spec),
             is_symbol=bool(kind), is_value=is_value and kind == "value",  # a function or class value defines
         )
+        inner_scope = ".".join(p for p in (full_scope, name) if p)
         if body is not None:
-            inner_scope = ".".join(p for p in (full_scope, name) if p)
             definition.children = self.level(body, inner_scope)
+        elif kind == "function" and not is_value and (inner := _body(node, spec)) is not None:
+            # functions and classes defined in a function (redux's createStore defines dispatch), not its locals
+            definition.children = [d for d in self.level(inner, inner_scope) if not d.is_value]
         found.append(definition)
 
 
