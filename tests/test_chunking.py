@@ -632,3 +632,16 @@ def test_functions_defined_inside_a_function_are_definitions_but_its_locals_are_
     names = {s.name for s in extract_symbols(source, "typescript")}
     assert {"createStore", "step0", "step3"} <= names and not names & {"currentState", "listeners"}
     assert nonblank(source) <= covered(chunks)
+
+
+@pytest.mark.parametrize("path, source, module", [
+    ("lua/telescope/finders/async_job_finder.lua", 'local async_job = require "telescope.async_job"\n', "async_job"),
+    ("lib/router/index.js", "const debug = require('debug')('express:router');\n", "debug"),
+    ("src/main.zig", 'const std = @import("std");\n', "std"),
+])
+def test_a_module_imported_into_a_name_is_not_a_definition_of_it(path: str, source: str, module: str) -> None:
+    # telescope's async_job_finder.lua took the exact-name boost for `async_job`, ahead of async_job.lua
+    body = "\n".join(f"local x{i} = {i}" if path.endswith(".lua") else f"const x{i} = {i};" for i in range(3))
+    chunks = chunk_file(path, f"{source}\n{body}\n")
+    assert all(module not in c.names for c in chunks), [(c.symbol, c.names) for c in chunks]
+    assert module not in {s.name for s in extract_symbols(f"{source}\n{body}\n", detect_language(path))}

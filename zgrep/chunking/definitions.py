@@ -36,6 +36,7 @@ _FUNCTION_VALUES = {
     "function_definition": "function", "closure_expression": "function",
     "anonymous_function": "function", "class": "class", "class_expression": "class",
 }
+_IMPORT_VALUE = re.compile(r"=\s*(?:require\b|@import\b)")  # `const x = require("x")`, `const std = @import("std")`
 _MAX_DEPTH = 6
 _PARSERS = threading.local()
 
@@ -265,8 +266,8 @@ class _Walker:
             return
         is_value = node.type not in spec.defs
         kind, body = _value_kind(node, spec) if is_value else (_kind(node, spec), None)
-        if node.type in spec.assignments and kind == "value":
-            return  # `app.locals = {}` assigns data, not a definition
+        if kind == "value" and (node.type in spec.assignments or _IMPORT_VALUE.search(node_text(node))):
+            return  # `app.locals = {}` assigns data and `local job = require "job"` imports: not definitions
         if not (is_value or kind == "function"):
             body = _body(node, spec)
         name_field = spec.name_fields.get(node.type)
