@@ -50,3 +50,18 @@ def test_a_qualified_class_name_finds_the_class_header_not_a_line_of_its_body() 
         for c in chunks]
     top = rerank("Rack::Response", candidates)[0]
     assert top.fields["symbol"] == "Response" and "class Response" in top.fields["content"]
+
+
+def test_an_acronym_in_a_sentence_is_not_an_identifier_to_look_for() -> None:
+    # aiohttp: "HTTP exception types" lifted every chunk that spells HTTP (client_exceptions.py) over
+    # web_exceptions.py, whose classes spell HTTPException; FORCE_COLOR, with its underscore, is still looked for
+    def chunk(path: str, content: str, fused: float) -> Candidate:
+        return Candidate(id=path, fused=fused, fields={
+            "path": path, "start_line": 1, "end_line": 20, "symbol": "", "names": [], "symbol_kind": "module",
+            "scope": "", "language": "python", "content": content})
+    chunks = [chunk("aiohttp/client_exceptions.py", "class ClientResponseError:\n    # an HTTP error\n", 0.040),
+              chunk("aiohttp/web_exceptions.py", "class HTTPNotFound(HTTPClientError):\n    status_code = 404\n", 0.045)]
+    assert rerank("HTTP exception types and error responses", chunks)[0].id == "aiohttp/web_exceptions.py"
+    chunks = [chunk("rich/color.py", "class Color:\n    force color\n", 0.050),
+              chunk("rich/console.py", "def is_terminal(self):\n    if FORCE_COLOR in environ:\n", 0.045)]
+    assert rerank("where is FORCE_COLOR read", chunks)[0].id == "rich/console.py"

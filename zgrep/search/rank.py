@@ -26,6 +26,9 @@ _PROSE_QUERY = re.compile(r"\b(?:docs?|documentation|documented|readme|changelog
 # A token is code-like when no English word is spelt that way: a separator (`_ . :: ->`), a lower-to-upper
 # hump (camelCase, PascalCase like `HttpClient`) or two capitals in a row (`FORCE_COLOR`, `URLPattern`).
 _CODE_TOKEN = re.compile(r"[_.:\\]|->|[a-z0-9][A-Z]|[A-Z]{2,}")
+# An all-capital word in a sentence (`HTTP`, `JSON`, `URLs`) is an acronym: any code about it spells it, so
+# spelling it says nothing of which chunk is wanted (FORCE_COLOR, with its underscore, is an identifier)
+_ACRONYM = re.compile(r"[A-Z]{2,}s?")
 # A whole query that is one symbol: any code-like token, a `_private` name or one capitalised word (`Flask`).
 _SYMBOL_QUERY = re.compile(r"[A-Z][A-Za-z0-9]*|_[A-Za-z0-9_]*")
 # Inner product of normalised vectors (the default static model) that a hybrid query no lexical route
@@ -317,7 +320,8 @@ def rerank(query: str, candidates: list[Candidate], settings: RerankSettings | N
     keywords, identifiers = _keywords(query), _identifiers(query)
     exact_names, qualifiers, whole_symbol = code_names(query)
     exact_boost = cfg.symbol_exact * (1.0 if whole_symbol else cfg.symbol_embedded)
-    spelt = [re.compile(rf"(?<![A-Za-z0-9_]){re.escape(n)}(?![A-Za-z0-9_])") for n in exact_names if _CODE_TOKEN.search(n)]
+    spelt = [re.compile(rf"(?<![A-Za-z0-9_]){re.escape(n)}(?![A-Za-z0-9_])") for n in exact_names
+             if _CODE_TOKEN.search(n) and (whole_symbol or not _ACRONYM.fullmatch(n))]
     wants_tests = bool(terms & {"test", "spec", "fixture"})
     # prose ranks below code, so a search that holds no code (scoped to docs/ or to ADRs) keeps its scores
     demote_prose = not _PROSE_QUERY.search(query) and any(not is_prose(c.fields["path"]) for c in candidates)
