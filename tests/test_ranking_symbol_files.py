@@ -1,10 +1,13 @@
 """A one-symbol query names a definition: the file whose stem spells it (phoenix's lib/phoenix/channel.ex for
 `Channel`) outranks files that merely sit in a folder of that name (lib/phoenix/channel/server.ex), and the
 chunk labelled with the name outranks one that only merged a slice of that definition (rails' engine.rb:
-`class Engine < Railtie` at 348, not the `find` method chunk that took in a few lines of the class body)."""
+`class Engine < Railtie` at 348, not the `find` method chunk that took in a few lines of the class body, nor a
+line of its body). In a sentence, an identifier is looked for in the code (FORCE_COLOR), an acronym (HTTP) is not."""
 
 from __future__ import annotations
 
+from test_chunking import RACK_RESPONSE
+from zgrep.chunking import chunk_file
 from zgrep.search.rank import Candidate, rerank
 
 
@@ -41,8 +44,6 @@ def test_the_chunk_labelled_with_the_name_outranks_one_that_merged_a_slice_of_it
 def test_a_qualified_class_name_finds_the_class_header_not_a_line_of_its_body() -> None:
     # rack's `Rack::Response`: the one-line `include Helpers` chunk at the end of the class scored higher
     # with BM25 (short) and took the exact-name boost of the class
-    from tests.test_chunking import RACK_RESPONSE
-    from zgrep.chunking import chunk_file
     chunks = chunk_file("lib/rack/response.rb", RACK_RESPONSE)
     candidates = [Candidate(id=str(c.start_line), fused=0.05 if "include Helpers" in c.content else 0.03, fields={
         "path": c.path, "start_line": c.start_line, "end_line": c.end_line, "symbol": c.symbol,
