@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from daemon_helpers import User
+from zgrep.relations.extract import extract
 
 Zg = Callable[..., subprocess.CompletedProcess[str]]
 
@@ -194,3 +195,13 @@ def test_elixir_haskell_and_zig_definitions_have_callers(repo: Path, zg: Zg) -> 
     assert ("lib/shop/cart.ex", "total") in {(p, s) for p, s, _ in callers_of(zg, repo, "of")}
     assert {("src/Sum.hs", "total"), ("src/sum.zig", "total")} <= {(p, s) for p, s, _ in callers_of(zg, repo, "add")}
     assert run_json(zg, repo, "callers", "def")["callers"] == []
+
+
+@pytest.mark.parametrize("path", ["src/store.js", "src/store.ts"])
+def test_a_function_defined_inside_a_function_is_recorded_once(path: str) -> None:
+    # TypeScript's nested functions come from the chunker's walk and from the JS scan of function bodies
+    source = ("function createStore(reducer) {\n  function dispatch(action) {\n    return reducer(action)\n  }\n"
+              "  const getState = () => reducer(undefined)\n  return { dispatch, getState, subscribe() { return 1 } }\n}\n")
+    defs = [(d.name, d.scope, d.start) for d in extract(path, source).defs]
+    assert len(defs) == len(set(defs)), defs
+    assert {("dispatch", "createStore", 2), ("getState", "createStore", 5)} <= set(defs)

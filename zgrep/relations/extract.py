@@ -189,8 +189,9 @@ def extract(path: str, text: str) -> FileRelations:
             return result
         result.defs = [Def(d.name, d.scope, d.kind, d.start, d.end)
                        for d in outermost_first(walk_definitions(tree, language)) if d.is_symbol]
-        if language in ("javascript", "typescript", "tsx"):
-            result.defs += _nested_functions(tree.root_node, result.defs)
+        if language in ("javascript", "typescript", "tsx"):  # (the walker sees TypeScript's, not object methods)
+            seen = {(d.name, d.start) for d in result.defs}
+            result.defs += [d for d in _nested_functions(tree.root_node, result.defs) if (d.name, d.start) not in seen]
         result.defs.sort(key=lambda d: (d.start, -d.end))
         spans = _import_spans(tree.root_node, language, result)
         result.refs = _references(tree.root_node, language, result, spans) + _import_refs(result)
