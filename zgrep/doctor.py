@@ -16,7 +16,8 @@ GRAMMAR_SAMPLES = {
     "java": "class A { void f() {} }\n", "c": "int f(void) { return 0; }\n", "cpp": "int f() { return 0; }\n",
     "csharp": "class A { void F() {} }\n", "scala": "object A { def f = 1 }\n", "php": "<?php function f() {}\n",
     "ruby": "def f\nend\n", "kotlin": "fun f() {}\n", "swift": "func f() {}\n", "bash": "f() { :; }\n",
-    "lua": "function f() end\n",
+    "lua": "function f() end\n", "haskell": "f :: Int\nf = 1\n", "elixir": "defmodule A do\n  def f, do: 1\nend\n",
+    "zig": "fn f() void {}\n",
 }
 
 
