@@ -601,7 +601,7 @@ def test_a_body_line_between_members_belongs_to_the_class_without_defining_it() 
     # exact-name boost ranked like the class itself
     chunks = chunk_file("lib/rack/response.rb", RACK_RESPONSE)
     tail = next(c for c in chunks if c.start_line <= line_of(RACK_RESPONSE, "include Helpers") <= c.end_line)
-    assert tail.symbol == "" and tail.scope == "Rack.Response" and "Response" in tail.names
+    assert (tail.symbol, tail.symbol_kind, tail.scope) == ("", "class", "Rack.Response") and "Response" in tail.names
     assert [c.symbol for c in chunks].count("Response") == 1
 
 

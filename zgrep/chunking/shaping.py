@@ -49,7 +49,7 @@ def _gap(lines: Lines, start: int, end: int, owner: Definition | None,
     elif start <= owner.head:  # the header: it names the container
         symbol, kind, scope, ctx, weight = owner.name, owner.kind, owner.scope, 0, HEADER_WEIGHT
     else:  # a body line between members (`include Helpers`) belongs to the container but does not define it
-        symbol, kind, scope, ctx, weight = "", "module", _inside(owner), owner.head, 0
+        symbol, kind, scope, ctx, weight = "", owner.kind, _inside(owner), owner.head, 0
         names = [owner.name]
     ranges = split_range(lines, start, end)
     for low, high in ranges:
@@ -58,7 +58,7 @@ def _gap(lines: Lines, start: int, end: int, owner: Definition | None,
         if weight == HEADER_WEIGHT and owner is not None and not low <= owner.head <= high:
             # a long doc comment above the header: it is about the container, but only the piece with
             # the header line defines it (`class Engine < Railtie` under 340 lines of comment)
-            piece.symbol, piece.kind, piece.scope, piece.weight = "", "module", _inside(owner), 0
+            piece.symbol, piece.scope, piece.weight = "", _inside(owner), 0
             piece.merged_names = [owner.name]
         pieces.append(piece)
 
