@@ -348,7 +348,7 @@ class Render a where
   render _ =
 {pad("    show {i} ++")}
     ""  -- end render
-""", [("Widget", "class", "data Widget", "-- end Widget"),  # (the grammar files its comment under the imports)
+""", [("Widget", "class", "-- | The state of a widget.", "-- end Widget"),  # (a comment the grammar files under the imports)
       ("compute", "function", "-- | Adds up.", "-- end compute")], ("render", "Render")),
     "elixir": ("lib/shop/cart.ex", f"""defmodule Shop.Cart do
   @moduledoc "A cart."

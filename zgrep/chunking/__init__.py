@@ -20,7 +20,7 @@ from zgrep.types import Chunk, Symbol
 
 __all__ = ["CHUNKER_VERSION", "chunk_file", "detect_language", "extract_symbols"]
 
-CHUNKER_VERSION = 20  # bump when chunk boundaries or fields change: indexes re-chunk (vectors stay cached)
+CHUNKER_VERSION = 21  # bump when chunk boundaries or fields change: indexes re-chunk (vectors stay cached)
 
 
 def chunk_file(path: str, text: str, *, context_lines: int = 2) -> list[Chunk]:

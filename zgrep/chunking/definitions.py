@@ -194,6 +194,9 @@ def _lead(outer: Node, start: int, spec: LangSpec) -> int:
     while prev is None and node.parent is not None and node.parent.start_point[0] == node.start_point[0]:
         node = node.parent  # the first statement of a body that opens on its line (Ruby's `body_statement`)
         prev = node.prev_named_sibling
+    if prev is not None and not _is_comment(prev, spec) and prev.named_child_count:
+        last = prev.named_children[-1]  # a comment the grammar files under what precedes (Haskell's imports)
+        prev = last if _is_comment(last, spec) and end_line(last) >= lead - 1 else prev
     while prev is not None and _is_comment(prev, spec) and end_line(prev) >= lead - 1:
         before = prev.prev_named_sibling
         if before is not None and end_line(before) >= prev.start_point[0] + 1:
