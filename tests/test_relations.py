@@ -205,3 +205,14 @@ def test_a_function_defined_inside_a_function_is_recorded_once(path: str) -> Non
     defs = [(d.name, d.scope, d.start) for d in extract(path, source).defs]
     assert len(defs) == len(set(defs)), defs
     assert {("dispatch", "createStore", 2), ("getState", "createStore", 5)} <= set(defs)
+
+
+def test_a_call_through_a_renamed_re_export_reaches_the_definition(repo: Path, zg: Zg) -> None:
+    # `export { parse as parseUrl } from './url'`: following `parseUrl` into url.ts must look for `parse` there
+    write(repo, {
+        "src/url.ts": "export function parse(text: string): string {\n  return text.trim()\n}\n",
+        "src/index.ts": "export { parse as parseUrl } from './url'\n",
+        "src/app.ts": "import { parseUrl } from './index'\n\nexport function main(): string {\n  return parseUrl(' x ')\n}\n",
+    })
+    assert zg("index", "--mode", "direct", cwd=repo).returncode == 0
+    assert ("src/app.ts", "main", True) in callers_of(zg, repo, "parse", "--source-file", "src/url.ts")

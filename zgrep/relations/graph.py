@@ -178,8 +178,8 @@ class Graph:
             own = [d for d in candidates if d.path == use.path and d.scope
                    and (use.caller_qualname == d.scope or use.caller_qualname.startswith(d.scope + "."))]
             candidates = own or candidates
-        if not candidates:
-            return None
+        if not candidates and not (target.files and target.via == "import"):
+            return None  # (an imported name may be defined under another: a renamed re-export)
         if target.files:
             found = self._follow(target.symbol, target.files, REEXPORT_DEPTH)
             return Match(found, True, target.via) if found else None
@@ -196,14 +196,15 @@ class Graph:
         return definition.scope in self.cache[key]
 
     def _follow(self, symbol: str, files: set[str], depth: int) -> list[Definition]:
-        """Definitions of `symbol` in `files`, else where those files re-export it from."""
+        """Definitions of `symbol` in `files`, else where those files re-export it from, under the name it
+        has there (`export { parse as parseUrl } from './url'` leads to `parse` in url.ts)."""
         found = [d for d in self.defs(symbol) if d.path in files]
         if found or depth == 0:
             return found
-        onward: set[str] = set()
         for path in sorted(files):
             for module, imported, alias, _ in self.imports(path):
-                if (alias == symbol and imported) or imported == "*":
-                    onward |= module_files(self.files, path, module)
-        onward -= files
-        return self._follow(symbol, onward, depth - 1) if onward else []
+                if imported == "*" or (alias == symbol and imported):
+                    onward = module_files(self.files, path, module) - files
+                    name = imported if imported not in ("*", "default") else symbol
+                    found += self._follow(name, onward, depth - 1) if onward else []
+        return list(dict.fromkeys(found))
