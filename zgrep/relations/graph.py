@@ -7,6 +7,7 @@ file defines the name; anything else is reported with resolved=false.
 
 from __future__ import annotations
 
+import posixpath
 import sqlite3
 from dataclasses import dataclass, field
 from typing import Any
@@ -102,7 +103,7 @@ class Graph:
         self._defs: dict[str, list[Definition]] = {}
         self._imports: dict[str, list[tuple[str, str, str, str]]] = {}
         self.matches: dict[tuple[str, str, str, str | None, str], Match | None] = {}  # query.meaning's cache
-        self.cache: dict[Any, Any] = {}  # the Python resolver's classes and bases
+        self.cache: dict[Any, Any] = {}  # followed re-exports, module files, the Python resolver's classes and bases
 
     def defs(self, name: str) -> list[Definition]:
         """Every definition named `name`."""
@@ -181,7 +182,7 @@ class Graph:
         if not candidates and not (target.files and target.via == "import"):
             return None  # (an imported name may be defined under another: a renamed re-export)
         if target.files:
-            found = self._follow(target.symbol, target.files, REEXPORT_DEPTH)
+            found = self.follow(target.symbol, target.files, REEXPORT_DEPTH)
             return Match(found, True, target.via) if found else None
         if target.files is not None:  # an import we could not place: never guess silently
             return Match(candidates, False, "unresolved_import")
@@ -195,16 +196,34 @@ class Graph:
             self.cache[key] = {d.qualname for d in self.defs_in(definition.path) if d.kind not in ("function", "value")}
         return definition.scope in self.cache[key]
 
-    def _follow(self, symbol: str, files: set[str], depth: int) -> list[Definition]:
-        """Definitions of `symbol` in `files`, else where those files re-export it from, under the name it
-        has there (`export { parse as parseUrl } from './url'` leads to `parse` in url.ts)."""
-        found = [d for d in self.defs(symbol) if d.path in files]
+    def follow(self, symbol: str, files: set[str] | frozenset[str], depth: int,
+               module_level: bool = False) -> list[Definition]:
+        """Definitions of `symbol` in `files`, else where those files re-export it from, under the name it has
+        there (`export { parse as parseUrl } from './url'` leads to `parse` in url.ts). `module_level` keeps
+        top-level definitions and imports only (Python's resolver). Memoised."""
+        key = ("follow", symbol, frozenset(files), depth, module_level)
+        if key not in self.cache:
+            self.cache[key] = self._follow(symbol, frozenset(files), depth, module_level)
+        found: list[Definition] = self.cache[key]
+        return found
+
+    def _follow(self, symbol: str, files: frozenset[str], depth: int, module_level: bool) -> list[Definition]:
+        found = [d for d in self.defs(symbol) if d.path in files and not (module_level and d.scope)]
         if found or depth == 0:
             return found
         for path in sorted(files):
-            for module, imported, alias, _ in self.imports(path):
-                if imported == "*" or (alias == symbol and imported):
-                    onward = module_files(self.files, path, module) - files
-                    name = imported if imported not in ("*", "default") else symbol
-                    found += self._follow(name, onward, depth - 1) if onward else []
+            for module, imported, alias, scope in self.imports(path):
+                if (module_level and scope) or not (imported == "*" or (alias == symbol and imported)):
+                    continue
+                onward = self.files_of(path, module) - files
+                name = symbol if imported in ("*", "default") else imported
+                found += self.follow(name, onward, depth - 1, module_level) if onward else []
         return list(dict.fromkeys(found))
+
+    def files_of(self, path: str, module: str) -> set[str]:
+        """The project files a module named in `path` is (memoised `module_files`)."""
+        key = ("module", module, posixpath.dirname(path))  # module_files reads only the importer's folder
+        if key not in self.cache:
+            self.cache[key] = module_files(self.files, path, module)
+        files: set[str] = self.cache[key]
+        return files

@@ -8,7 +8,6 @@ import re
 from dataclasses import dataclass
 
 from zgrep.relations.graph import REEXPORT_DEPTH, Definition, Graph, Match, Use
-from zgrep.relations.resolve import module_files
 from zgrep.relations.typetext import split_top_level
 
 MAX_BASES = 12
@@ -77,7 +76,7 @@ def resolve(graph: Graph, use: Use) -> Match | None:
     if use.qualifier != "?":
         entity = _expression(graph, use.path, use.qualifier, use.caller_qualname, use.home, 0)
     if isinstance(entity, _Module):
-        found = _follow(graph, use.name, set(entity.files), REEXPORT_DEPTH)
+        found = graph.follow(use.name, set(entity.files), REEXPORT_DEPTH, module_level=True)
         return Match(found, True, "import") if found else None
     if isinstance(entity, _Classes):
         found = list(dict.fromkeys(d for cls in entity.defs for d in _member(graph, cls, use.name, False)))
@@ -109,19 +108,19 @@ def _imported(graph: Graph, path: str, name: str, caller: str) -> Match | None:
     starred: set[str] = set()
     for module, imported, alias, _ in _visible(graph, path, caller):
         if imported == "*":
-            starred |= _module(graph, path, module)
+            starred |= graph.files_of(path, module)
         elif alias == name:
             if not imported:
                 return None
-            files = _module(graph, path, module)
-            found = _follow(graph, imported, files, REEXPORT_DEPTH)
+            files = graph.files_of(path, module)
+            found = graph.follow(imported, files, REEXPORT_DEPTH, module_level=True)
             if found:
                 return Match(found, True, "import")
             if files or not _in_project(graph, path, module):
                 return None
             candidates = [d for d in graph.defs(imported) if not d.scope]
             return Match(candidates, False, "unresolved_import") if candidates else None
-    found = _follow(graph, name, starred, 0) if starred else []
+    found = graph.follow(name, starred, 0, module_level=True) if starred else []
     return Match(found, True, "import") if found else None
 
 
@@ -130,42 +129,7 @@ def _in_project(graph: Graph, path: str, module: str) -> bool:
     if module.startswith("."):
         return True
     top = module.split(".", 1)[0]
-    return bool(module_files(graph.files, path, top))
-
-
-def _follow(graph: Graph, symbol: str, files: set[str] | frozenset[str], depth: int) -> list[Definition]:
-    """Module-level definitions of `symbol` in `files`, else where those files import it from (memoised)."""
-    key = ("follow", symbol, frozenset(files), depth)
-    if key not in graph.cache:
-        graph.cache[key] = _follow_uncached(graph, symbol, frozenset(files), depth)
-    found: list[Definition] = graph.cache[key]
-    return found
-
-
-def _follow_uncached(graph: Graph, symbol: str, files: frozenset[str], depth: int) -> list[Definition]:
-    found = [d for d in graph.defs(symbol) if d.path in files and not d.scope]
-    if found or depth == 0:
-        return found
-    for path in sorted(files):
-        for module, imported, alias, scope in graph.imports(path):
-            if scope or not imported:
-                continue
-            if alias == symbol and imported != "*":
-                onward = _module(graph, path, module) - files
-                found += _follow(graph, imported, onward, depth - 1) if onward else []
-            elif imported == "*":
-                onward = _module(graph, path, module) - files
-                found += _follow(graph, symbol, onward, depth - 1) if onward else []
-    return list(dict.fromkeys(found))
-
-
-def _module(graph: Graph, path: str, module: str) -> set[str]:
-    """The project files a module named in `path` is (memoised `module_files`)."""
-    key = ("module", module, posixpath.dirname(path))  # module_files reads only the importer's folder
-    if key not in graph.cache:
-        graph.cache[key] = module_files(graph.files, path, module)
-    files: set[str] = graph.cache[key]
-    return files
+    return bool(graph.files_of(path, top))
 
 
 def _expression(graph: Graph, path: str, text: str, caller: str, home: str | None, hops: int) -> Entity:
@@ -190,10 +154,10 @@ def _expression(graph: Graph, path: str, text: str, caller: str, home: str | Non
         if imported == "*":
             continue
         if not imported and (text == alias or text.startswith(alias + ".")):
-            files = _module(graph, path, module)
+            files = graph.files_of(path, module)
             return _walk(graph, _Module(frozenset(files)), parts[len(alias.split(".")):], hops) if files else _EXTERNAL
         if imported and head == alias:
-            files = _module(graph, path, module)
+            files = graph.files_of(path, module)
             if not files:
                 return _EXTERNAL
             return _walk(graph, _Module(frozenset(files)), [imported + _suffix(match), *parts[1:]], hops)
@@ -246,7 +210,7 @@ def _walk(graph: Graph, entity: Entity, rest: list[str], hops: int) -> Entity:
             if sub and not called:
                 entity = _Module(frozenset(sub))
             else:
-                defs = _follow(graph, part, set(entity.files), REEXPORT_DEPTH)
+                defs = graph.follow(part, set(entity.files), REEXPORT_DEPTH, module_level=True)
                 entity = _entity(graph, defs, hops) if defs else _UNKNOWN
         elif isinstance(entity, _Classes) and part:
             defs = list(dict.fromkeys(d for cls in entity.defs for d in _member(graph, cls, part, False)))
