@@ -43,24 +43,18 @@ def _gap(lines: Lines, start: int, end: int, owner: Definition | None,
     if pieces and lines.trivial(start, end):
         pieces[-1].end = max(pieces[-1].end, end)
         return
-    names: list[str] = []
-    if owner is None:
-        symbol, kind, scope, ctx, weight = "", "module", "", 0, 0
-    elif start <= owner.head:  # the header: it names the container
-        symbol, kind, scope, ctx, weight = owner.name, owner.kind, owner.scope, 0, HEADER_WEIGHT
-    else:  # a body line between members (`include Helpers`) belongs to the container but does not define it
-        symbol, kind, scope, ctx, weight = "", owner.kind, _inside(owner), owner.head, 0
-        names = [owner.name]
     ranges = split_range(lines, start, end)
     for low, high in ranges:
-        piece = Piece(low, high, symbol, kind, scope, ctx, weight,
-                      mergeable=len(ranges) == 1 and high - low + 1 < MERGE_BELOW_LINES, merged_names=list(names))
-        if weight == HEADER_WEIGHT and owner is not None and not low <= owner.head <= high:
-            # a long doc comment above the header: it is about the container, but only the piece with
-            # the header line defines it (`class Engine < Railtie` under 340 lines of comment)
-            piece.symbol, piece.scope, piece.weight = "", _inside(owner), 0
-            piece.merged_names = [owner.name]
-        pieces.append(piece)
+        mergeable = len(ranges) == 1 and high - low + 1 < MERGE_BELOW_LINES
+        if owner is None:
+            pieces.append(Piece(low, high, mergeable=mergeable))
+        elif start <= owner.head and low <= owner.head <= high:  # the header line: it names the container
+            pieces.append(Piece(low, high, owner.name, owner.kind, owner.scope, 0, HEADER_WEIGHT, mergeable))
+        else:
+            # a body line between members (`include Helpers`), or a window of a doc comment too long to share
+            # a chunk with the header (340 lines above `class Engine < Railtie`): the container's, not defining it
+            pieces.append(Piece(low, high, "", owner.kind, _inside(owner), owner.head if start > owner.head else 0, 0,
+                                mergeable, merged_names=[owner.name]))
 
 
 def _inside(owner: Definition) -> str:
