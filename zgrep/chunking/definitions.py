@@ -60,6 +60,15 @@ class Definition:
     is_value: bool = False
     children: list[Definition] = field(default_factory=list)
 
+    @property
+    def qualname(self) -> str:
+        """The scope of what it holds: its scope and name (`Rack.Response`)."""
+        return _qualify(self.scope, self.name)
+
+
+def _qualify(scope: str, name: str) -> str:
+    return ".".join(p for p in (scope, name) if p)
+
 
 def end_line(node: Node) -> int:
     """1-based inclusive last line of a node (a trailing newline does not count)."""
@@ -253,13 +262,13 @@ class _Walker:
         if subject is None or subject.type not in ("alias", "identifier"):
             return
         name, qual = _split_qualified(node_text(subject))
-        full_scope = ".".join(p for p in (scope, qual) if p)
+        full_scope = _qualify(scope, qual)
         start = node.start_point[0] + 1
         definition = Definition(name=name, kind=kind or "class", scope=full_scope, start=start, end=end_line(node),
                                 head=start, lead=_lead(node, start, self.spec), is_symbol=bool(kind))
         body = _body(node, self.spec) if kind != "function" else None
         if body is not None:
-            definition.children = self.level(body, ".".join(p for p in (full_scope, name) if p))
+            definition.children = self.level(body, definition.qualname)
         found.append(definition)
 
     def _definition(self, node: Node, outer: Node, scope: str, found: list[Definition]) -> None:
@@ -280,7 +289,7 @@ class _Walker:
         if node.type in spec.scope_fields:
             receiver = node.child_by_field_name(spec.scope_fields[node.type])
             qual = _receiver_type(receiver) if receiver is not None else qual
-        full_scope = ".".join(p for p in (scope, qual) if p)
+        full_scope = _qualify(scope, qual)
         if not name or (kind == "module" and body is None):
             if body is not None:
                 self._item(body, scope, found)
@@ -291,12 +300,11 @@ class _Walker:
             end=end_line(outer), head=node.start_point[0] + 1, lead=_lead(outer, start, spec),
             is_symbol=bool(kind), is_value=is_value and kind == "value",  # a function or class value defines
         )
-        inner_scope = ".".join(p for p in (full_scope, name) if p)
         if body is not None:
-            definition.children = self.level(body, inner_scope)
+            definition.children = self.level(body, definition.qualname)
         elif kind == "function" and not is_value and (inner := _body(node, spec)) is not None:
             # functions and classes defined in a function (redux's createStore defines dispatch), not its locals
-            definition.children = [d for d in self.level(inner, inner_scope) if not d.is_value]
+            definition.children = [d for d in self.level(inner, definition.qualname) if not d.is_value]
         found.append(definition)
 
 

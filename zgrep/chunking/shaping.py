@@ -53,13 +53,8 @@ def _gap(lines: Lines, start: int, end: int, owner: Definition | None,
         else:
             # a body line between members (`include Helpers`), or a window of a doc comment too long to share
             # a chunk with the header (340 lines above `class Engine < Railtie`): the container's, not defining it
-            pieces.append(Piece(low, high, "", owner.kind, _inside(owner), owner.head if start > owner.head else 0, 0,
+            pieces.append(Piece(low, high, "", owner.kind, owner.qualname, owner.head if start > owner.head else 0, 0,
                                 mergeable, merged_names=[owner.name]))
-
-
-def _inside(owner: Definition) -> str:
-    """The scope of what a definition holds (`Rack.Response` for the body of `Response` in `Rack`)."""
-    return ".".join(p for p in (owner.scope, owner.name) if p)
 
 
 def _definition_pieces(lines: Lines, definition: Definition, lead: int,
