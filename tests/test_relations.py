@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -11,6 +12,8 @@ from typing import Any
 import pytest
 from daemon_helpers import User
 from zgrep.relations.extract import extract
+from zgrep.relations.graph import Graph
+from zgrep.relations.store import RELATIONS_DB, RelationsStore
 
 Zg = Callable[..., subprocess.CompletedProcess[str]]
 
@@ -216,3 +219,22 @@ def test_a_call_through_a_renamed_re_export_reaches_the_definition(repo: Path, z
     })
     assert zg("index", "--mode", "direct", cwd=repo).returncode == 0
     assert ("src/app.ts", "main", True) in callers_of(zg, repo, "parse", "--source-file", "src/url.ts")
+
+
+def test_one_module_name_means_what_each_importer_s_language_says(tmp_path: Path) -> None:
+    # `config` beside a Python script is config.py; in a TypeScript file of the same folder it is an npm package.
+    # Module lookups are memoised per folder: one language's answer must not be the other's
+    files = {"pkg/config.py": "def load():\n    return 1\n", "pkg/app.py": "from config import load\n",
+             "pkg/view.ts": "import { load } from 'config'\n", "src/a/mod.rs": "use super::b;\n",
+             "src/a/b.rs": "use super::c;\n", "src/c.rs": ""}
+    store = RelationsStore(tmp_path / RELATIONS_DB)
+    store.replace_files([extract(rel, text) for rel, text in files.items()])
+    store.close()
+    graph = Graph(sqlite3.connect(tmp_path / RELATIONS_DB))
+    for first, second in (("pkg/app.py", "pkg/view.ts"), ("pkg/view.ts", "pkg/app.py")):
+        graph.cache.clear()
+        graph.files_of(first, "config")
+        assert (graph.files_of("pkg/app.py", "config"), graph.files_of("pkg/view.ts", "config")) == (
+            {"pkg/config.py"}, set())
+    # Rust's `super` depends on the importer's own name: mod.rs is its folder's module, b.rs a child of it
+    assert (graph.files_of("src/a/mod.rs", "super"), graph.files_of("src/a/b.rs", "super")) == (set(), {"src/a/mod.rs"})

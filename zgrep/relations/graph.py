@@ -221,8 +221,10 @@ class Graph:
         return list(dict.fromkeys(found))
 
     def files_of(self, path: str, module: str) -> set[str]:
-        """The project files a module named in `path` is (memoised `module_files`)."""
-        key = ("module", module, posixpath.dirname(path))  # module_files reads only the importer's folder
+        """The project files a module named in `path` is (memoised `module_files`, by what it reads of the importer:
+        its language and folder, and a Rust file's own name, since `super` in a mod.rs is the folder's parent)."""
+        language = self.files.languages.get(path, "")
+        key = ("module", module, language, path if language == "rust" else posixpath.dirname(path))
         if key not in self.cache:
             self.cache[key] = module_files(self.files, path, module)
         files: set[str] = self.cache[key]
