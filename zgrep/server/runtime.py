@@ -1,6 +1,6 @@
 """Where the per-user daemon keeps its socket, pid, endpoint, token and log files, and how it is started.
 
-Imported on the thin client path: standard library only.
+Imported on the thin client path: the standard library and light zgrep modules only (fsutil, procfs, locking).
 """
 
 from __future__ import annotations
