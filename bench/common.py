@@ -1,13 +1,16 @@
-"""Helpers the bench scripts share: a private user environment for zg, a wall-clock stopwatch, percentiles."""
+"""Helpers the bench scripts share: a private user environment for zg, a wall-clock stopwatch, percentiles, and
+the aggregation of a quality run (semble.py, outside.py)."""
 
 from __future__ import annotations
 
 import math
 import os
+import statistics
 import time
 from collections.abc import Iterable
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 
 def private_env(base: Path, *, home: bool = False, cache: bool = True, autostart: bool | None = None,
@@ -71,3 +74,44 @@ def percentile(values: Iterable[float], q: float) -> float:
     lo = math.floor(pos)
     hi = min(lo + 1, len(xs) - 1)
     return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
+
+
+def mean(xs: list[float]) -> float | None:
+    """The mean rounded to 4 places; None for no values."""
+    return round(statistics.fmean(xs), 4) if xs else None
+
+
+def summarise(results: dict[str, dict[str, Any]], repos: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per-language, per-category and overall figures of a quality run for dev, val and all (semble's aggregation:
+    a repo's figure is the mean over its queries, a half's the mean over its repos). `results` maps a repo name to
+    its zgrep.search.evaluate result; `repos` gives each name's "language" and "half"."""
+    meta = {r["name"]: r for r in repos}
+    out: dict[str, Any] = {"halves": {}}
+    for half in ("dev", "val", "all"):
+        names = [n for n in results if half == "all" or meta[n]["half"] == half]
+        if not names:
+            continue
+        rows = [row for n in names for row in results[n]["rows"]]
+        by_lang = {}
+        for lang in sorted({meta[n]["language"] for n in names}):
+            ln = [n for n in names if meta[n]["language"] == lang]
+            by_lang[lang] = {"repos": ln, "ndcg@10": mean([results[n]["overall"]["ndcg@10"] for n in ln]),
+                             "queries": sum(results[n]["overall"]["queries"] for n in ln)}
+        cats = sorted({r["category"] for r in rows})
+        by_cat = {c: {"ndcg@10": mean([r["ndcg@10"] for r in rows if r["category"] == c]),
+                      "queries": sum(1 for r in rows if r["category"] == c)} for c in cats}
+        latencies = [q["latency_ms"] for n in names for q in results[n]["per_query"] if "latency_ms" in q]
+        index_s = [results[n]["index_s"] for n in names]
+        out["halves"][half] = {
+            "repos": len(names), "queries": len(rows),
+            "ndcg@10_repo_mean": mean([results[n]["overall"]["ndcg@10"] for n in names]),
+            "ndcg@10_query_mean": mean([r["ndcg@10"] for r in rows]),
+            "ndcg@10_language_mean": mean([v["ndcg@10"] for v in by_lang.values()]),
+            "mrr": mean([r["mrr"] for r in rows]), "recall@10": mean([r["recall@10"] for r in rows]),
+            "hit@1": mean([r["hit@1"] for r in rows]),
+            "by_language": by_lang, "by_category": by_cat,
+            "p50_latency_ms": round(statistics.median(latencies), 2) if latencies else None,
+            "p90_latency_ms": round(percentile(latencies, 0.9), 2) if len(latencies) > 1 else None,
+            "index_s_total": round(sum(index_s), 1), "index_s_median": round(statistics.median(index_s), 2),
+        }
+    return out

@@ -31,7 +31,6 @@ import argparse
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tarfile
@@ -39,7 +38,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from common import Stopwatch, percentile
+from common import Stopwatch, mean
+from common import summarise as common_summarise
 
 HERE = Path(__file__).resolve().parent
 SHARED = Path(os.environ.get("ZG_BENCH_DATA", HERE.parent.parent / "shared" / "bench"))
@@ -133,46 +133,17 @@ def corpus_bytes(ws: Path) -> int:
     return sum(p.stat().st_size for p in ws.rglob("*") if p.is_file() and ".git" not in p.parts and ".zgrep" not in p.parts)
 
 
-def mean(xs: list[float]) -> float | None:
-    return round(statistics.fmean(xs), 4) if xs else None
-
-
 def summarise(results: dict[str, dict[str, Any]], repos: list[dict[str, Any]]) -> dict[str, Any]:
-    """Per-language, per-category and overall figures for dev, val and all (semble's aggregation)."""
-    meta = {r["name"]: r for r in repos}
-    out: dict[str, Any] = {"halves": {}}
-    for half in ("dev", "val", "all"):
-        names = [n for n in results if half == "all" or meta[n]["half"] == half]
-        if not names:
-            continue
-        rows = [row for n in names for row in results[n]["rows"]]
-        langs = sorted({meta[n]["language"] for n in names})
-        by_lang = {}
-        for lang in langs:
-            ln = [n for n in names if meta[n]["language"] == lang]
-            by_lang[lang] = {"repos": ln, "ndcg@10": mean([results[n]["overall"]["ndcg@10"] for n in ln]),
-                             "semble_same_repos": mean([SEMBLE_REPO[n] for n in ln if n in SEMBLE_REPO]),
-                             "queries": sum(results[n]["overall"]["queries"] for n in ln)}
-        cats = sorted({r["category"] for r in rows})
-        by_cat = {c: {"ndcg@10": mean([r["ndcg@10"] for r in rows if r["category"] == c]),
-                      "queries": sum(1 for r in rows if r["category"] == c)} for c in cats}
-        latencies = [q["latency_ms"] for n in names for q in results[n]["per_query"] if "latency_ms" in q]
-        index_s = [results[n]["index_s"] for n in names]
-        out["halves"][half] = {
-            "repos": len(names), "queries": len(rows),
-            "ndcg@10_repo_mean": mean([results[n]["overall"]["ndcg@10"] for n in names]),
-            "ndcg@10_query_mean": mean([r["ndcg@10"] for r in rows]),
-            "ndcg@10_language_mean": mean([v["ndcg@10"] for v in by_lang.values()]),
-            "semble_same_repos": mean([SEMBLE_REPO[n] for n in names if n in SEMBLE_REPO]),
-            "mrr": mean([r["mrr"] for r in rows]), "recall@10": mean([r["recall@10"] for r in rows]),
-            "hit@1": mean([r["hit@1"] for r in rows]),
-            "by_language": by_lang, "by_category": by_cat,
-            "p50_latency_ms": round(statistics.median(latencies), 2) if latencies else None,
-            "p90_latency_ms": round(percentile(latencies, 0.9), 2) if len(latencies) > 1 else None,
-            "index_s_total": round(sum(index_s), 1), "index_s_median": round(statistics.median(index_s), 2),
-            "languages_at_or_above_semble": sum(1 for lang, v in by_lang.items()
-                                                if v["ndcg@10"] is not None and v["ndcg@10"] >= PUBLISHED_LANG[lang][0]),
-        }
+    """common.summarise plus semble's own figures on the same repos and the languages at or above semble's."""
+    out = common_summarise(results, repos)
+    for half in out["halves"].values():
+        for v in half["by_language"].values():
+            v["semble_same_repos"] = mean([SEMBLE_REPO[n] for n in v["repos"] if n in SEMBLE_REPO])
+        names = [n for v in half["by_language"].values() for n in v["repos"]]
+        half["semble_same_repos"] = mean([SEMBLE_REPO[n] for n in names if n in SEMBLE_REPO])
+        half["languages_at_or_above_semble"] = sum(
+            1 for lang, v in half["by_language"].items()
+            if v["ndcg@10"] is not None and v["ndcg@10"] >= PUBLISHED_LANG[lang][0])
     return out
 
 
