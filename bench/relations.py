@@ -207,7 +207,8 @@ def zg_callers(root: Path, path: str, qualname: str) -> set[Key]:
     from zgrep.relations.query import callers
 
     result = callers(root, f"{path}:{qualname}")
-    return {(c["path"], _qualified(c)) for c in result["callers"]}
+    # unknown_receiver lines are warnings (an `obj.name` whose obj has no known type), not claimed callers
+    return {(c["path"], _qualified(c)) for c in result["callers"] if c["via"] != "unknown_receiver"}
 
 
 def zg_callees(root: Path, path: str, qualname: str) -> set[Key]:

@@ -212,3 +212,41 @@ def test_relations_of_an_older_schema_are_rebuilt_not_misread(tmp_path: Path) ->
     store.close()
     assert is_ready(path)
     assert [c["symbol"] for c in callers(tmp_path, "g")["callers"]] == ["f"]
+
+
+CACHE_FILES = {
+    "pkg/__init__.py": "",
+    "pkg/cache.py": (
+        "from typing import Self\n\n\n"
+        "class Cache:\n"
+        "    @classmethod\n    def read(cls, mode) -> Self:\n        return cls()\n\n"
+        "    @classmethod\n    def load(cls, path):\n        if path:\n            return cls(path)\n        return cls()\n\n"
+        "    def is_changed(self, source) -> bool:\n        return True\n\n"
+        "    def write(self, sources) -> None:\n        pass\n"),
+    "pkg/run.py": (
+        "from pkg.cache import Cache\n\n\n"
+        "def reformat_one(src, mode):\n    cache = Cache.read(mode)\n    if not cache.is_changed(src):\n"
+        "        return\n    cache.write([src])\n\n\n"
+        "def reload(path):\n    cache = Cache.load(path)\n    cache.write([path])\n\n\n"
+        "def dump(handle, text):\n    handle.write(text)\n"),
+}
+
+
+def test_a_classmethod_returning_self_or_cls_types_the_variable_and_unknown_receivers_are_listed(
+        tmp_path: Path) -> None:
+    """black's `cache = Cache.read(mode); cache.write(...)` (issue 24): `-> Self` and an unannotated `return cls(...)`
+    give a Cache; a `.write()` on an object of unknown type is listed too, resolved: false, so exit 1 never means
+    "no caller" while such uses exist."""
+    (tmp_path / ".zgrep").mkdir()
+    store = RelationsStore(tmp_path / ".zgrep" / RELATIONS_DB)
+    for rel, text in CACHE_FILES.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    store.replace_files([extract(rel, text) for rel, text in CACHE_FILES.items()])
+    store.close()
+    found = {(c["symbol"], c["resolved"], c["via"]) for c in callers(tmp_path, "Cache.write")["callers"]}
+    assert found == {("reformat_one", True, "class"), ("reload", True, "class"), ("dump", False, "unknown_receiver")}
+    assert {c["symbol"] for c in callers(tmp_path, "Cache.is_changed")["callers"]} == {"reformat_one"}
+    impact_free = trace(tmp_path, "pkg/cache.py:Cache.write", "backward", 1)["tree"]
+    assert impact_free is not None
+    assert {c["symbol"] for c in impact_free["children"]} == {"reformat_one", "reload"}  # trace claims no guesses

@@ -126,6 +126,10 @@ def _no_definition(name: str, source_file: str | None) -> None:
     click.echo(f"zg: no definition of {name}" + (f" in {source_file}" if source_file else ""), err=True)
 
 
+# How an unresolved caller line says what it may be (the JSON keeps `via`).
+_UNRESOLVED = {"unknown_receiver": "  (unresolved: a call on an object of unknown type; check it)"}
+
+
 def write_callers(result: dict[str, Any], symbol: str, source_file: str | None) -> None:
     """The definitions found, then one line per caller."""
     if not result["definitions"]:
@@ -134,7 +138,7 @@ def write_callers(result: dict[str, Any], symbol: str, source_file: str | None) 
     for d in result["definitions"]:
         click.echo(f"defined {d['path']}:{d['start_line']}-{d['end_line']}  {_qualified(d)} ({d['kind']})")
     for c in result["callers"]:
-        note = "" if c["resolved"] else f"  (unresolved: {c['via']})"
+        note = "" if c["resolved"] else _UNRESOLVED.get(c["via"], f"  (unresolved: {c['via']})")
         kinds = f"  [{', '.join(c['edges'])}]" if c.get("edges", ["call"]) != ["call"] else ""
         click.echo(f"{c['path']}:{c['line']}  {_qualified(c) or '<module>'}{kinds}{note}")
 

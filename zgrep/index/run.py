@@ -27,7 +27,7 @@ from zgrep.workspace import WorkspaceError, read_object
 
 FILES_PER_BATCH = 64
 LEXICAL_VERSION = 6  # bump when index.prepare.lexical_text() changes: indexes re-chunk (vectors stay cached)
-RELATIONS_VERSION = 2  # bump when zgrep.relations extraction changes: indexes re-extract
+RELATIONS_VERSION = 3  # bump when zgrep.relations extraction changes: indexes re-extract
 NEXT_RELATIONS = "relations.next.sqlite"  # a full rebuild's relations until it switches over
 
 

@@ -58,6 +58,10 @@ Entity = _Module | _Classes | _Function | _Container | _Tuple | str
 _PART = re.compile(r"(\w*)(\(\))?((?:\[\d*\])*)")
 _INDEX = re.compile(r"\[(\d*)\]")
 _ITEM_METHODS = frozenset({"get", "pop", "setdefault"})  # a container's methods that give one of its items
+# A method annotated `-> Self` (or found returning `cls(...)` / `self`) gives an instance of the class it was looked
+# up on, so `cache = Cache.read(mode)` makes `cache.write()` a call of Cache.write.
+SELF_TYPES = frozenset({"Self", "typing.Self", "t.Self", "te.Self", "typing_extensions.Self"})
+UNKNOWN_RECEIVER = "unknown_receiver"  # Match.via of `obj.name` whose `obj` has no type the source says
 MAX_HOPS = 6
 
 
@@ -83,7 +87,10 @@ def resolve(graph: Graph, use: Use) -> Match | None:
         return Match(found, True, "self" if use.qualifier == "self" else "class") if found else None
     if entity != _UNKNOWN:
         return None
-    return _guess(graph, use)
+    guessed = _guess(graph, use)
+    if guessed is None and use.qualifier != "super()":
+        return Match([], False, UNKNOWN_RECEIVER)
+    return guessed
 
 
 def _guess(graph: Graph, use: Use) -> Match | None:
@@ -214,7 +221,11 @@ def _walk(graph: Graph, entity: Entity, rest: list[str], hops: int) -> Entity:
                 entity = _entity(graph, defs, hops) if defs else _UNKNOWN
         elif isinstance(entity, _Classes) and part:
             defs = list(dict.fromkeys(d for cls in entity.defs for d in _member(graph, cls, part, False)))
-            entity = _entity(graph, defs, hops) if defs else _UNKNOWN
+            member = _entity(graph, defs, hops) if defs else _UNKNOWN
+            if called and isinstance(member, _Function) and member.definition.type in SELF_TYPES:
+                called = False  # an instance of the classes the method was looked up on
+            else:
+                entity = member
         elif isinstance(entity, _Container) and part in _ITEM_METHODS and called:
             entity, called = entity.items, False
         elif isinstance(entity, _Container) and part in ("values", "copy") and called:

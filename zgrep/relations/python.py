@@ -148,8 +148,12 @@ class _Extractor:
         name = node_text(name_node)
         is_class = node.type == "class_definition"
         returns = node.child_by_field_name("return_type")
+        if returns is not None:
+            typed = type_of(node_text(returns))
+        else:
+            typed = "" if is_class or scope.kind != "class" else _constructed(node.child_by_field_name("body"))
         definition = Def(name, scope.prefix, "class" if is_class else "function", outer.start_point[0] + 1,
-                         end_line(outer), type_of(node_text(returns)) if returns is not None else "")
+                         end_line(outer), typed)
         self.result.defs.append(definition)
         self.defs[node.id] = definition
         self.bound.add(name_node.id)
@@ -504,6 +508,24 @@ def _norm(node: Node, depth: int = 0) -> str:
         at = node_text(index) if index is not None and index.type == "integer" and node_text(index).isdigit() else ""
         return f"{head}[{at}]" if head and not head.endswith("]") else ""
     return ""
+
+
+def _constructed(body: Node | None) -> str:
+    """"Self" when every `return` of an unannotated method's own body gives `cls(...)` or `self`, else ""."""
+    values: set[str] = set()
+    stack = list(body.named_children) if body is not None else []
+    while stack:
+        node = stack.pop()
+        if node.type in ("function_definition", "class_definition", "decorated_definition", "lambda"):
+            continue
+        if node.type == "return_statement":
+            value = node.named_children[0] if node.named_children else None
+            if value is not None and value.type == "call":
+                value = value.child_by_field_name("function")
+            values.add(node_text(value) if value is not None else "")
+            continue
+        stack.extend(node.named_children)
+    return "Self" if values and values <= {"cls", "self"} else ""
 
 
 def _first_identifier(node: Node) -> Node | None:

@@ -16,7 +16,7 @@ from zgrep.engine import Engine
 from zgrep.progress import Progress
 from zgrep.relations.graph import Definition, Graph, Match, Use, strongest
 from zgrep.relations.model import EDGE_KINDS
-from zgrep.relations.pyresolve import resolve
+from zgrep.relations.pyresolve import UNKNOWN_RECEIVER, resolve
 from zgrep.relations.store import RELATIONS_DB, connect, is_ready
 from zgrep.service import ErrorCode, FixedCodeError, ZgError
 
@@ -41,9 +41,12 @@ def meaning(graph: Graph, use: Use) -> Match | None:
     return graph.matches[key]
 
 
-def callers_of(graph: Graph, definitions: list[Definition], edges: tuple[str, ...] = EDGE_KINDS) -> list[dict[str, Any]]:
-    """The definitions (or module code) whose code uses one of `definitions` by an edge of `edges`."""
+def callers_of(graph: Graph, definitions: list[Definition], edges: tuple[str, ...] = EDGE_KINDS,
+               unknown_receivers: bool = False) -> list[dict[str, Any]]:
+    """The definitions (or module code) whose code uses one of `definitions` by an edge of `edges`; with
+    `unknown_receivers`, also `obj.name` uses of a method's name on an object of unknown type (resolved: false)."""
     wanted = set(definitions)
+    methods = [d for d in definitions if d.scope and d.kind == "function"]
     names = {d.name for d in definitions}
     aliases = {alias for (alias,) in graph.db.execute(
         f"SELECT DISTINCT alias FROM imports WHERE name IN ({','.join('?' * len(names))})", sorted(names))}
@@ -53,6 +56,8 @@ def callers_of(graph: Graph, definitions: list[Definition], edges: tuple[str, ..
     for use in graph.uses(where, (*used, *edges)):
         match = meaning(graph, use)
         hits = [d for d in match.defs if d in wanted] if match is not None else []
+        if match is not None and match.via == UNKNOWN_RECEIVER and unknown_receivers:
+            hits = [d for d in methods if d.name == use.name]
         if match is None or not hits:
             continue
         key = (use.path, use.caller_start, use.caller_name)
@@ -127,7 +132,7 @@ def callers(root: Path, symbol: str, source_file: str | None = None, limit: int 
     graph, db = open_graph(root)
     try:
         definitions = find_definitions(graph, symbol, source_file)
-        found = callers_of(graph, definitions, edges) if definitions else []
+        found = callers_of(graph, definitions, edges, unknown_receivers=True) if definitions else []
     finally:
         db.close()
     result: CallersResult = {"root": str(root), "symbol": symbol, "source_file": source_file,
