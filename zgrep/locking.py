@@ -52,15 +52,29 @@ class FileLock:
         return self._fd is not None
 
     def acquire(self, blocking: bool = True) -> bool:
-        """Take the lock; False when `blocking` is off and another process holds it."""
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, self.mode)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
-        except BlockingIOError:
-            os.close(fd)
+        """Take the lock; False when `blocking` is off and another process holds it. A lock taken on a
+        file that was deleted or replaced meanwhile is dropped and taken again on the file `path` names."""
+        while True:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, self.mode)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
+            except BlockingIOError:
+                os.close(fd)
+                return False
+            self._fd = fd
+            if self.current():
+                return True
+            self.release()
+
+    def current(self) -> bool:
+        """Whether this object holds the lock on the file `path` names now (not a deleted or replaced one)."""
+        if self._fd is None:
             return False
-        self._fd = fd
-        return True
+        try:
+            now, locked = os.stat(self.path), os.fstat(self._fd)
+        except OSError:
+            return False
+        return (now.st_dev, now.st_ino) == (locked.st_dev, locked.st_ino)
 
     def record(self, text: str) -> None:
         """Replace the lock file's content with `text` (who holds it), while holding it."""

@@ -6,6 +6,7 @@ Standard library only (the thin client resolves the root before routing a reques
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,6 +67,32 @@ def read_object(path: Path) -> dict[str, Any] | None:
 def redact(text: str) -> str:
     """`text` with the credentials of every URI in it (`scheme://user:secret@host`) masked."""
     return _URI_CREDENTIALS.sub(r"\1***@", text)
+
+
+@dataclass(frozen=True)
+class Identity:
+    """What makes a workspace the same one: its real path and the device and inode of the root and of
+    `.zgrep/` (None before it exists). A directory deleted and re-created at the same path is another one."""
+
+    real: Path
+    root: tuple[int, int]
+    state: tuple[int, int] | None
+
+    @classmethod
+    def of(cls, root: Path) -> Identity:
+        """The identity of the directory `root` names now (OSError when it is gone)."""
+        real = Path(os.path.realpath(root))
+        st = os.stat(real)
+        try:
+            sd = os.stat(real / STATE_DIR)
+            state: tuple[int, int] | None = (sd.st_dev, sd.st_ino)
+        except FileNotFoundError:
+            state = None
+        return cls(real, (st.st_dev, st.st_ino), state)
+
+    def same_as(self, now: Identity) -> bool:
+        """Whether `now` is still this workspace (a state dir that appeared since is its own)."""
+        return self.real == now.real and self.root == now.root and self.state in (None, now.state)
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,14 @@ Threads: the main loop owns the ROUTER socket; requests run on a worker pool and
 replies back through an inproc PUSH/PULL pair; each held workspace has at most one index-job
 thread (requests coalesce) and one file watcher (inotify). Index jobs write through the real
 Engine; searches and status read a snapshot view of it (shared store, model and cache, a
-copy of the file table), so they never wait for a running job.
+copy of the file table), so they never wait for a running job. No worker waits for a job either:
+a request that needs one is a waiter, answered when the job ends, so a stuck workspace holds
+nothing the others need. A job silent for STALL_S makes its workspace busy: searches waiting on it
+are answered so. Stopping cancels jobs at their next batch and never waits on one for long.
+
+A workspace is its identity (workspace.Identity: real path, inodes of the root and of `.zgrep/`):
+`/ws/../ws` is `/ws`, and a workspace deleted or re-created under the daemon is dropped (its engine,
+watcher and lock on the deleted files) and opened afresh by the next request.
 
 Search freshness here: `--refresh wait` queues an incremental pass and waits for it; when no
 `--refresh` is given the default is `off` once the workspace's watcher runs (edits reach the
@@ -44,8 +51,10 @@ from zgrep.server import protocol, runtime
 from zgrep.server.client import env_config
 from zgrep.service import INDEX, SEARCH, ErrorCode, Scope
 from zgrep.fsutil import atomic_write
-from zgrep.locking import FileLock
+from zgrep.locking import ENGINE_LOCK, FileLock, lock_holder
 from zgrep.server.watcher import Watcher
+from zgrep.service import ZgError
+from zgrep.workspace import STATE_DIR, Identity
 
 log = logging.getLogger("zgrep.server.daemon")
 
@@ -53,8 +62,25 @@ REPLIES = "inproc://zgrep-replies"
 WORKERS = 4
 LOOP_TICK_MS = 250
 SETTLE_DELAY_S = 0.2  # after the first search of an index, its reply goes out before settle_heap runs
-SHUTDOWN_GRACE_S = 5.0
+SHUTDOWN_GRACE_S = 5.0  # for every running job together, once the daemon is asked to stop
+STALL_S = 20.0  # a job that reported no progress this long is stuck: searches waiting on it are answered busy
+OPEN_WAIT_S = 30.0  # a request's longest wait for an index job opening the store (a big one loads for seconds)
+MAX_WAITERS = 64  # requests waiting on one workspace's jobs; more are answered busy
 WARM_SEARCH = {"queries": ["warm_up the search index"], "refresh": "off"}  # every route, as a real search
+
+
+class JobCancelled(ZgError):
+    """An index job stopped at a batch boundary: the daemon is stopping or the workspace is gone."""
+
+
+@dataclass
+class Waiter:
+    """A request waiting for the job that covers `generation`; `reply` gets that job's response once."""
+
+    generation: int
+    reply: Callable[[dict[str, Any]], None]
+    listener: list[bytes] | None = None  # its envelope, when it asked for progress events
+    patient: bool = True  # an index request waits out a stuck job; a search is answered busy
 
 
 @dataclass
@@ -101,9 +127,10 @@ class EmbedderPool:
 class Held:
     """One workspace the daemon serves: its engine, index-job queue and watcher."""
 
-    def __init__(self, root: Path, key: str, flags: dict[str, Any], pool: EmbedderPool,
+    def __init__(self, identity: Identity, key: str, flags: dict[str, Any], pool: EmbedderPool,
                  send: Callable[[list[bytes], dict[str, Any]], None]) -> None:
-        self.root = root
+        self.root = identity.real
+        self.identity = identity
         self.key = key
         self.flags = flags
         self.pool = pool
@@ -115,9 +142,10 @@ class Held:
         self.requested = 0
         self.completed = 0
         self.running = False
+        self.job_started = 0.0
+        self.progressed = 0.0  # when the running job last reported progress
         self.jobs_done = 0
-        self.last_response: dict[str, Any] = protocol.ok({})
-        self.listeners: list[list[bytes]] = []
+        self.waiters: list[Waiter] = []
         self.watcher: Watcher | None = None
         self.active = 0
         self.last_used = time.monotonic()
@@ -125,9 +153,16 @@ class Held:
         self.settled = False  # its index's long-lived objects are out of the cyclic GC's way (settle_heap)
 
     # ----- engine ------------------------------------------------------------------------
-    def prepare(self, open_store: bool) -> Any:
-        """The engine, created with the shared model, file table loaded; store opened if asked."""
-        with self.lock:
+    def prepare(self, open_store: bool, request: bool = True) -> Any:
+        """The engine, created with the shared model, file table loaded; store opened if asked. For a
+        `request` (on a worker), busy rather than a wait on another process's workspace lock (the index job
+        may be waiting on it), or a wait longer than OPEN_WAIT_S."""
+        deadline = time.monotonic() + OPEN_WAIT_S
+        while not self.lock.acquire(timeout=0.1):
+            if request and (self.other_holder() or time.monotonic() > deadline):
+                raise ZgError(ErrorCode.WORKSPACE_BUSY, f"{self.root} is busy: its index is held by "
+                              f"{self.other_holder() or 'an index job opening it'}; retry once it is free")
+        try:
             if self.engine is None:
                 config = Config.load(self.root, self.flags)
                 engine = Engine(self.root, config, embedder=self.pool.get(config, self.root))
@@ -136,8 +171,19 @@ class Held:
                 if engine.manifest() is not None:
                     self.start_watcher()
             if open_store and not self.engine.has_store():
+                holder = self.other_holder() if request else None
+                if holder:
+                    raise ZgError(ErrorCode.WORKSPACE_BUSY, f"{self.root} is busy: its index is held by {holder}; "
+                                  "retry once it is free")
                 self.engine.open_store(create=False)
             return self.engine
+        finally:
+            self.lock.release()
+
+    def other_holder(self) -> str | None:
+        """Who holds this workspace's lock when it is another process (as it names itself), else None."""
+        holder = lock_holder(self.root / STATE_DIR / ENGINE_LOCK)
+        return holder if holder is not None and not holder.startswith(f"pid {os.getpid()} ") and holder != f"pid {os.getpid()}" else None
 
     def view(self) -> Any:
         """A read-only snapshot of the engine for one search/status request."""
@@ -165,37 +211,61 @@ class Held:
             self.submit(Work(paths=None if paths is None else set(paths)))
 
     # ----- index jobs --------------------------------------------------------------------
-    def submit(self, work: Work) -> int:
-        """Queue index work (coalescing with what is pending); return its generation."""
+    def submit(self, work: Work, reply: Callable[[dict[str, Any]], None] | None = None,
+               listener: list[bytes] | None = None, patient: bool = True) -> None:
+        """Queue index work (coalescing with what is pending); `reply` gets the response of the job that
+        covers it (at once: busy, when MAX_WAITERS requests wait already)."""
         with self.cond:
-            self.pending = work if self.pending is None else self.pending.merge(work)
-            self.requested += 1
-            generation = self.requested
-            if not self.running:
-                self.running = True
-                threading.Thread(target=self._job_loop, name=f"index {self.root.name}", daemon=True).start()
-            return generation
-
-    def wait(self, generation: int, listener: list[bytes] | None = None) -> dict[str, Any]:
-        """Block until a job started after `generation` was queued has finished; its response."""
-        with self.cond:
-            if listener is not None:
-                self.listeners.append(listener)
-            try:
-                while self.completed < generation:
-                    self.cond.wait()
-            finally:
-                if listener is not None:
-                    self.listeners.remove(listener)
-            return self.last_response
+            if reply is not None and len(self.waiters) >= MAX_WAITERS:
+                busy = protocol.error(ErrorCode.WORKSPACE_BUSY, f"{len(self.waiters)} requests wait for the index "
+                                      f"jobs of {self.root} (busy); retry once they end")
+            else:
+                busy = None
+                self.pending = work if self.pending is None else self.pending.merge(work)
+                self.requested += 1
+                if reply is not None:
+                    self.waiters.append(Waiter(self.requested, reply, listener, patient))
+                if not self.running:
+                    self.running = True
+                    self.job_started = self.progressed = time.monotonic()
+                    threading.Thread(target=self._job_loop, name=f"index {self.root.name}", daemon=True).start()
+        if busy is not None and reply is not None:
+            reply(busy)
 
     def busy(self) -> bool:
         with self.cond:
             return self.running
 
-    def _progress(self, event: dict[str, Any]) -> None:
+    def stalled_for(self) -> float:
+        """Seconds the running job has gone without progress (0 when none runs)."""
         with self.cond:
-            listeners = list(self.listeners)
+            return time.monotonic() - self.progressed if self.running else 0.0
+
+    def busy_error(self) -> dict[str, Any]:
+        return protocol.error(ErrorCode.WORKSPACE_BUSY, f"{self.root} is busy: its index job has reported no progress "
+                              f"for {self.stalled_for():.0f}s; retry once it ends (zg server status shows it), or "
+                              "search the index as it is with --refresh off")
+
+    def expire(self) -> None:
+        """Answer the searches waiting on a job stuck for STALL_S: busy (index requests wait on)."""
+        if self.stalled_for() < STALL_S:
+            return
+        with self.cond:
+            impatient = [w for w in self.waiters if not w.patient]
+            self.waiters = [w for w in self.waiters if w.patient]
+        for waiter in impatient:
+            waiter.reply(self.busy_error())
+
+    def _progress(self, event: dict[str, Any]) -> None:
+        """A job's progress: a cancellation point, then the event for every waiter that asked for it."""
+        if self.closed:
+            raise JobCancelled(ErrorCode.SHUTTING_DOWN, "the daemon stopped the index job; run it again")
+        if not self.current():
+            raise JobCancelled(ErrorCode.WORKSPACE, f"{self.root} was deleted or re-created during its index job; "
+                               "run the command again")
+        with self.cond:
+            self.progressed = time.monotonic()
+            listeners = [w.listener for w in self.waiters if w.listener is not None]
         for envelope in listeners:
             self.send(envelope, protocol.progress(event))
 
@@ -208,6 +278,7 @@ class Held:
                     self.running = False
                     self.cond.notify_all()
                     return
+                self.progressed = time.monotonic()
             started = time.monotonic()
             response = self._run_job(work)
             log.info("index job %s: %s in %.2fs", self.root, "ok" if response["ok"] else response["error"]["code"],
@@ -215,8 +286,10 @@ class Held:
             with self.cond:
                 self.completed = covered
                 self.jobs_done += 1
-                self.last_response = response
-                self.cond.notify_all()
+                done = [w for w in self.waiters if w.generation <= covered]
+                self.waiters = [w for w in self.waiters if w.generation > covered]
+            for waiter in done:
+                waiter.reply(response)
             result = response.get("result") or {}
             if result.get("changed") or result.get("deleted"):
                 self.settled = False
@@ -225,9 +298,11 @@ class Held:
         """Run one index pass with the engine, unless the workspace's settings changed since it was built."""
         if self.stale():  # e.g. remote consent withdrawn: this engine must not embed another file
             return protocol.error(ErrorCode.CONFIG_CHANGED, f"the settings of {self.root} changed; run the command again")
+        if not self.current():  # e.g. a watcher's event from a deleted tree: never write into its successor
+            return protocol.error(ErrorCode.WORKSPACE, f"{self.root} was deleted or re-created; run the command again")
         args = {"full": work.full, "paths": None if work.paths is None else sorted(work.paths)}
         try:
-            engine = self.prepare(open_store=False)
+            engine = self.prepare(open_store=False, request=False)
             with self.lock:
                 engine.open_store(create=True)
             self.start_watcher()
@@ -242,34 +317,53 @@ class Held:
         except ConfigError:
             return True
 
+    def current(self) -> bool:
+        """Whether the directory at this root is still this workspace (its identity adopts a new `.zgrep/`)."""
+        try:
+            now = Identity.of(self.root)
+        except OSError:
+            return False
+        if not self.identity.same_as(now):
+            return False
+        self.identity = now
+        return True
+
     # ----- lifecycle ---------------------------------------------------------------------
     def idle_for(self) -> float:
         return time.monotonic() - self.last_used
 
-    def close(self, grace_s: float = SHUTDOWN_GRACE_S) -> None:
-        """Stop the watcher, let a running job finish (up to `grace_s`), release the engine."""
+    def stop(self, why: dict[str, Any]) -> None:
+        """Stop taking work: the watcher ends, the running job stops at its next batch, waiters get `why`."""
         self.closed = True
         if self.watcher is not None:
             self.watcher.stop()
-        deadline = time.monotonic() + grace_s
         with self.cond:
             self.pending = None
+            waiters, self.waiters = self.waiters, []
+        for waiter in waiters:
+            waiter.reply(why)
+
+    def close(self, deadline: float | None = None) -> bool:
+        """Stop (if not yet), wait for a running job until `deadline` (default: SHUTDOWN_GRACE_S from now),
+        then release the engine; False when the job still runs (its engine stays open)."""
+        if not self.closed:
+            self.stop(protocol.error(ErrorCode.SHUTTING_DOWN, "the daemon stopped before the index job finished; run it again"))
+        deadline = deadline if deadline is not None else time.monotonic() + SHUTDOWN_GRACE_S
+        with self.cond:
             while self.running and time.monotonic() < deadline:
                 self.cond.wait(0.1)
             still_running = self.running
-            if still_running:  # wake requests waiting on a job that outlives the daemon
-                self.completed = self.requested
-                self.last_response = protocol.error(ErrorCode.SHUTTING_DOWN, "the daemon stopped before the index job finished; run it again")
-                self.cond.notify_all()
         if self.engine is not None and not still_running:
             self.engine.close()
+        return not still_running
 
     def describe(self) -> dict[str, Any]:
         with self.cond:
             queued = self.pending is not None
             return {"root": str(self.root), "idle_s": round(self.idle_for(), 1), "active_requests": self.active,
                     "job_running": self.running, "job_queued": queued, "jobs_done": self.jobs_done,
-                    "watching": self.watching()}
+                    "watching": self.watching(), "waiting_requests": len(self.waiters),
+                    "job_silent_s": round(time.monotonic() - self.progressed, 1) if self.running else 0.0}
 
 
 class Daemon:
@@ -311,8 +405,8 @@ class Daemon:
         push.send_multipart([*envelope, protocol.encode(msg)])
 
     # ----- main loop ---------------------------------------------------------------------
-    def run(self) -> None:
-        """Serve until asked to stop (shutdown request, SIGTERM or SIGINT)."""
+    def run(self) -> bool:
+        """Serve until asked to stop (shutdown request, SIGTERM or SIGINT); False when a job outlived the stop."""
         poller = zmq.Poller()
         poller.register(self.router, zmq.POLLIN)
         poller.register(self.replies, zmq.POLLIN)
@@ -331,11 +425,12 @@ class Daemon:
                 while not self.stopping.is_set() and self.router.poll(0):
                     self.heard = time.monotonic()
                     self.on_message(self.router.recv_multipart())
+            self.check_workspaces()
             self.release_idle()
             if self.started_by == "autostart" and self.idle():
                 log.info("idle for %gs with no workspace held: exiting (started by autostart)", self.idle_timeout)
                 break
-        self.close()
+        return self.close()
 
     def on_message(self, frames: list[bytes]) -> None:
         """Answer one message here (cheap ops, every rejection) or hand it to a worker thread."""
@@ -372,9 +467,10 @@ class Daemon:
         """Hold `raw_root` and open its index now, watcher included (the workspace of the search that
         autostarted this daemon, with its settings), so the next search finds it warm; failures wait for
         a real request."""
-        root = workspace_root(raw_root)
-        if root is None:
+        identity = workspace_identity(raw_root)
+        if identity is None:
             return
+        root = identity.real
         flags: dict[str, Any] = {**env_config(), **config}  # what the next search from that shell sends
         try:
             key = settings_key(root, flags)
@@ -383,7 +479,7 @@ class Daemon:
         with self.lock:
             if root in self.held:
                 return
-            held = self.held[root] = Held(root, key, flags, self.embedders, self.send)
+            held = self.held[root] = Held(identity, key, flags, self.embedders, self.send)
             held.active += 1
         try:
             if held.prepare(open_store=False).manifest() is not None:
@@ -403,9 +499,10 @@ class Daemon:
 
     def dispatch(self, envelope: list[bytes], request: dict[str, Any]) -> dict[str, Any] | None:
         """Find or create the workspace's Held and run the request on a worker (None), or refuse (an error)."""
-        root = workspace_root(request.get("root"))
-        if root is None:
+        identity = workspace_identity(request.get("root"))
+        if identity is None:
             return protocol.error(ErrorCode.BAD_REQUEST, "workspace root must be an existing absolute directory")
+        root = identity.real
         flags = (request.get("args") or {}).get("config") or {}
         try:
             key = settings_key(root, flags)
@@ -413,13 +510,16 @@ class Daemon:
             return error_response(exc)
         with self.lock:
             held = self.held.get(root)
+            if held is not None and not held.current():
+                self.drop(held)
+                held = None
             if held is not None and held.key != key:
                 if held.active or held.busy():
                     return protocol.error(ErrorCode.WORKSPACE_BUSY, f"the daemon is serving {root} with other settings right now; retry shortly")
                 self.release(held)
                 held = None
             if held is None:
-                held = self.held[root] = Held(root, key, flags, self.embedders, self.send)
+                held = self.held[root] = Held(identity, key, flags, self.embedders, self.send)
                 log.info("holding workspace %s", root)
             held.active += 1
             held.last_used = time.monotonic()
@@ -427,18 +527,26 @@ class Daemon:
         return None
 
     def serve(self, held: Held, envelope: list[bytes], request: dict[str, Any]) -> None:
-        """Worker: answer one workspace request and queue the reply."""
+        """Worker: answer one workspace request, now or (waiting for an index job) once the job ends."""
         started = time.monotonic()
+        answered = threading.Event()
+
+        def finish(response: dict[str, Any]) -> None:
+            if not answered.is_set():
+                answered.set()
+                self.finish(held, envelope, request, response, started)
+
         try:
-            response = self.answer(held, envelope, request)
+            response = self.answer(held, envelope, request, finish)
         except Exception as exc:  # a bug must cost one request, not the daemon
             log.exception("request %s failed", request["op"])
             response = error_response(exc)
-        finally:
-            with self.lock:
-                held.active -= 1
-                held.last_used = time.monotonic()
-                self.served += 1
+        if response is not None:
+            finish(response)
+
+    def finish(self, held: Held, envelope: list[bytes], request: dict[str, Any], response: dict[str, Any],
+               started: float) -> None:
+        """Queue an answered request's reply, account for it, and settle the heap after an index's first search."""
         log.info("%s %s: %s in %.1f ms", request["op"], held.root, "ok" if response["ok"] else response["error"]["code"],
                  (time.monotonic() - started) * 1000)
         settle = request["op"] == SEARCH.name and response["ok"] and not held.settled
@@ -446,13 +554,19 @@ class Daemon:
             held.settled = True
             log.info("heap settle scheduled for %s", held.root)
         self.send(envelope, response)
+        with self.lock:
+            held.active -= 1
+            held.last_used = time.monotonic()
+            self.served += 1
         if settle:
             timer = threading.Timer(SETTLE_DELAY_S, settle_heap)  # once the reply is on its way
             timer.daemon = True
             timer.start()
 
-    def answer(self, held: Held, envelope: list[bytes], request: dict[str, Any]) -> dict[str, Any]:
-        """Route one op: index work goes through the job queue, reads use a snapshot."""
+    def answer(self, held: Held, envelope: list[bytes], request: dict[str, Any],
+               finish: Callable[[dict[str, Any]], None]) -> dict[str, Any] | None:
+        """Route one op: index work goes through the job queue (None: `finish` gets the answer once the job
+        ends), reads use a snapshot."""
         operation = service.operation(request["op"])
         args = dict(request.get("args") or {})
         listener = envelope if args.pop("progress", False) and operation.progress else None
@@ -462,32 +576,77 @@ class Daemon:
         if operation is INDEX and not args.get("dry_run"):
             paths = args.get("paths")
             work = Work(full=bool(args.get("full")), paths=None if paths is None else set(paths))
-            return held.wait(held.submit(work), listener)
+            held.submit(work, self.later(finish), listener)
+            return None
         engine = held.prepare(open_store=False)
         if operation is SEARCH:
             refresh = args.get("refresh") or ("off" if held.watching() else "wait")
             if engine.manifest() is None:  # build it first, unless --no-index (then the searcher says so)
                 refresh = "off" if args.get("no_index") else "wait"
-            if refresh == "wait":
-                response = held.wait(held.submit(Work()), listener)
-                if not response["ok"]:
-                    return response
-            elif refresh == "background":
-                held.submit(Work())
             args["refresh"] = "off"
-            if engine.manifest() is not None:
+            if refresh == "wait":
+                if held.stalled_for() >= STALL_S:
+                    return held.busy_error()
+
+                def searched(response: dict[str, Any]) -> None:
+                    finish(self.read(held, operation.name, args) if response["ok"] else response)
+
+                held.submit(Work(), self.later(searched), listener, patient=False)
+                return None
+            if refresh == "background":
+                held.submit(Work())
+        return self.read(held, operation.name, args)
+
+    def later(self, then: Callable[[dict[str, Any]], None]) -> Callable[[dict[str, Any]], None]:
+        """A waiter's reply that runs `then` on a worker (never on the job thread or the main loop)."""
+        def reply(response: dict[str, Any]) -> None:
+            try:
+                self.pool.submit(then, response)
+            except RuntimeError:  # the pool is shut down: the daemon is exiting and so is this request
+                pass
+        return reply
+
+    def read(self, held: Held, op: str, args: dict[str, Any]) -> dict[str, Any]:
+        """A read-only op on a snapshot of the workspace (its store opened once it has an index)."""
+        try:
+            if held.prepare(open_store=False).manifest() is not None:
                 held.prepare(open_store=True)
-        return serve(held.view(), protocol.make_request(operation.name, str(held.root), args))
+        except Exception as exc:
+            return error_response(exc)
+        return serve(held.view(), protocol.make_request(op, str(held.root), args))
 
     # ----- workspaces --------------------------------------------------------------------
     def release(self, held: Held) -> None:
         """Forget a workspace and close its engine (caller holds self.lock)."""
         self.held.pop(held.root, None)
         held.close()
-        gc.unfreeze()  # what the released index froze can be collected now; the others settle again
+        self.unsettle()
+        log.info("released workspace %s", held.root)
+
+    def drop(self, held: Held) -> None:
+        """Forget a workspace that was deleted or re-created (caller holds self.lock): its engine, watcher and
+        lock are on the deleted files; they close on a thread of their own, and the next request reopens it."""
+        self.held.pop(held.root, None)
+        held.stop(protocol.error(ErrorCode.WORKSPACE, f"{held.root} was deleted or re-created; run the command again"))
+        threading.Thread(target=held.close, name=f"drop {held.root.name}", daemon=True).start()
+        self.unsettle()
+        log.info("dropped workspace %s: deleted or re-created", held.root)
+
+    def unsettle(self) -> None:
+        """What a forgotten index froze can be collected now; the others settle again."""
+        gc.unfreeze()
         for other in self.held.values():
             other.settled = False
-        log.info("released workspace %s", held.root)
+
+    def check_workspaces(self) -> None:
+        """Drop the workspaces deleted or re-created since; answer the searches that wait on a stuck job."""
+        with self.lock:
+            for held in list(self.held.values()):
+                if not held.current():
+                    self.drop(held)
+            held_now = list(self.held.values())
+        for held in held_now:
+            held.expire()
 
     def release_idle(self) -> None:
         """Release workspaces idle longer than the idle timeout (their Milvus Lite lock too)."""
@@ -515,15 +674,32 @@ class Daemon:
                 "idle_timeout_s": self.idle_timeout, "max_rss_mb": round(max_rss_mb(), 1),
                 "started_by": self.started_by}
 
-    def close(self) -> None:
-        """Release every workspace and the sockets."""
+    def close(self) -> bool:
+        """Release every workspace and the sockets, giving running jobs SHUTDOWN_GRACE_S in all; False
+        when a job still runs (stuck where it cannot be cancelled)."""
         with self.lock:
-            for held in list(self.held.values()):
-                self.release(held)
-        self.pool.shutdown(wait=False, cancel_futures=True)
+            helds = list(self.held.values())
+            self.held.clear()
+        for held in helds:
+            held.stop(protocol.error(ErrorCode.SHUTTING_DOWN, "the daemon stopped before the index job finished; run it again"))
+        deadline = time.monotonic() + SHUTDOWN_GRACE_S
+        stuck = [str(held.root) for held in helds if not held.close(deadline)]
+        # the waiters' replies are on the workers: let them reach the ROUTER before it closes
+        self.pool.shutdown(wait=False, cancel_futures=False)
+        flush_until = time.monotonic() + 1.0
+        while True:
+            with self.lock:
+                answering = sum(held.active for held in helds)  # a reply is queued before its request stops counting
+            while self.replies.poll(0 if answering else 50):
+                self.router.send_multipart(self.replies.recv_multipart())
+            if not answering or time.monotonic() > flush_until:
+                break
         self.router.close(0)
         self.replies.close(0)
+        if stuck:
+            log.warning("index jobs still running in %s: exiting without them", ", ".join(stuck))
         log.info("daemon stopped")
+        return not stuck
 
 
 def ping(daemon: Daemon, args: NoArgs, progress: Any = None) -> Pong:
@@ -549,13 +725,16 @@ def settings_key(root: Path, flags: dict[str, Any]) -> str:
     return json.dumps([config.values, config.sources], sort_keys=True)
 
 
-def workspace_root(raw: Any) -> Path | None:
-    """`raw` as an existing absolute directory, else None (too long, unreadable, relative, missing)."""
+def workspace_identity(raw: Any) -> Identity | None:
+    """The identity of `raw` when it names an existing absolute directory, else None (too long,
+    unreadable, relative, missing); `..` and symlinks resolve to the one real path."""
     if not isinstance(raw, str) or not raw:
         return None
-    root = Path(raw)
     try:
-        return root if root.is_absolute() and root.is_dir() else None
+        if not Path(raw).is_absolute():
+            return None
+        identity = Identity.of(Path(raw))
+        return identity if identity.real.is_dir() else None
     except (OSError, ValueError):
         return None
 
@@ -650,8 +829,12 @@ def run_daemon(endpoint: str, idle_timeout: float, foreground: bool = False, sta
         daemon.pool.submit(daemon.warm, warm, warm_config or {})
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: daemon.stopping.set())
+    clean = False
     try:
-        daemon.run()
+        clean = daemon.run()
     finally:
         runtime.remove_files(daemon.endpoint)
         alive.release()
+    if not clean:  # a job blocked where no cancellation reaches (a lock, a pipe): end without waiting on it
+        logging.shutdown()
+        os._exit(0)
