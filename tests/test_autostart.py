@@ -171,3 +171,24 @@ def test_the_daemon_warms_with_the_settings_of_the_search_that_started_it(tmp_pa
         assert f"holding workspace {first['root']}" not in log.read_text()  # the warmed one served it
     finally:
         stop(user)
+
+
+def test_an_autostarted_daemon_lets_go_after_its_own_short_idle_timeout(tmp_path: Path) -> None:
+    # make demo's search left an autostarted daemon holding ~310 MB for server.idle_timeout (30 minutes);
+    # an autostarted daemon has its own, short, timeout (server.autostart_idle_timeout)
+    assert Config.load(None)["server.autostart_idle_timeout"] <= 300 < Config.load(None)["server.idle_timeout"]
+    user = autostart_user(tmp_path / "user")
+    repo = make_repo(tmp_path / "repo")
+    config = Path(user.env["XDG_CONFIG_HOME"]) / "zgrep" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text("[server]\nautostart_idle_timeout = 3\n")
+    try:
+        assert search(user, repo)["mode"] == "direct"
+        wait_for(lambda: user.zg("server", "status", "--check-ready").returncode == 0, START_S, "the autostarted daemon")
+        pid = user.info()["pid"]
+        status = json.loads(user.zg("server", "status", "--json").stdout)
+        assert status["started_by"] == "autostart" and status["idle_timeout_s"] == 3
+        wait_for(lambda: not runtime.pid_alive(pid), START_S, "the idle autostarted daemon to exit")
+        assert not (user.rundir / runtime.INFO_FILE).exists()
+    finally:
+        stop(user)

@@ -52,6 +52,7 @@ DEFAULTS: dict[str, Any] = {
     "search.candidates": 80,
     "server.endpoint": "",
     "server.idle_timeout": 1800.0,
+    "server.autostart_idle_timeout": 300.0,  # a daemon an auto-mode search started: release and exit sooner
     "server.probe_timeout_ms": 30,
     "server.autostart": True,  # auto mode: a search that finds no daemon starts one for the next command
     "adr.dir": "docs/adr",
@@ -64,7 +65,7 @@ MINIMUMS: dict[str, float] = {
     "index.max_file_bytes": 1, "index.chunk_context_lines": 0, "search.limit": 1, "search.rrf_k": 1,
     "search.candidates": 1, "search.dense_weight": 0, "search.lexical_weight": 0, "search.symbol_weight": 0,
     "search.path_weight": 0, "embedding.batch_size": 1, "embedding.timeout": 0.1, "embedding.max_retries": 0,
-    "server.idle_timeout": 1, "server.probe_timeout_ms": 1,
+    "server.idle_timeout": 1, "server.autostart_idle_timeout": 1, "server.probe_timeout_ms": 1,
 }
 # Milvus caps a search's top-k (16,384): search.candidates x5 (path filters) stays within the widest pool search
 # itself asks for, --limit 1000 x3 x5 = 15,000 (MAX_LIMIT and POST_FILTER_POOL_FACTOR in search/run.py);

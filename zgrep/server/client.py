@@ -139,7 +139,7 @@ def daemon_state(timeout_ms: int = 500) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Autostart:
-    """How an auto-mode command starts the daemon when none answers (server.endpoint, server.idle_timeout)."""
+    """How an auto-mode command starts the daemon when none answers (server.endpoint, server.autostart_idle_timeout)."""
 
     endpoint: str
     idle_timeout: float
@@ -149,7 +149,7 @@ class Autostart:
         """The settings, or None when `server.autostart` is off or this runs under CI (`in_ci`)."""
         if not cfg["server.autostart"] or in_ci():
             return None
-        return cls(cfg["server.endpoint"], cfg["server.idle_timeout"])
+        return cls(cfg["server.endpoint"], cfg["server.autostart_idle_timeout"])
 
 
 def start_daemon(autostart: Autostart, root: str, config: dict[str, Any] | None = None) -> bool:
