@@ -103,8 +103,8 @@ def wait_for(predicate: Any, timeout: float, what: str) -> None:
         time.sleep(0.05)
 
 
-def stop_process(pid: int) -> None:
-    """SIGSTOP `pid` and wait until the kernel reports it stopped."""
+def freeze_process(pid: int) -> None:
+    """SIGSTOP `pid` (it stays, frozen, until SIGCONT or `reap`) and wait until the kernel reports it stopped."""
     os.kill(pid, signal.SIGSTOP)
     wait_for(lambda: client.pid_stopped(pid), 5, f"pid {pid} to stop")
 

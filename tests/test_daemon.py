@@ -12,7 +12,7 @@ from typing import Iterator
 import pytest
 import zmq
 
-from daemon_helpers import User, make_repo, raw_socket, reap, stop_process, wait_for
+from daemon_helpers import User, make_repo, raw_socket, reap, freeze_process, wait_for
 from zgrep.server import client, protocol, runtime
 
 IDLE_TIMEOUT_S = 3
@@ -207,7 +207,7 @@ def test_stopped_daemon_fails_fast_and_off_stops_it(tmp_path: Path, monkeypatch:
     pid = user.start()
     try:
         assert user.zg("index", "--mode", "server", cwd=repo).returncode == 0  # the daemon now holds the index
-        stop_process(pid)
+        freeze_process(pid)
         for mode in ("auto", "server", "direct"):
             out = user.zg("search", "--mode", mode, "retry with backoff", cwd=repo, timeout=60)  # fails, never hangs
             lines = out.stderr.strip().splitlines()
@@ -236,7 +236,7 @@ def test_daemon_stopped_midway_fails_fast(tmp_path: Path, monkeypatch: pytest.Mo
     try:
         search = user.popen("search", "--json", "retry with backoff", cwd=repo)  # auto: the daemon builds the index
         wait_for(lambda: any(w["job_running"] for w in user.server_status()["workspaces"]), 30, "the index job")
-        stop_process(pid)
+        freeze_process(pid)
         stdout, stderr = search.communicate(timeout=60)  # fails, never hangs
         assert search.returncode == 2 and stdout == "", stderr
         assert f"the zg daemon (pid {pid}) holds this index and is not answering" in stderr and "zg server off" in stderr

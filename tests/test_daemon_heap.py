@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from daemon_helpers import User, make_repo, stop_process, wait_for
+from daemon_helpers import User, make_repo, reap, wait_for
 from zgrep.server import runtime
 
 
@@ -41,4 +41,5 @@ def test_the_heap_settles_after_the_first_search_and_after_changes(tmp_path: Pat
         # nothing changed: no further pass (the daemon logs its decision before it replies)
         assert _settles(user, "heap settle scheduled") == 2
     finally:
-        stop_process(pid)
+        user.zg("server", "off")
+        reap(pid)
