@@ -143,3 +143,37 @@ def test_serve_starts_without_the_engine_stack(served: tuple[User, Path, str]) -
         out, names = imported(user, "serve", "--port", str(taken.getsockname()[1]), cwd=root)
     assert out.returncode == 2 and out.stderr.splitlines()[-1].startswith("zg: cannot listen"), out.stderr[-500:]
     assert "zgrep.frontends.http_api" in names and heavy(names) == []
+
+
+def test_cross_site_requests_are_refused(served: tuple[User, Path, str]) -> None:
+    # a page of another site could make the browser GET /search: that built an index and started the daemon
+    _, root, url = served
+    port = url.rsplit(":", 1)[1]
+    for headers in ({"Origin": "https://attacker.example"}, {"Origin": "null"}, {"Origin": "http://127.0.0.1.attacker.example"},
+                    {"Origin": "http://localhost@attacker.example"}, {"Sec-Fetch-Site": "cross-site"},
+                    {"Origin": f"http://localhost:{port}", "Sec-Fetch-Site": "cross-site"}):
+        refused = httpx.get(url + "/search", params={"q": "retry"}, headers=headers, timeout=30)
+        assert refused.status_code == 403 and "cross-site" in refused.json()["error"]["message"], headers
+        assert "hits" not in refused.text
+    for headers in ({"Origin": f"http://localhost:{port}"}, {"Origin": f"http://[::1]:{port}"},
+                    {"Sec-Fetch-Site": "same-origin"}, {"Sec-Fetch-Site": "none"}):
+        assert httpx.get(url + "/status", headers=headers, timeout=60).status_code == 200, headers
+
+
+def test_queries_per_request_are_capped(served: tuple[User, Path, str]) -> None:
+    _, _, url = served
+    many = get(url, "/search", q=[f"retry {i}" for i in range(400)])
+    assert many.status_code == 400 and "at most 20 queries" in many.json()["error"]["message"]
+    fields = get(url, "/search", q="retry", glob=[f"src/{i}/*.py" for i in range(1000)])
+    assert fields.status_code == 400 and "query parameters" in fields.json()["error"]["message"]
+    assert get(url, "/search", q=[f"retry {i}" for i in range(20)]).status_code == 200
+
+
+def test_an_idle_connection_is_closed(served: tuple[User, Path, str]) -> None:
+    _, _, url = served
+    port = int(url.rsplit(":", 1)[1])
+    with socket.create_connection(("127.0.0.1", port), timeout=120) as idle, \
+            socket.create_connection(("127.0.0.1", port), timeout=120) as half:
+        half.sendall(b"GET /status HTTP/1.1\r\nHost: localhost\r\n")  # never finishes its headers
+        assert idle.recv(1) == b"" and half.recv(1) == b""  # closed by the server (a hung one raises TimeoutError)
+    assert get(url, "/status").status_code == 200

@@ -3,6 +3,8 @@
 GET /search?q=..., /read?path=&start=&end=, /status, /callers?symbol=, /trace?entry=, /adr/constraints?path=,
 /adr/search?q=, /adr/check: each answers the JSON the CLI's `--json` prints. Loopback binds answer only
 requests addressed to a loopback name (no DNS rebinding); other binds demand `Authorization: Bearer TOKEN`.
+Requests from a web page of another site (an `Origin` that is not loopback, `Sec-Fetch-Site: cross-site`)
+are refused, a request carries at most MAX_QUERIES queries, and a connection idle for IDLE_TIMEOUT_S is closed.
 """
 
 from __future__ import annotations
@@ -18,6 +20,9 @@ from zgrep.frontends.api import FrontendError, Workspace
 from zgrep.server.runtime import is_loopback
 from zgrep.service import ErrorCode
 
+MAX_QUERIES = 20  # q= per request (400 took 5.9 s)
+MAX_FIELDS = 500  # query parameters per request
+IDLE_TIMEOUT_S = 10.0  # a connection that sends (or reads) nothing this long is closed
 STATUS_OF = {ErrorCode.BAD_REQUEST: 400, ErrorCode.NOT_INDEXED: 409, ErrorCode.WORKSPACE_BUSY: 503,
              ErrorCode.NO_DAEMON: 503, ErrorCode.CONFIG: 400, ErrorCode.UNAUTHORIZED: 401}
 Query = dict[str, list[str]]
@@ -57,6 +62,8 @@ def routes(ws: Workspace) -> dict[str, Callable[[Query], dict[str, Any]]]:
     """Path -> handler of its query parameters (the CLI's flag names, `q` for the query)."""
 
     def search(q: Query) -> dict[str, Any]:
+        if len(q.get("q", [])) > MAX_QUERIES:
+            raise Refused(400, ErrorCode.BAD_REQUEST, f"zg: at most {MAX_QUERIES} queries (q=) per request; got {len(q['q'])}")
         return ws.search(q.get("q", []), _number(q, "limit", int), q.get("glob"), q.get("type"), q.get("symbol_type"),
                          q.get("path"), _one(q, "mode_search", "hybrid") or "hybrid", _number(q, "min_score", float),
                          _one(q, "preview", "short") or "short", iglobs=q.get("iglob", []),
@@ -91,12 +98,27 @@ def _host_name(host_header: str) -> str:
     return host_header.rpartition(":")[0] if host_header.count(":") == 1 else host_header
 
 
+def _cross_site(origin: str | None, fetch_site: str | None) -> str | None:
+    """Why a request comes from another site's web page (an Origin that is not loopback, or the browser's
+    `Sec-Fetch-Site: cross-site`), else None."""
+    if (fetch_site or "").strip().lower() == "cross-site":
+        return "Sec-Fetch-Site: cross-site"
+    if origin is None:
+        return None
+    scheme, sep, rest = origin.strip().partition("://")
+    if sep and scheme.lower() in ("http", "https") and rest and "/" not in rest and "@" not in rest \
+            and _is_loopback_name(_host_name(rest).lower()):
+        return None
+    return f"Origin {origin[:100]!r}"
+
+
 def make_server(ws: Workspace, host: str, port: int, token: str | None) -> ThreadingHTTPServer:
     """A server bound to `host:port`; `token` set: every request must carry it (else: loopback names only)."""
     table = routes(ws)
 
     class Handler(BaseHTTPRequestHandler):
         server_version = "zgrep"
+        timeout = IDLE_TIMEOUT_S  # the socket's: an idle (or stalled) connection is closed, its thread freed
 
         def log_message(self, format: str, *args: Any) -> None:
             """Quiet: a request line holds the query text."""
@@ -118,6 +140,10 @@ def make_server(ws: Workspace, host: str, port: int, token: str | None) -> Threa
             elif not _is_loopback_name(_host_name(self.headers.get("Host", "")).lower()):
                 raise Refused(403, ErrorCode.UNAUTHORIZED,
                               "zg: this API answers only requests to localhost or a loopback address (Host header)")
+            why = _cross_site(self.headers.get("Origin"), self.headers.get("Sec-Fetch-Site"))
+            if why:
+                raise Refused(403, ErrorCode.UNAUTHORIZED, f"zg: refusing a cross-site request ({why}): this API "
+                              "answers programs and pages on this machine only")
 
         def do_GET(self) -> None:
             try:
@@ -126,7 +152,11 @@ def make_server(ws: Workspace, host: str, port: int, token: str | None) -> Threa
                 handler = table.get(url.path.rstrip("/") or "/")
                 if handler is None:
                     raise Refused(404, "not_found", f"zg: no such endpoint {url.path}; try one of {', '.join(table)}")
-                self._send(200, handler(parse_qs(url.query)))
+                try:
+                    query = parse_qs(url.query, max_num_fields=MAX_FIELDS)
+                except ValueError:
+                    raise Refused(400, ErrorCode.BAD_REQUEST, f"zg: at most {MAX_FIELDS} query parameters per request") from None
+                self._send(200, handler(query))
             except Refused as exc:
                 self._send(exc.status, {"error": {"code": exc.code, "message": str(exc)}})
             except FrontendError as exc:
