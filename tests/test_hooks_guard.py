@@ -130,8 +130,8 @@ def test_missing_pyyaml_does_not_block(adr_repo: Path, tmp_path: Path, how: str)
     else:  # simulated: the hooks' own venv, with a `yaml` on PYTHONPATH that fails to import
         write(tmp_path, "shadow/yaml.py", "raise ImportError(\"No module named 'yaml'\")\n")
         env["PYTHONPATH"] = str(tmp_path / "shadow")
-    write(adr_repo, "src/other.py", "x = 1\n")
-    git(adr_repo, "add", "src/other.py")
+    write(adr_repo, "src/net.py", NET + "# touched\n")  # an anchored file: the check must run (and cannot)
+    git(adr_repo, "add", "src/net.py")
     proc = run_git(adr_repo, "commit", "-q", "-m", "unrelated", env=env)
     assert proc.returncode == 0 and head_subject(adr_repo) == "unrelated", proc.stdout + proc.stderr
     assert proc.stdout == "" and len(proc.stderr.splitlines()) == 1 and "yaml" in proc.stderr
@@ -164,6 +164,40 @@ def test_commit_without_adrs_starts_no_python(repo: Path, tmp_path: Path) -> Non
     proc = run_git(repo, "commit", "-q", "-m", "one", env=env)
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr
     assert starts(log) == []
+
+
+def test_a_commit_touching_no_anchored_path_starts_no_python_once_the_anchor_set_is_cached(
+        adr_repo: Path, tmp_path: Path) -> None:
+    """Issue 24: with ADRs, a commit that stages no anchored path (and no ADR) is decided by the shell hook from
+    the anchor set the last passing check left in the git dir; anchored paths, ADR edits and deletions still run
+    the check and still block."""
+    repo = adr_repo
+    env, log = probe_env(tmp_path)
+    write(repo, "docs/adr/0002-dirs.md", adr_text("ADR-0002", anchors="  - {path: src/pkg}\n"))
+    write(repo, "src/pkg/mod.py", "x = 1\n")
+    git(repo, "add", ".")
+    assert run_git(repo, "commit", "-q", "-m", "second ADR", env=env).returncode == 0  # an ADR changed: checked
+    assert any("zgrep.hooks.run" in line for line in starts(log))
+    assert set((repo / ".git" / "zgrep-adr-anchors").read_text().split()) == {"src/net.py", "src/pkg"}
+    log.unlink()
+    write(repo, "README.md", "docs\n")
+    write(repo, "src/pkg_other.py", "y = 2\n")  # a sibling of an anchored directory, not under it
+    git(repo, "add", ".")
+    proc = run_git(repo, "commit", "-q", "-m", "docs", env=env)
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    assert starts(log) == []
+    write(repo, "src/pkg/mod.py", "x = 2\n")  # under an anchored directory
+    git(repo, "add", ".")
+    assert run_git(repo, "commit", "-q", "-m", "pkg", env=env).returncode == 0
+    assert any("zgrep.hooks.run" in line for line in starts(log))
+    git(repo, "rm", "-q", "src/net.py")  # an anchored file deleted: the check runs and blocks
+    proc = run_git(repo, "commit", "-q", "-m", "drop net", env=env)
+    assert proc.returncode == 1 and "ADR-0001" in proc.stderr, proc.stdout + proc.stderr
+    git(repo, "reset", "-q", "--hard")
+    write(repo, "docs/adr/0001-retries.md", adr_text("ADR-0001", anchors=ANCHOR.replace("net.py", "gone.py")))
+    git(repo, "add", ".")  # an ADR edited to anchor a missing file: the key changed, so Python decides
+    proc = run_git(repo, "commit", "-q", "-m", "bad anchor", env=env)
+    assert proc.returncode == 1 and "ADR-0001" in proc.stderr, proc.stdout + proc.stderr
 
 
 @pytest.mark.parametrize("where", ["workspace file", "user file", "environment"])

@@ -8,10 +8,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from zgrep.adr.settings import CONVENTIONAL_DIRS
 from zgrep.config import DEFAULTS, WORKSPACE_FILE
 from zgrep.fsutil import atomic_write
 from zgrep.git import head_commit, try_run
-from zgrep.hooks import pending
+from zgrep.hooks import anchorcache, pending
+from zgrep.server.runtime import INFO_FILE
 from zgrep.workspace import MANIFEST, STATE_DIR, Workspace, WorkspaceError
 
 HOOKS = ("post-commit", "post-merge", "post-checkout", "post-rewrite", "pre-commit")
@@ -58,6 +60,9 @@ def runner_text() -> str:
         ("ZG_MANIFEST", MANIFEST), ("ZG_QUEUE", pending.QUEUE), ("ZG_QUEUE_LOCK", pending.QUEUE_LOCK),
         ("ZG_WORKER_LOCK", pending.WORKER_LOCK), ("ZG_LOG", pending.LOG))}
     values = {"ZG_PYTHON": sys.executable, "ZG_RUN": str(RUN_PY), "ZG_ADR_DIR": str(DEFAULTS["adr.dir"]),
+              "ZG_CONVENTIONAL_DIRS": " ".join(CONVENTIONAL_DIRS), "ZG_ANCHOR_KEY": anchorcache.KEY_FILE,
+              "ZG_ANCHOR_LIST": anchorcache.LIST_FILE, "ZG_ANCHOR_VERSION": anchorcache.KEY_VERSION,
+              "ZG_DAEMON_INFO": INFO_FILE,
               "ZG_WORKSPACE_FILE": WORKSPACE_FILE, **state}
     text = (SCRIPTS / RUNNER).read_text("utf-8")
     for name, value in values.items():

@@ -73,12 +73,18 @@ def adr_check() -> int:
     With a daemon running it also names the live ADRs close to the change (advisory, never blocking)."""
     from zgrep.adr.report import render, run_check, suggestion_lines
     from zgrep.adr.settings import load_settings
+    from zgrep.hooks import anchorcache
     from zgrep.server.runtime import read_info
 
     mode = "server" if read_info() is not None else None  # no daemon: no search, the commit stays fast
-    report = run_check(load_settings(), staged=True, paths=None, fix=False, suggest_mode=mode)
+    settings = load_settings()
+    report = run_check(settings, staged=True, paths=None, fix=False, suggest_mode=mode)
     if report.exit_code == 0:
         sys.stderr.write("".join(f"zgrep: {line}\n" for line in suggestion_lines(report)))
+        try:
+            anchorcache.save(settings)  # the next commit that touches no anchored path needs no Python
+        except Exception:  # a speed-up only: without it the next commit runs this check again
+            pass
         return 0
     sys.stdout.write(render(report))
     return BLOCKED
