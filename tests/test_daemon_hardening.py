@@ -7,22 +7,21 @@ from __future__ import annotations
 
 import json
 import random
+import secrets
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 import pytest
 import zmq
 
 from daemon_helpers import User, make_repo, raw_socket, wait_for
 from embedding_server import EmbeddingServer
+from fuzzframes import fuzz_frames, spellings
 from zgrep.server import protocol, runtime
-from zgrep.service import OPERATIONS
 
 FUZZ_FRAMES = 2400
 FUZZ_WINDOW = 50  # frames in flight at once: below every socket's high-water mark
-ARG_NAMES = ["paths", "config", "full", "progress", "refresh", "queries", "limit", "globs", "iglobs", "types",
-             "types_not", "symbol_types", "dry_run", "no_index", "symbol", "entry", "direction", "source_file",
-             "preview", "search_mode", "min_score", "min_score_diff", "modified_after", "depth"]
 
 
 @pytest.fixture(scope="module")
@@ -97,55 +96,6 @@ def test_extra_frames_get_one_malformed_answer(tcp_daemon: tuple[User, Path]) ->
     assert_serving(user, repo)
 
 
-def dump(msg: dict[str, Any]) -> bytes:
-    """JSON bytes of any message, lone surrogates included (as \\u escapes)."""
-    return json.dumps(msg).encode()
-
-
-def fuzz_frames(rng: random.Random, token: str, root: str) -> list[bytes]:
-    """One hostile message: random, truncated, nested, oversized, multi-frame or wrong-typed."""
-    def value() -> Any:
-        return rng.choice([None, True, 0, -1, 1.5, 10 ** 30, "", "x" * rng.randint(1, 3000), "\ud800", [], [1, "a"],
-                           {}, {"k": [[{}]]}, "ping", "/", root, "../..", "/dev/null", "a\0b"])
-
-    def request() -> dict[str, Any]:
-        msg: dict[str, Any] = {"v": rng.choice([1, 1, 1, 2, "1", True, 1.0, None]),
-                               "op": rng.choice([*sorted(set(OPERATIONS) - {"shutdown"}), "shutdown", "rm", value()]),
-                               "root": rng.choice([root, root, "relative", "/nonexistent", value()]),
-                               "args": rng.choice([{}, {"queries": ["retry"], "limit": 1, "refresh": "off"},
-                                                   {rng.choice(ARG_NAMES): value()},
-                                                   value()])}
-        if rng.random() < 0.5:
-            msg["token"] = rng.choice([token, token, "wrong", value()])
-        if msg.get("token") == token and msg["op"] == "shutdown":
-            msg["op"] = "ping"  # the one request the fuzzer must not send: a valid stop
-        for key in rng.sample(sorted(msg), rng.randint(0, 1)):
-            del msg[key]
-        return msg
-
-    kind = rng.randrange(8)
-    if kind == 0:
-        return [b"", rng.randbytes(rng.randint(0, 400))]
-    if kind == 1:
-        data = dump(request())
-        return [b"", data[: rng.randint(0, len(data))]]
-    if kind == 2:
-        depth = rng.choice([50, 990, 5000, 200000])
-        opener, closer = rng.choice([(b"[", b"]"), (b'{"a":', b"}"), (b'{"v":1,"op":"ping","args":{"a":', b"}}")])
-        return [b"", opener * depth + (closer * depth if rng.random() < 0.5 else b"")]
-    if kind == 3:
-        return [b"", rng.choice([b'{"v":' + b"9" * rng.randint(4000, 20000) + b"}", b'{"v":1e999999}',
-                                 b'{"v":NaN,"op":"ping"}', b'"' + b"\\ud800" * 100 + b'"', b"null", b"[]", b"7"])]
-    if kind == 4:
-        return [b"", dump(request()), *[rng.randbytes(rng.randint(0, 50)) for _ in range(rng.randint(1, 4))]]
-    if kind == 5:
-        return [rng.randbytes(rng.randint(0, 20)) for _ in range(rng.randint(1, 5))] + [dump(request())]
-    if kind == 6:  # past the token check, into the workspace ops, one argument of a random type
-        op = rng.choice(sorted(set(OPERATIONS) - {"shutdown"}))
-        return [b"", dump({"v": 1, "op": op, "root": root, "token": token, "args": {rng.choice(ARG_NAMES): value()}})]
-    return [b"", dump(request())]
-
-
 def test_fuzzed_frames_all_get_answers_and_the_daemon_keeps_serving(tcp_daemon: tuple[User, Path]) -> None:
     user, repo = tcp_daemon
     token = (user.rundir / runtime.TOKEN_FILE).read_text()
@@ -154,7 +104,8 @@ def test_fuzzed_frames_all_get_answers_and_the_daemon_keeps_serving(tcp_daemon: 
     sock.setsockopt(zmq.RCVTIMEO, 60_000)
     sent = answered = 0
     big = b"x" * (protocol.MAX_MESSAGE_BYTES // 2 + 1)
-    messages = [[b"", big, big]] + [fuzz_frames(rng, token, str(repo)) for _ in range(FUZZ_FRAMES)]
+    foreign = [secrets.token_urlsafe(32) for _ in range(3)]  # other daemons' tokens: the same shape, not this one's
+    messages = [[b"", big, big]] + [fuzz_frames(rng, token, spellings(repo), foreign) for _ in range(FUZZ_FRAMES)]
     codes: dict[str, int] = {}
     for start in range(0, len(messages), FUZZ_WINDOW):
         window = messages[start:start + FUZZ_WINDOW]
