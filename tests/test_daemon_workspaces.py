@@ -58,6 +58,12 @@ def test_a_workspace_recloned_under_the_daemon_is_reopened_with_one_writer(tmp_p
         assert json.loads(found.stdout)["hits"][0]["path"] == "a.py"
         held = [w["root"] for w in user.server_status()["workspaces"]]
         assert held == [str(repo)], held
+        # what the daemon wrote is in the new workspace's own index, not the deleted one's
+        assert user.zg("server", "off").returncode == 0
+        after = user.zg("search", "--json", "--mode", "direct", "zebra_quagga_token", cwd=repo)
+        assert after.returncode == 0 and json.loads(after.stdout)["hits"][0]["path"] == "a.py", after.stderr
+        assert json.loads(callers(user, repo).stdout)["callers"] == json.loads(again.stdout)["callers"]
+        assert json.loads(user.zg("status", "--json", cwd=repo).stdout)["files"] == 2
     finally:
         assert user.zg("server", "off").returncode == 0
 

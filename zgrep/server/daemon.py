@@ -128,9 +128,10 @@ class Held:
     """One workspace the daemon serves: its engine, index-job queue and watcher."""
 
     def __init__(self, identity: Identity, key: str, flags: dict[str, Any], pool: EmbedderPool,
-                 send: Callable[[list[bytes], dict[str, Any]], None]) -> None:
+                 send: Callable[[list[bytes], dict[str, Any]], None], predecessor: threading.Event | None = None) -> None:
         self.root = identity.real
         self.identity = identity
+        self.predecessor = predecessor  # set once a dropped Held of this path has closed its store
         self.key = key
         self.flags = flags
         self.pool = pool
@@ -175,10 +176,19 @@ class Held:
                 if holder:
                     raise ZgError(ErrorCode.WORKSPACE_BUSY, f"{self.root} is busy: its index is held by {holder}; "
                                   "retry once it is free")
+                self.after_predecessor()
                 self.engine.open_store(create=False)
             return self.engine
         finally:
             self.lock.release()
+
+    def after_predecessor(self) -> None:
+        """Wait for the store of the workspace this one replaced to close: the in-process Milvus Lite server is
+        one per path, so a store opened before would be the deleted directory's."""
+        if self.predecessor is not None and not self.predecessor.wait(SHUTDOWN_GRACE_S + 1):
+            raise ZgError(ErrorCode.WORKSPACE_BUSY, f"the index of the workspace deleted at {self.root} is still "
+                          "closing (its job does not stop); retry shortly, or restart: zg server off; zg server on")
+        self.predecessor = None
 
     def other_holder(self) -> str | None:
         """Who holds this workspace's lock when it is another process (as it names itself), else None."""
@@ -304,6 +314,7 @@ class Held:
         try:
             engine = self.prepare(open_store=False, request=False)
             with self.lock:
+                self.after_predecessor()
                 engine.open_store(create=True)
             self.start_watcher()
             return serve(engine, protocol.make_request(INDEX.name, str(self.root), args), self._progress)
@@ -388,6 +399,7 @@ class Daemon:
         self.pool = ThreadPoolExecutor(WORKERS, thread_name_prefix="zg-worker")
         self.embedders = embedders
         self.held: dict[Path, Held] = {}
+        self.closing: dict[Path, threading.Event] = {}  # dropped workspaces' stores, set once closed
         self.lock = threading.Lock()
         self.stopping = threading.Event()
         self.started = time.time()
@@ -519,7 +531,9 @@ class Daemon:
                 self.release(held)
                 held = None
             if held is None:
-                held = self.held[root] = Held(identity, key, flags, self.embedders, self.send)
+                closing = self.closing.pop(root, None)
+                held = self.held[root] = Held(identity, key, flags, self.embedders, self.send,
+                                              None if closing is None or closing.is_set() else closing)
                 log.info("holding workspace %s", root)
             held.active += 1
             held.last_used = time.monotonic()
@@ -628,7 +642,18 @@ class Daemon:
         lock are on the deleted files; they close on a thread of their own, and the next request reopens it."""
         self.held.pop(held.root, None)
         held.stop(protocol.error(ErrorCode.WORKSPACE, f"{held.root} was deleted or re-created; run the command again"))
-        threading.Thread(target=held.close, name=f"drop {held.root.name}", daemon=True).start()
+        closed = self.closing[held.root] = threading.Event()
+
+        def close() -> None:
+            try:
+                while not held.close():  # a job that outlives the grace: its store closes once it ends
+                    pass
+                closed.set()
+            except Exception:  # its files are gone: whatever closing them says, the successor may open its own
+                log.exception("closing the dropped workspace %s", held.root)
+                closed.set()
+
+        threading.Thread(target=close, name=f"drop {held.root.name}", daemon=True).start()
         self.unsettle()
         log.info("dropped workspace %s: deleted or re-created", held.root)
 
