@@ -105,6 +105,9 @@ def test_a_stuck_workspace_is_busy_while_the_others_are_served(tmp_path: Path) -
         busy = user.zg("search", "--mode", "server", "retry", cwd=stuck, timeout=60)
         assert busy.returncode == 2 and "busy" in busy.stderr and str(stuck) in busy.stderr, busy.stderr
         assert all(p.poll() is None for p in waiting)  # the index commands wait for their job
+        wait_for(lambda: f"{stuck} (busy: its index job has reported no progress for"
+                 in user.zg("server", "status").stdout, 90, "zg server status to report the stuck workspace busy")
+        assert user.zg("search", "--json", "--mode", "server", "retry with backoff", cwd=healthy).returncode == 0
         off = user.zg("server", "off", timeout=60)
         assert off.returncode == 0 and off.stdout.strip() == f"zg daemon stopped (pid {pid})", off.stdout
         for proc in waiting:

@@ -289,4 +289,6 @@ def write_server_status(result: dict[str, Any]) -> None:
         click.echo(f"{key:>10}: {value}")
     for ws in result["workspaces"]:
         job = "indexing" if ws["job_running"] else "no index job"
+        if ws.get("busy"):  # a job stuck past the daemon's patience: its searches are answered busy
+            job = f"busy: its index job has reported no progress for {ws['job_silent_s']:.0f}s"
         click.echo(f"{'':>12}{ws['root']} ({job}, idle {ws['idle_s']:.0f}s, {'watching' if ws['watching'] else 'not watching'})")

@@ -371,10 +371,11 @@ class Held:
     def describe(self) -> dict[str, Any]:
         with self.cond:
             queued = self.pending is not None
+            silent = time.monotonic() - self.progressed if self.running else 0.0
             return {"root": str(self.root), "idle_s": round(self.idle_for(), 1), "active_requests": self.active,
                     "job_running": self.running, "job_queued": queued, "jobs_done": self.jobs_done,
                     "watching": self.watching(), "waiting_requests": len(self.waiters),
-                    "job_silent_s": round(time.monotonic() - self.progressed, 1) if self.running else 0.0}
+                    "job_silent_s": round(silent, 1), "busy": silent >= STALL_S}
 
 
 class Daemon:
