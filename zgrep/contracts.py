@@ -91,6 +91,7 @@ class IndexReport(TypedDict, total=False):
     chunks: int
     embedded: int
     files: int
+    generated: int  # indexed files written by a program (generated code, minified code, dumps)
     took_s: float
     phases: dict[str, float]  # seconds per step of the run (worker steps summed over workers)
 

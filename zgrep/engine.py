@@ -35,15 +35,17 @@ class FileRecord:
     mtime_ns: int
     language: str
     chunks: int
+    generated: bool = False  # written by a program (index.generated): ranked below hand-written code
 
     def to_json(self) -> list[Any]:
-        return [self.sha256, self.size, self.mtime_ns, self.language, self.chunks]
+        return [self.sha256, self.size, self.mtime_ns, self.language, self.chunks, self.generated]
 
     @classmethod
     def from_json(cls, raw: Any) -> FileRecord:
         """A record from its JSON list; ValueError when it is not one."""
-        if not (isinstance(raw, list) and len(raw) == 5 and isinstance(raw[0], str) and isinstance(raw[3], str)
-                and all(isinstance(v, int) and not isinstance(v, bool) for v in (raw[1], raw[2], raw[4]))):
+        if not (isinstance(raw, list) and len(raw) in (5, 6) and isinstance(raw[0], str) and isinstance(raw[3], str)
+                and all(isinstance(v, int) and not isinstance(v, bool) for v in (raw[1], raw[2], raw[4]))
+                and all(isinstance(v, bool) for v in raw[5:])):
             raise ValueError(f"not a file record: {json.dumps(raw)[:80]}")
         return cls(*raw)
 

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import IO, Any, cast
 
 from zgrep.chunking import chunk_file, detect_language
+from zgrep.index.generated import is_generated
 from zgrep.index.timing import PhaseClock
 from zgrep.relations.extract import FileRelations, extract
 from zgrep.search.text import lexical_document
@@ -36,7 +37,7 @@ IN_FLIGHT_PER_WORKER = 2  # batches queued per worker: keeps both cores busy, bo
 
 @dataclass
 class PreparedFile:
-    """One file's chunks with their BM25 texts and content hashes, its relations and language."""
+    """One file's chunks with their BM25 texts and content hashes, its relations, language and whether it is generated."""
 
     path: str
     language: str
@@ -44,6 +45,7 @@ class PreparedFile:
     lexical: list[str]
     hashes: list[str]
     relations: FileRelations
+    generated: bool
 
 
 def lexical_text(chunk: Chunk) -> str:
@@ -83,7 +85,7 @@ def prepare_file(path: str, text: str, context_lines: int, clock: PhaseClock) ->
     with clock.phase("relations"):
         relations = extract(path, text)
     language = chunks[0].language if chunks else detect_language(path)
-    return PreparedFile(path, language, chunks, lexical, hashes, relations)
+    return PreparedFile(path, language, chunks, lexical, hashes, relations, is_generated(text, language))
 
 
 def prepare_batch(items: list[tuple[str, str]], recipe: Recipe) -> PreparedBatch:

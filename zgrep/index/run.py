@@ -26,7 +26,7 @@ from zgrep.store.rows import chunk_row
 from zgrep.workspace import WorkspaceError, read_object
 
 FILES_PER_BATCH = 64
-LEXICAL_VERSION = 6  # bump when index.prepare.lexical_text() changes: indexes re-chunk (vectors stay cached)
+LEXICAL_VERSION = 7  # bump when index.prepare.lexical_text() changes: indexes re-chunk (vectors stay cached)
 RELATIONS_VERSION = 3  # bump when zgrep.relations extraction changes: indexes re-extract
 NEXT_RELATIONS = "relations.next.sqlite"  # a full rebuild's relations until it switches over
 
@@ -186,9 +186,14 @@ def run_index(engine: Engine, args: IndexArgs, progress: Progress | None = None)
     engine.ws.write_manifest({**new_manifest, "complete": True, "last_indexed": time.time(),
                               "root_hash": root_hash(files), "commit": covered_commit(engine, manifest, paths)})
     _count(report, work, written=True)
-    report.update({"chunks": chunks_done, "embedded": embedded, "files": len(files),
+    report.update({"chunks": chunks_done, "embedded": embedded, "files": len(files), "generated": _generated(files),
                    "took_s": round(time.monotonic() - started, 3), "phases": clock.report()})
     return report
+
+
+def _generated(files: dict[str, FileRecord]) -> int:
+    """How many indexed files are generated, minified or dumps (index.generated)."""
+    return sum(1 for record in files.values() if record.generated)
 
 
 def _count(report: IndexReport, work: Plan, written: bool) -> None:
@@ -250,7 +255,8 @@ def _write_batches(engine: Engine, work: Plan, store: Any, relations: Any, files
                 relations.remove_paths(gone)
         for f in batch.files:
             loaded = meta.pop(f.path)
-            files[f.path] = FileRecord(loaded.sha256, loaded.size, loaded.mtime_ns, f.language, len(f.chunks))
+            files[f.path] = FileRecord(loaded.sha256, loaded.size, loaded.mtime_ns, f.language, len(f.chunks),
+                                        f.generated)
         for rel in gone:
             files.pop(rel, None)
         if incremental:
@@ -315,6 +321,7 @@ def _rebuild(engine: Engine, store: Any, work: Plan, report: IndexReport, progre
     _finish_rebuild(engine, marker, target, files)
     _count(report, work, written=True)
     report.update({"deleted": 0, "unchanged": 0, "chunks": chunks_done, "embedded": embedded, "files": len(files),
+                   "generated": _generated(files),
                    "took_s": round(time.monotonic() - started, 3), "phases": clock.report()})
     return report
 
@@ -401,5 +408,6 @@ def _nothing_changed(engine: Engine, manifest: dict[str, Any], work: Plan, repor
     if manifest.get("commit") != commit:
         engine.ws.write_manifest({**manifest, "commit": commit})
     files = engine.files()
-    report.update({"chunks": 0, "embedded": 0, "files": len(files), "took_s": round(time.monotonic() - started, 3)})
+    report.update({"chunks": 0, "embedded": 0, "files": len(files), "generated": _generated(files),
+                   "took_s": round(time.monotonic() - started, 3)})
     return report

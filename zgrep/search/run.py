@@ -19,7 +19,7 @@ from zgrep.progress import Progress
 from zgrep.search.filters import SearchFilter
 from zgrep.search.rank import QUALIFIER, RankSettings, fuse, path_matches, rerank, unsupported
 from zgrep.search.spans import GapCheck, Span, add, span_of
-from zgrep.search.text import STOPWORDS, lexical_query
+from zgrep.search.text import STOPWORDS, lexical_query, split_identifier
 from zgrep.service import ErrorCode, ZgError
 from zgrep.types import RouteHit
 
@@ -34,6 +34,8 @@ PATH_ROUTE_FILES = 20
 POST_FILTER_POOL_FACTOR = 5  # wider candidate pools when path filters are applied after retrieval
 _CONTAINER_KINDS = ("class", "interface")  # a chunk of one of these holds its members
 _CODE_LIKE = re.compile(r"[_.]|[a-z0-9][A-Z]|[A-Z]{2,}[a-z]")
+_COMPOUND = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # one identifier, unqualified
+_SEPARATORS = re.compile(r"[_\-]")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)*")
 
 
@@ -70,9 +72,10 @@ def run_search(engine: Engine, args: SearchArgs, progress: Progress | None = Non
     admits = filters.admits_path if post_filter else None
     groups: list[SearchGroup] = []
     gap_blank = _blank_gaps(engine)  # one read of each hit file for all the queries
+    generated = frozenset(path for path, record in engine.files().items() if record.generated)
     for query in queries:
         hits = (_search_one(engine, query[:MAX_QUERY_CHARS], search_mode, expr, limit, args, preview, admits,
-                            gap_blank) if possible else [])
+                            gap_blank, generated) if possible else [])
         groups.append({"query": query, "hits": hits})
     took_ms = round((time.monotonic() - started) * 1000, 1)
     root = str(engine.ws.root)
@@ -117,7 +120,8 @@ def _ensure_index(engine: Engine, args: SearchArgs, progress: Progress | None) -
 
 
 def _search_one(engine: Engine, query: str, search_mode: str, expr: str, limit: int, args: SearchArgs,
-                preview: str, admits: Callable[[str], bool] | None, gap_blank: GapCheck) -> list[SearchHit]:
+                preview: str, admits: Callable[[str], bool] | None, gap_blank: GapCheck,
+                generated: frozenset[str]) -> list[SearchHit]:
     cfg = engine.config
     pool = max(cfg["search.candidates"], limit * 3) * (POST_FILTER_POOL_FACTOR if admits else 1)
     routes = _routes(engine, query, search_mode, expr, pool, admits)
@@ -128,10 +132,12 @@ def _search_one(engine: Engine, query: str, search_mode: str, expr: str, limit: 
     if (unsupported(routes) and lexical_query(query)
             and not ((expr or admits) and _spelled_anywhere(engine, query))):
         return []
+    if search_mode != "semantic" and _invented(engine, query, routes, bool(expr or admits)):
+        return []
     settings = RankSettings(fusion=cfg["search.fusion"], rrf_k=cfg["search.rrf_k"], weights={
         "lexical": cfg["search.lexical_weight"], "semantic": cfg["search.dense_weight"],
         "symbol": cfg["search.symbol_weight"], "path": cfg["search.path_weight"]})
-    ranked = rerank(query, fuse(routes, settings))
+    ranked = rerank(query, fuse(routes, settings), generated=generated)
     wanted = set(_IDENT.findall(query)) | {part for token in _IDENT.findall(query) for part in QUALIFIER.split(token)}
     min_score = args.get("min_score")
     min_diff = args.get("min_score_diff")
@@ -194,6 +200,24 @@ def _spelled_anywhere(engine: Engine, query: str) -> bool:
     store = engine.open_store(create=False)
     return bool(store.search_lexical(lexical_query(query), 1) or _symbol_hits(store, symbol_candidates(query))
                 or path_matches(query, list(engine.files()), 1))
+
+
+def _invented(engine: Engine, query: str, routes: dict[str, list[RouteHit]], filtered: bool) -> bool:
+    """Whether the query is one compound identifier (`main_side_gamma`, `getUserName`) that no chunk BM25 finds
+    for its parts spells, as grep would find it (inside a longer name too), in any case or separator style:
+    each part may match (`main`), but the name is made up."""
+    token = query.strip().lstrip("$@")
+    if not _COMPOUND.fullmatch(token) or len(split_identifier(token)) < 2:
+        return False
+    joined = "".join(split_identifier(token))
+    hits = routes.get("lexical") or []
+    if filtered and not any(_spells(hit, joined) for hit in hits):  # the filter may hide where it is spelt
+        hits = engine.open_store(create=False).search_lexical(lexical_query(query), len(hits) or 1)
+    return not any(_spells(hit, joined) for hit in hits)
+
+
+def _spells(hit: RouteHit, joined: str) -> bool:
+    return joined in _SEPARATORS.sub("", str(hit.fields.get("content") or "").lower())
 
 
 def _symbol_hits(store: Any, names: list[str]) -> bool:

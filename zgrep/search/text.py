@@ -27,9 +27,14 @@ def split_identifier(word: str) -> list[str]:
     return [p for p in parts if p]
 
 
+# Nouns made from verbs end as the verb's stem does: normalization/normalizer/normalize → normaliz,
+# validation/validator/validate → validat (English derivation, as Porter's step 2 reads it).
+_DERIVED = (("ization", "iz"), ("isation", "is"), ("ation", "at"), ("izer", "iz"), ("iser", "is"), ("ator", "at"))
+
+
 def stem(word: str) -> str:
-    """A light, deterministic stemmer: plural, -ing/-ed and a final -e go
-    (retries/retried/retrying → retry; handle/handles/handled/handling → handl)."""
+    """A light, deterministic stemmer: plural, -ing/-ed, a noun's -ation/-izer/-ator and a final -e go
+    (retries/retried/retrying → retry; handle/handles/handled/handling → handl; normalization → normaliz)."""
     if len(word) <= 3:
         return word
     if word.endswith(("ies", "ied")) and len(word) > 4:
@@ -44,6 +49,9 @@ def stem(word: str) -> str:
             if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "aeiouls":
                 word = word[:-1]
             break
+    for suffix, verb in _DERIVED:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)] + verb
     if word.endswith("e") and len(word) > 4:
         word = word[:-1]
     return word
