@@ -7,13 +7,15 @@ Real daemon processes, real ZeroMQ sockets, real git repositories, real flocks.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 from conftest import git
 from daemon_helpers import User, make_repo, wait_for
-from zgrep.locking import ENGINE_LOCK, FileLock
+from zgrep.locking import ENGINE_LOCK, FileLock, WorkspaceLock
 from zgrep.workspace import STATE_DIR
 
 
@@ -120,3 +122,21 @@ def test_a_stuck_workspace_is_busy_while_the_others_are_served(tmp_path: Path) -
                 proc.kill()
                 proc.wait()
         user.zg("server", "off")
+
+
+def test_a_workspace_lock_on_a_deleted_state_dir_is_taken_again_on_the_new_one(tmp_path: Path) -> None:
+    state = tmp_path / "ws" / STATE_DIR
+    lock = WorkspaceLock(state / ENGINE_LOCK)
+    lock.acquire(timeout=5)
+    try:
+        shutil.rmtree(state)
+        state.mkdir()  # re-created: the held flock is on the deleted file, the new one is free
+        probe = [sys.executable, "-c", "import sys; from pathlib import Path; from zgrep.locking import lock_holder; "
+                 "print(lock_holder(Path(sys.argv[1])))", str(state / ENGINE_LOCK)]
+        (state / ENGINE_LOCK).touch()
+        assert subprocess.run(probe, capture_output=True, text=True, check=True).stdout.strip() == "None"
+        lock.acquire(timeout=5)
+        holder = subprocess.run(probe, capture_output=True, text=True, check=True).stdout.strip()
+        assert holder.startswith(f"pid {os.getpid()}"), holder  # another process sees this one holding the new file
+    finally:
+        lock.release()

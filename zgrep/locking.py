@@ -118,9 +118,11 @@ class WorkspaceLock:
             return "unknown process"
 
     def acquire(self, timeout: float = 10.0) -> None:
-        """Take the lock, waiting up to `timeout` seconds; LockBusy when still held."""
-        if self._lock.held:
+        """Take the lock, waiting up to `timeout` seconds; LockBusy when still held. A lock held on a file
+        deleted since (the state dir removed or re-created) is dropped and taken on the file there now."""
+        if self._lock.current():
             return
+        self._lock.release()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         deadline = time.monotonic() + timeout
         while not self._lock.acquire(blocking=False):
