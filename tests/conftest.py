@@ -57,9 +57,11 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     shutil.rmtree(_session_user, ignore_errors=True)
 
 
-def session_daemons() -> list[int]:
-    """Live zg daemons (`… server run`) whose environment carries this session's mark."""
+def session_daemons(basetemp: Path | None = None) -> list[int]:
+    """Live zg daemons (`… server run`) whose environment carries this session's mark, or whose HOME or
+    runtime dir lies under `basetemp` (a test that built its environment from scratch)."""
     mark = f"{SESSION_MARK}={os.environ.get(SESSION_MARK, '')}".encode()
+    dirs = [f"{name}={basetemp}{os.sep}".encode() for name in ("HOME", "XDG_RUNTIME_DIR")] if basetemp else []
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -68,7 +70,8 @@ def session_daemons() -> list[int]:
             argv = (entry / "cmdline").read_bytes().split(b"\0")
             if not any(a == b"server" and b == b"run" for a, b in zip(argv, argv[1:])):
                 continue
-            if mark in (entry / "environ").read_bytes().split(b"\0"):
+            environ = (entry / "environ").read_bytes().split(b"\0")
+            if mark in environ or any(v.startswith(d) for v in environ for d in dirs):
                 found.append(int(entry.name))
         except OSError:  # gone meanwhile, or not ours to read
             continue
@@ -79,8 +82,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """Fail the suite when a daemon a test started outlives it (killed here, so none lingers)."""
     if hasattr(session.config, "workerinput"):
         return  # the controller checks once every worker is done
+    factory = getattr(session.config, "_tmp_path_factory", None)  # the controller's: workers' lie under it
+    basetemp = factory.getbasetemp() if factory is not None else None
     deadline = time.monotonic() + DAEMON_EXIT_WAIT_S
-    while (left := session_daemons()) and time.monotonic() < deadline:
+    while (left := session_daemons(basetemp)) and time.monotonic() < deadline:
         time.sleep(0.2)
     if not left:
         return

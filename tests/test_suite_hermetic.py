@@ -40,19 +40,30 @@ def test_a_module_fixture_runs_with_a_private_user(module_env: dict[str, str], t
 
 def test_a_daemon_left_running_fails_the_session(tmp_path: Path) -> None:
     (tmp_path / "test_leak.py").write_text(textwrap.dedent(f'''
-        import subprocess
+        import os, subprocess, time
+        from pathlib import Path
+
+        def start(name, env):
+            proc = subprocess.Popen([{ZG!r}, "server", "run", "--quiet"], env=env, stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.DEVNULL)
+            (Path(__file__).parent / name).write_text(str(proc.pid))
+            time.sleep(2)
 
         def test_leaves_a_daemon():
-            proc = subprocess.Popen([{ZG!r}, "server", "run", "--quiet"], stdout=subprocess.DEVNULL,
-                                    stderr=subprocess.DEVNULL)
-            (__import__("pathlib").Path(__file__).parent / "pid").write_text(str(proc.pid))
-            __import__("time").sleep(2)
+            start("pid-inherited", None)
+
+        def test_leaves_a_daemon_from_a_scratch_environment(tmp_path):
+            for name in ("home", "run"):
+                (tmp_path / name).mkdir(mode=0o700)
+            start("pid-scratch", {{"PATH": os.environ["PATH"], "HOME": str(tmp_path / "home"),
+                                   "XDG_RUNTIME_DIR": str(tmp_path / "run")}})
         '''))
     env = {**os.environ, "PYTHONPATH": str(TESTS)}
     inner = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "conftest", "-p", "no:cacheprovider",
                             "--rootdir", str(tmp_path), str(tmp_path / "test_leak.py")], cwd=tmp_path, env=env,
                            capture_output=True, text=True, timeout=300)
-    pid = int((tmp_path / "pid").read_text())
+    pids = [int((tmp_path / name).read_text()) for name in ("pid-inherited", "pid-scratch")]
     assert inner.returncode == 1, inner.stdout + inner.stderr
-    assert "1 passed" in inner.stdout and f"still alive at the session's end (killed): pid {pid}" in inner.stderr
-    wait_for(lambda: not runtime.pid_alive(pid), 30, "the leaked daemon to be gone")
+    assert "2 passed" in inner.stdout and "still alive at the session's end (killed)" in inner.stderr, inner.stderr
+    assert all(f"pid {pid}" in inner.stderr for pid in pids), inner.stderr
+    wait_for(lambda: not any(runtime.pid_alive(pid) for pid in pids), 30, "the leaked daemons to be gone")
