@@ -1,8 +1,8 @@
 """Route a request to the daemon or run it in-process (--mode auto|server|direct); in auto mode a
 search that found no daemon starts one, detached, for the next command (`server.autostart`).
 
-Thin path: the standard library, the operation table, the protocol and runtime modules; pyzmq
-only once a daemon's endpoint file exists; the engine only in direct mode.
+Thin path: the standard library, the operation table, the protocol and runtime modules and a ZMTP peer
+of its own (zmtp: no pyzmq); the engine only in direct mode.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from zgrep.server import protocol, runtime
+from zgrep.server import protocol, runtime, zmtp
 from zgrep.service import PING, SEARCH, ErrorCode, ZgError, operation
 from zgrep.config import DEFAULTS, Config, env_name, in_ci
 from zgrep.locking import ENGINE_LOCK, lock_holder
@@ -51,33 +51,24 @@ def pid_stopped(pid: int) -> bool:
 
 def exchange(endpoint: str, request: dict[str, Any], timeout_s: float | None, pid: int | None = None,
              on_progress: Progress | None = None) -> dict[str, Any]:
-    """Send one request over a DEALER socket and wait for its final response.
-
-    Gives up after `timeout_s` (None: no limit), as soon as process `pid` is gone, or once it
+    """Send one request to the daemon's ROUTER (a ZMTP DEALER peer, zgrep.server.zmtp) and wait for its final
+    response. Gives up after `timeout_s` (None: no limit), as soon as process `pid` is gone, or once it
     has been stopped for STOPPED_GRACE_S."""
-    import zmq
-
-    ctx = zmq.Context()
-    sock = ctx.socket(zmq.DEALER)
-    sock.setsockopt(zmq.LINGER, 0)
-    sock.setsockopt(zmq.IMMEDIATE, 1)
-    send_ms = int(min(timeout_s if timeout_s is not None else 5.0, 5.0) * 1000)
-    sock.setsockopt(zmq.SNDTIMEO, max(send_ms, 1))
-    sock.setsockopt(zmq.RCVTIMEO, 0)
+    connect_s = max(min(timeout_s if timeout_s is not None else 5.0, 5.0), 0.001)
     deadline = None if timeout_s is None else time.monotonic() + timeout_s
     stopped_since: float | None = None
     try:
-        sock.connect(endpoint)
-        try:
-            sock.send_multipart([b"", protocol.encode(request)])
-        except zmq.Again:
-            raise DaemonLost(f"could not reach the daemon at {endpoint}") from None
+        peer = zmtp.Dealer(endpoint, connect_s)
+    except zmtp.PeerError:
+        raise DaemonLost(f"could not reach the daemon at {endpoint}") from None
+    try:
+        peer.send([b"", protocol.encode(request)])
         while True:
             wait = POLL_S if deadline is None else min(POLL_S, deadline - time.monotonic())
             if wait <= 0:
                 raise DaemonLost(f"no answer from the daemon within {timeout_s:g}s")
-            if sock.poll(int(wait * 1000) + 1, zmq.POLLIN):
-                frames = sock.recv_multipart()
+            frames = peer.recv(wait)
+            if frames is not None:
                 try:
                     msg = protocol.decode_response(frames[-1])
                 except protocol.ProtocolError as exc:
@@ -96,9 +87,10 @@ def exchange(endpoint: str, request: dict[str, Any], timeout_s: float | None, pi
                     stopped_since = time.monotonic()
                 elif time.monotonic() - stopped_since >= STOPPED_GRACE_S:
                     raise DaemonLost(f"the daemon (pid {pid}) is stopped (SIGSTOP?)")
+    except OSError as exc:  # zmtp.PeerError included: the connection broke mid-way
+        raise DaemonLost(f"the connection to the daemon broke: {exc}") from None
     finally:
-        sock.close(0)
-        ctx.term()
+        peer.close()
 
 
 def probe(timeout_ms: int) -> dict[str, Any] | None:
