@@ -74,10 +74,11 @@ def test_refresh_background_needs_the_daemon(daemon: tuple[User, Path], tmp_path
     user, repo = daemon
     served = user.zg("search", "--json", "--refresh", "background", "parse configuration", cwd=repo)
     assert served.returncode == 0 and json.loads(served.stdout)["mode"] == "server"
-    nobody = User(tmp_path)
-    refused = nobody.zg("search", "--refresh", "background", "parse configuration", cwd=repo)
+    nobody = User(tmp_path)  # no daemon, in a workspace no daemon holds (one it holds leads to it: test_rendezvous)
+    other = make_repo(tmp_path / "other")
+    refused = nobody.zg("search", "--refresh", "background", "parse configuration", cwd=other)
     assert refused.returncode == 2 and "zg server on" in refused.stderr
-    absent = nobody.zg("search", "--mode", "server", "parse configuration", cwd=repo)
+    absent = nobody.zg("search", "--mode", "server", "parse configuration", cwd=other)
     assert absent.returncode == 2 and "zg server on" in absent.stderr
 
 

@@ -16,11 +16,10 @@ from zgrep.cli.main import fail
 from zgrep.config import Config, ConfigError
 from zgrep.locking import FileLock, lock_holder
 from zgrep.server import client, protocol, runtime
-from zgrep.service import SERVER_STATUS, SHUTDOWN
+from zgrep.service import SERVER_STATUS
 from zgrep.workspace import WorkspaceError, find_root
 
 STOP_WAIT_S = 15.0
-ASK_WAIT_S = 1.5  # for the daemon to acknowledge a shutdown request
 TERM_WAIT_S = 5.0
 
 
@@ -66,15 +65,6 @@ def _check_endpoint(endpoint: str, allow_non_loopback: bool) -> None:
     problem = endpoint_problem(endpoint, allow_non_loopback)
     if problem is not None:
         fail(problem)
-
-
-def _wait_gone(pid: int, timeout_s: float) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while runtime.pid_alive(pid):
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(0.05)
-    return True
 
 
 def _signal(pid: int, signum: int) -> None:
@@ -169,24 +159,18 @@ def off(timeout: float) -> None:
         runtime.remove_files(info["endpoint"] if info else None)
         click.echo("zg daemon not running")
         return
-    acked = False
-    if info is not None and not client.pid_stopped(pid):  # a stopped process reads no request
-        try:
-            request = protocol.make_request(SHUTDOWN.name, None, token=runtime.read_token())
-            acked = bool(client.exchange(info["endpoint"], request, ASK_WAIT_S, pid).get("ok"))
-        except client.DaemonLost:
-            pass
+    acked = info is not None and client.ask_shutdown(info)
     how = "stopped"
     # A daemon that took the request gets `timeout` to finish cleanly; one that did not answer
     # (stopped, hung, wrong token) goes straight to SIGTERM.
-    if not _wait_gone(pid, timeout if acked else 0.2):
+    if not client.wait_gone(pid, timeout if acked else 0.2):
         _signal(pid, signal.SIGTERM)
         _signal(pid, signal.SIGCONT)  # a stopped process handles SIGTERM only once continued
         how = "stopped (SIGTERM)"
-        if not _wait_gone(pid, TERM_WAIT_S):
+        if not client.wait_gone(pid, TERM_WAIT_S):
             _signal(pid, signal.SIGKILL)
             how = "killed (SIGKILL)"
-            _wait_gone(pid, TERM_WAIT_S)
+            client.wait_gone(pid, TERM_WAIT_S)
     runtime.remove_files(info["endpoint"] if info else None)
     click.echo(f"zg daemon {how} (pid {pid})")
 

@@ -8,13 +8,14 @@ of its own (zmtp: no pyzmq); the engine only in direct mode.
 from __future__ import annotations
 
 import os
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from zgrep.server import protocol, runtime, zmtp
-from zgrep.service import PING, SEARCH, ErrorCode, ZgError, operation
+from zgrep.service import PING, SEARCH, SHUTDOWN, ErrorCode, ZgError, operation
 from zgrep.config import DEFAULTS, Config, env_name, in_ci
 from zgrep.locking import ENGINE_LOCK, lock_holder
 from zgrep.procfs import process_state
@@ -27,6 +28,8 @@ READ_ONLY_DEADLINE_S = 600.0
 BUSY_PROBE_MS = 1000
 STOPPED_GRACE_S = 1.0  # a daemon stopped (SIGSTOP, Ctrl-Z) this long during a request counts as lost
 STARTING_WAIT_S = 15.0  # for a daemon being started (autostart, zg server on) to answer
+ASK_WAIT_S = 1.5  # for the daemon to acknowledge a shutdown request
+RETIRE_WAIT_S = 15.0  # for an autostarted daemon of another install to stop once asked
 NO_DAEMON = "no zgrep daemon is ready; start one with: zg server on"
 RESTART = "restart it: zg server off; zg server on"
 AUTOSTART_OPS = frozenset({SEARCH.name})  # what users repeat; index, status and the relations ops stay in-process
@@ -115,6 +118,27 @@ def wait_starting() -> dict[str, Any] | None:
             return info
         time.sleep(0.05)
     return probe(200) if live_daemon() is not None else None
+
+
+def ask_shutdown(info: dict[str, Any]) -> bool:
+    """Ask the daemon described by `info` to stop; whether it took the request (a stopped process reads none)."""
+    if pid_stopped(info["pid"]):
+        return False
+    request = protocol.make_request(SHUTDOWN.name, None, token=runtime.read_token())
+    try:
+        return bool(exchange(info["endpoint"], request, ASK_WAIT_S, info["pid"]).get("ok"))
+    except DaemonLost:
+        return False
+
+
+def wait_gone(pid: int, timeout_s: float) -> bool:
+    """Wait until process `pid` has exited; False when it still runs after `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    while runtime.pid_alive(pid):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
+    return True
 
 
 def daemon_state(timeout_ms: int = 500) -> dict[str, Any]:
@@ -263,14 +287,46 @@ def call_direct_checked(op: str, root: str, args: dict[str, Any], mode: str,
         raise unresponsive(pid) from None
 
 
+def retire(info: dict[str, Any], root: str) -> bool:
+    """Stop an autostarted daemon (of another install) and wait for it to release `root`; whether it went."""
+    if not ask_shutdown(info) or not wait_gone(info["pid"], RETIRE_WAIT_S):
+        return False
+    wait_workspace_free(root)
+    return True
+
+
+def call_beside(info: dict[str, Any], other: str, op: str, root: str, args: dict[str, Any],
+                on_progress: Progress | None) -> tuple[dict[str, Any], str]:
+    """Answer in-process beside a daemon of another install (which this one must not use), saying so in one line."""
+    pid = info["pid"]
+    print(f"zg: the zg daemon (pid {pid}) is another install ({other}); answering in direct mode (to serve this "
+          f"install from the daemon: {RESTART.removeprefix('restart it: ')})", file=sys.stderr)
+    try:
+        return call_direct(op, root, args, on_progress), "direct"
+    except ClientError as exc:
+        if exc.code != ErrorCode.WORKSPACE_BUSY or daemon_holding(root) != pid:
+            raise
+        raise ClientError(ErrorCode.WORKSPACE_BUSY, f"the index of {root} is held by the zg daemon (pid {pid}) of "
+                          f"another install ({other}); stop it: zg server off") from None
+
+
 def call(op: str, root: str, args: dict[str, Any], mode: str = "auto",
          probe_ms: int = DEFAULTS["server.probe_timeout_ms"],
          on_progress: Progress | None = None, autostart: Autostart | None = None) -> tuple[dict[str, Any], str]:
     """Run `op` for workspace `root`; return (result, mode actually used). `on_progress` gets a progress
     op's events (default: a stderr line when stderr is a terminal). `autostart`: in auto mode, an op of
-    AUTOSTART_OPS answered in-process because no daemon ran then starts one (after its store is closed)."""
+    AUTOSTART_OPS answered in-process because no daemon ran then starts one (after its store is closed).
+    A daemon holding `root` is reached whatever runtime dir this environment names (runtime.following);
+    one of another install is restarted when it was autostarted, else answered beside in direct mode."""
     if mode not in MODES:
         raise ClientError(ErrorCode.BAD_REQUEST, f"unknown mode {mode!r}; choose from {', '.join(MODES)}")
+    with runtime.following(root):
+        return route(op, root, args, mode, probe_ms, on_progress, autostart)
+
+
+def route(op: str, root: str, args: dict[str, Any], mode: str, probe_ms: int, on_progress: Progress | None,
+          autostart: Autostart | None) -> tuple[dict[str, Any], str]:
+    """call()'s routing, inside the runtime dir it follows."""
     if mode == "direct":
         refuse_if_daemon_holds(root)
         return call_direct_checked(op, root, args, mode, on_progress)
@@ -286,6 +342,12 @@ def call(op: str, root: str, args: dict[str, Any], mode: str = "auto",
             if mode == "server":
                 raise ClientError(ErrorCode.NO_DAEMON,
                                   f"the zg daemon (pid {running['pid']}) is not answering; {RESTART}")
+    if info is not None and (other := runtime.other_install(info)) is not None:
+        if mode == "server":
+            raise ClientError(ErrorCode.NO_DAEMON, f"the zg daemon (pid {info['pid']}) is another install ({other}); {RESTART}")
+        if info.get("started_by") != "autostart" or not retire(info, root):
+            return call_beside(info, other, op, root, args, on_progress)
+        info = None
     if info is None:
         if mode == "server":
             raise ClientError(ErrorCode.NO_DAEMON, NO_DAEMON)

@@ -177,7 +177,7 @@ class Held:
                     raise ZgError(ErrorCode.WORKSPACE_BUSY, f"{self.root} is busy: its index is held by {holder}; "
                                   "retry once it is free")
                 self.after_predecessor()
-                self.engine.open_store(create=False)
+                self.open_store(create=False)
             return self.engine
         finally:
             self.lock.release()
@@ -194,6 +194,13 @@ class Held:
         """Who holds this workspace's lock when it is another process (as it names itself), else None."""
         holder = lock_holder(self.root / STATE_DIR / ENGINE_LOCK)
         return holder if holder is not None and not holder.startswith(f"pid {os.getpid()} ") and holder != f"pid {os.getpid()}" else None
+
+    def open_store(self, create: bool) -> None:
+        """Open the engine's store (taking the workspace lock), then record this daemon as the workspace's
+        holder, so a client with another runtime dir finds it (caller holds self.lock)."""
+        if not self.engine.has_store():
+            self.engine.open_store(create=create)
+            runtime.record_holder(self.root)
 
     def view(self) -> Any:
         """A read-only snapshot of the engine for one search/status request."""
@@ -315,7 +322,7 @@ class Held:
             engine = self.prepare(open_store=False, request=False)
             with self.lock:
                 self.after_predecessor()
-                engine.open_store(create=True)
+                self.open_store(create=True)
             self.start_watcher()
             return serve(engine, protocol.make_request(INDEX.name, str(self.root), args), self._progress)
         except Exception as exc:  # engine construction failures become the job's error reply
@@ -366,6 +373,7 @@ class Held:
             still_running = self.running
         if self.engine is not None and not still_running:
             self.engine.close()
+            runtime.forget_holder(self.root)
         return not still_running
 
     def describe(self) -> dict[str, Any]:
@@ -846,7 +854,7 @@ def run_daemon(endpoint: str, idle_timeout: float, foreground: bool = False, sta
     rdir = runtime.runtime_dir()
     atomic_write(rdir / runtime.PID_FILE, f"{os.getpid()}\n")
     atomic_write(rdir / runtime.INFO_FILE, json.dumps(
-        {"pid": os.getpid(), "endpoint": daemon.endpoint, "version": __version__,
+        {"pid": os.getpid(), "endpoint": daemon.endpoint, **runtime.install(),
          "protocol": protocol.PROTOCOL_VERSION, "started": daemon.started, "started_by": started_by}))
     log.info("started by %s", started_by)
     if start_lock_fd is not None:

@@ -1,23 +1,27 @@
 """Where the per-user daemon keeps its socket, pid, endpoint, token and log files, and how it is started.
 
-Imported on the thin client path: the standard library and light zgrep modules only (fsutil, procfs, locking).
+Imported on the thin client path: the standard library and light zgrep modules only (fsutil, procfs, locking,
+workspace).
 """
 
 from __future__ import annotations
 
-import hashlib
-import ipaddress
+import contextlib
 import json
 import os
 import stat
 import sys
-import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from zgrep import __version__
 from zgrep.fsutil import atomic_write
-from zgrep.locking import FileLock
+from zgrep.locking import ENGINE_LOCK, FileLock, lock_holder
 from zgrep.procfs import process_state
+from zgrep.workspace import STATE_DIR
 
 PID_FILE = "daemon.pid"
 INFO_FILE = "daemon.json"
@@ -29,6 +33,8 @@ LOG_FILE = "daemon.log"
 STDERR_FILE = "daemon.stderr"
 IPC_PATH_MAX = 100  # sockaddr_un.sun_path holds 107 bytes; keep a margin
 STARTED_BY = ("command", "autostart")  # `zg server on` / run, or an auto-mode search that found no daemon
+HOLDER_FILE = "daemon.json"  # in a workspace's state dir: the runtime dir of the daemon holding it (0600)
+_FOLLOWED: ContextVar[Path | None] = ContextVar("zgrep_runtime_dir", default=None)
 
 if TYPE_CHECKING:
     import subprocess
@@ -41,15 +47,96 @@ def _private_dir(path: Path) -> Path:
     return path
 
 
+def _own_private_dir(path: str | Path) -> bool:
+    """Whether `path` is a directory (not a symlink) of this user that nobody else may enter."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o077
+
+
 def runtime_dir(create: bool = False) -> Path:
-    """`$XDG_RUNTIME_DIR/zgrep`, else a 0700 `run` dir under the zgrep cache dir."""
+    """`$XDG_RUNTIME_DIR/zgrep`, else `/run/user/$UID/zgrep` when that is this user's own (an agent host
+    may drop the variable), else a 0700 `run` dir under the zgrep cache dir. Inside `following(root)`:
+    the runtime dir of the daemon holding that workspace."""
+    followed = _FOLLOWED.get()
+    if followed is not None:
+        return followed
     xdg = os.environ.get("XDG_RUNTIME_DIR")
     if xdg and os.path.isdir(xdg) and os.access(xdg, os.W_OK):
         path = Path(xdg) / "zgrep"
+    elif _own_private_dir(user_run := f"/run/user/{os.getuid()}"):
+        path = Path(user_run) / "zgrep"
     else:
         cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
         path = Path(cache) / "zgrep" / "run"
     return _private_dir(path) if create else path
+
+
+def record_holder(root: Path) -> None:
+    """Record in `root`'s state dir (0600, beside its engine lock) that this daemon, whose files are in
+    runtime_dir(), holds the workspace: clients started with another environment find it there. Best
+    effort: a workspace whose state dir cannot take it is still served."""
+    with contextlib.suppress(OSError):
+        atomic_write(root / STATE_DIR / HOLDER_FILE, json.dumps({"pid": os.getpid(), "runtime_dir": str(runtime_dir())}))
+
+
+def forget_holder(root: Path) -> None:
+    """Remove this daemon's record from `root`'s state dir (another process's record stays)."""
+    path = root / STATE_DIR / HOLDER_FILE
+    if _holder_record(path).get("pid") == os.getpid():
+        with contextlib.suppress(OSError):
+            path.unlink()
+
+
+def _holder_record(path: Path) -> dict[str, Any]:
+    """The record at `path` when this user wrote it and only this user may read it, else {}."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return {}
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077 or st.st_size > 4096:
+            return {}
+        record = json.loads(os.read(fd, 4096))
+    except (OSError, ValueError):
+        return {}
+    finally:
+        os.close(fd)
+    return record if isinstance(record, dict) else {}
+
+
+def holder_runtime_dir(root: str | Path) -> Path | None:
+    """The runtime dir of the zg daemon that holds workspace `root` now, by its record, or None. Workspace
+    files are untrusted: the dir must be this user's private dir, and the process named both there and in
+    the record must be the one holding the workspace's engine lock."""
+    state = Path(root) / STATE_DIR
+    holder = lock_holder(state / ENGINE_LOCK)
+    if holder is None:
+        return None
+    record = _holder_record(state / HOLDER_FILE)
+    pid, rdir = record.get("pid"), record.get("runtime_dir")
+    if not isinstance(pid, int) or not isinstance(rdir, str) or holder.split()[:2] != ["pid", str(pid)]:
+        return None
+    if not _own_private_dir(rdir) or lock_holder(Path(rdir) / ALIVE_LOCK) is None:
+        return None
+    info = read_info(Path(rdir))
+    return Path(rdir) if info is not None and info["pid"] == pid else None
+
+
+@contextmanager
+def following(root: str | Path | None) -> Iterator[Path]:
+    """Within this block (this thread), runtime_dir() is that of the daemon holding `root` when it runs
+    with another environment (say, started from a shell whose XDG_RUNTIME_DIR an agent host dropped)."""
+    found = holder_runtime_dir(root) if root else None
+    token = _FOLLOWED.set(found) if found is not None and found != runtime_dir() else None
+    try:
+        yield runtime_dir()
+    finally:
+        if token is not None:
+            _FOLLOWED.reset(token)
 
 
 def state_dir(create: bool = False) -> Path:
@@ -69,6 +156,9 @@ def default_endpoint() -> str:
 
 def _short_alias(target: Path) -> Path:
     """A symlink `/tmp/zgrep-UID/HASH` -> `target` in a private dir this user owns (sockaddr_un is short)."""
+    import hashlib  # only for a runtime dir too deep for a socket path
+    import tempfile
+
     base = Path(tempfile.gettempdir()) / f"zgrep-{os.getuid()}"
     try:
         base.mkdir(mode=0o700)
@@ -103,15 +193,29 @@ def read_token() -> str | None:
         return None
 
 
-def read_info() -> dict[str, Any] | None:
-    """The endpoint file of the daemon (pid, endpoint, version, started), or None."""
+def read_info(rdir: Path | None = None) -> dict[str, Any] | None:
+    """The endpoint file of the daemon (pid, endpoint, version, install, started) in `rdir` (default:
+    runtime_dir()), or None."""
     try:
-        info = json.loads((runtime_dir() / INFO_FILE).read_text("utf-8"))
+        info = json.loads(((rdir or runtime_dir()) / INFO_FILE).read_text("utf-8"))
     except (OSError, ValueError):
         return None
     if not isinstance(info, dict) or not isinstance(info.get("pid"), int) or not isinstance(info.get("endpoint"), str):
         return None
     return info
+
+
+def install() -> dict[str, str]:
+    """What identifies this zg install: its version, and the interpreter and prefix (venv) it runs from."""
+    return {"version": __version__, "executable": sys.executable, "prefix": sys.prefix}
+
+
+def other_install(info: dict[str, Any]) -> str | None:
+    """How the install of the daemon described by `info` differs from this one ("zgrep 0.1 at
+    /venv/bin/python"), or None when it is this one."""
+    if info.get("version") == __version__ and info.get("prefix") == sys.prefix:
+        return None
+    return f"zgrep {info.get('version') or '?'} at {info.get('executable') or 'an unknown interpreter'}"
 
 
 def pid_alive(pid: int) -> bool:
@@ -165,6 +269,8 @@ def is_loopback(host: str) -> bool:
     """Whether `host` (a literal address, bracketed or not, or localhost) reaches only this machine."""
     if host == "localhost":
         return True
+    import ipaddress  # only where a tcp endpoint is checked
+
     try:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
