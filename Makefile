@@ -9,6 +9,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[test]'
+	$(BIN)/python -m compileall -q zgrep  # an editable install compiles nothing: the first `zg` would pay for it
 	touch $(STAMP)
 
 venv: $(STAMP)

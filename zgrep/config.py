@@ -8,12 +8,9 @@ kept in the user's config dir, like direnv's `allow`).
 
 from __future__ import annotations
 
-import difflib
-import hashlib
 import json
 import math
 import os
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -158,6 +155,8 @@ def _coerce(key: str, value: Any, source: str, text: bool = False) -> Any:
 
 def _unknown(key: str, source: str) -> ConfigError:
     """A typo'd section or setting, with the nearest known name."""
+    import difflib  # only for a typo: the thin client imports this module
+
     section, dot, _ = key.partition(".")
     sections = sorted({k.split(".")[0] for k in DEFAULTS if "." in k})
     if dot and section not in sections and section not in DEFAULTS:
@@ -192,6 +191,9 @@ def read_toml(path: Path) -> tuple[dict[str, Any], str | None]:
         return {}, None
     except OSError as exc:
         raise ConfigError(f"{path}: {exc.strerror}") from None
+    import hashlib  # only when a file exists: the thin client imports this module
+    import tomllib
+
     try:
         return _flatten(tomllib.loads(raw.decode("utf-8"))), hashlib.sha256(raw).hexdigest()
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:

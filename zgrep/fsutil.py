@@ -6,12 +6,13 @@ Standard library only (the thin client and the git hooks import it).
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 
 def atomic_write(path: Path, data: str | bytes, mode: int = 0o600) -> None:
     """Write `data` to `path` with permissions `mode` via a temp file + fsync + rename; parents are created."""
+    import tempfile  # tempfile imports shutil, random and more: only where something is written
+
     path.parent.mkdir(parents=True, exist_ok=True)
     raw = data.encode("utf-8") if isinstance(data, str) else data
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)  # created 0600

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 from zgrep.fsutil import atomic_write
-from zgrep.git import git_toplevel
 from zgrep.service import ErrorCode, FixedCodeError
 
 STATE_DIR = ".zgrep"
@@ -42,6 +41,8 @@ def find_root(start: Path | None = None, explicit: bool = False) -> Path:
             return candidate
         if (candidate / ".git").exists():  # the work tree's top level (a directory, or a worktree's file)
             break
+    from zgrep.git import git_toplevel  # git.py imports subprocess: not for an indexed workspace
+
     return git_toplevel(base) or base
 
 

@@ -1,7 +1,8 @@
 """The `zg` root group: the command table, global options, and the exit plumbing every command shares.
 
-Thin path: click, the client and the protocol. Each command lives in its own module under
-`zgrep.cli`, imported by name only when invoked (those modules import their helpers from here).
+Thin path: click, the client and the protocol; what only some commands need (config, telemetry, the
+model spec parser) is imported where used. Each command lives in its own module under `zgrep.cli`,
+imported by name only when invoked (those modules import their helpers from here).
 """
 
 from __future__ import annotations
@@ -13,17 +14,16 @@ import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
-from zgrep import __version__, telemetry
-from zgrep.config import Config, ConfigError
-from zgrep.embedding.base import EmbeddingError
-from zgrep.embedding.factory import parse_model_spec
+from zgrep import __version__
 from zgrep.server.client import MODES, ClientError
-from zgrep.service import Operation
-from zgrep.workspace import WorkspaceError, find_root
+
+if TYPE_CHECKING:
+    from zgrep.config import Config
+    from zgrep.service import Operation
 
 COMMANDS = {  # name -> "module:attribute": one module per command group, imported when its command runs
     "adr": "zgrep.cli.adr:adr", "callers": "zgrep.cli.relations:callers", "config": "zgrep.cli.config:config",
@@ -137,6 +137,9 @@ def common_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 def config_flags(model: str | None, milvus_uri: str | None) -> dict[str, Any]:
     """Config overrides from the common flags; a bad --model exits 2 with the embedding factory's reason."""
+    from zgrep.embedding.base import EmbeddingError
+    from zgrep.embedding.factory import parse_model_spec
+
     flags: dict[str, Any] = {}
     if milvus_uri:
         flags["milvus.uri"] = milvus_uri
@@ -152,6 +155,9 @@ def config_flags(model: str | None, milvus_uri: str | None) -> dict[str, Any]:
 
 def resolve(path: str | None) -> tuple[Path, Config]:
     """Workspace root and its config, or exit 2 with the reason."""
+    from zgrep.config import Config, ConfigError
+    from zgrep.workspace import WorkspaceError, find_root
+
     try:
         root = find_root(Path(path) if path else None, explicit=path is not None)
         cfg = Config.load(root)
@@ -165,6 +171,8 @@ def resolve(path: str | None) -> tuple[Path, Config]:
 def run(op: Operation, root: Path, cfg: Config, args: dict[str, Any], mode: str | None) -> tuple[dict[str, Any], str]:
     """Send a request through the client; errors become one line and exit 2. Telemetry (off by default)
     records search, index and status here, for every command that runs them."""
+    from zgrep import telemetry
+
     try:
         return telemetry.recorded_call(cfg, op.name, str(root), args, mode or cfg["mode"])
     except ClientError as exc:
