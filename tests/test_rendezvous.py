@@ -42,16 +42,19 @@ def shell(tmp_path: Path) -> Iterator[tuple[User, Path]]:
         reap(pid)
 
 
-def mcp_search(repo: Path, query: str) -> dict[str, Any]:
-    """One `search` tool call through the MCP SDK's client, with the SDK's default environment."""
+def mcp_calls(repo: Path, *calls: tuple[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """Tool calls through the MCP SDK's client, in one session started with the SDK's default environment."""
     params = StdioServerParameters(command=ZG, args=["mcp"], cwd=str(repo))  # env=None: get_default_environment()
 
-    async def run() -> dict[str, Any]:
+    async def run() -> list[dict[str, Any]]:
+        out = []
         async with Client(stdio_client(params), read_timeout_seconds=120) as session:
-            result = await session.call_tool("search", {"query": query})
-            assert not result.is_error, result.content
-            assert result.structured_content is not None
-            return result.structured_content
+            for name, args in calls:
+                result = await session.call_tool(name, args)
+                assert not result.is_error, result.content
+                assert result.structured_content is not None
+                out.append(result.structured_content)
+        return out
 
     return asyncio.run(run())
 
@@ -62,8 +65,9 @@ def test_an_mcp_session_with_the_sdk_environment_is_answered_by_the_shells_daemo
     monkeypatch.setenv("HOME", user.env["HOME"])  # what the host passes on; no XDG_* at all
     assert "XDG_RUNTIME_DIR" not in get_default_environment()
     served = user.server_status()["requests_served"]
-    result = mcp_search(repo, "retry with backoff")
+    result, status = mcp_calls(repo, ("search", {"query": "retry with backoff"}), ("status", {}))
     assert result["mode"] == "server" and result["hits"][0]["path"] == "retry.py"
+    assert status["daemon"]["running"] and status["daemon"]["pid"] == user.info()["pid"]
     assert user.server_status()["requests_served"] > served
     record = repo / ".zgrep" / runtime.HOLDER_FILE
     assert record.stat().st_mode & 0o777 == 0o600

@@ -8,12 +8,15 @@ from typing import Any
 from zgrep.git import git_toplevel
 from zgrep.hooks.install import hooks_status
 from zgrep.server.client import daemon_state
+from zgrep.server.runtime import following
 
 HOOK_FIELDS = ("installed", "pending", "worker_running")
 
 
 def workspace_status(root: Path, index_status: dict[str, Any]) -> dict[str, Any]:
-    """`index_status` with `daemon` (running, pid, ...) and `hooks` (None outside a git work tree) added."""
-    daemon = daemon_state()
+    """`index_status` with `daemon` (running, pid, ...: the one holding `root`, whatever runtime dir this
+    environment names) and `hooks` (None outside a git work tree) added."""
+    with following(root):
+        daemon = daemon_state()
     hooks = hooks_status(root) if git_toplevel(root) else None
     return {**index_status, "daemon": daemon, "hooks": {key: hooks[key] for key in HOOK_FIELDS} if hooks else None}

@@ -175,6 +175,18 @@ def off(timeout: float) -> None:
     click.echo(f"zg daemon {how} (pid {pid})")
 
 
+def _ask_status(timeout_ms: int) -> dict[str, Any] | None:
+    """The daemon's reply to a status request within `timeout_ms`, or None when no daemon answers."""
+    info = runtime.read_info()
+    if info is None or not runtime.pid_alive(info["pid"]) or client.pid_stopped(info["pid"]):
+        return None
+    request = protocol.make_request(SERVER_STATUS.name, None, token=runtime.read_token())
+    try:
+        return client.exchange(info["endpoint"], request, timeout_ms / 1000, info["pid"])
+    except client.DaemonLost:
+        return None
+
+
 @server.command()
 @click.option("--json", "as_json", is_flag=True)
 @click.option("--check-ready", is_flag=True, help="Print nothing; exit 0 when ready, 1 when not.")
@@ -183,8 +195,8 @@ def status(as_json: bool, check_ready: bool, timeout_ms: int) -> None:
     """Show pid, endpoint, uptime, workspaces, models, jobs and memory (exit 1 if not running)."""
     if check_ready:
         sys.exit(0 if client.probe(timeout_ms) is not None else 1)
-    info = client.probe(timeout_ms)
-    if info is None:
+    reply = _ask_status(timeout_ms)  # one exchange: the status request is the readiness probe
+    if reply is None:
         state = client.daemon_state(timeout_ms)
         if as_json:
             output.write_json(state, ascii_only=True)
@@ -194,11 +206,6 @@ def status(as_json: bool, check_ready: bool, timeout_ms: int) -> None:
             why = " (its process is stopped)" if state["stopped"] else ""
             click.echo(f"zg daemon: running (pid {state['pid']}) but not answering{why}; {client.RESTART}")
         sys.exit(1)
-    try:
-        reply = client.exchange(info["endpoint"], protocol.make_request(SERVER_STATUS.name, None, token=runtime.read_token()),
-                                5.0, info["pid"])
-    except client.DaemonLost as exc:
-        fail(str(exc))
     if not reply["ok"]:
         fail(reply["error"]["message"])
     result: dict[str, Any] = {"running": True, "ready": True, **reply["result"]}
