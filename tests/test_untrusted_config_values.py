@@ -73,7 +73,10 @@ def test_commands_say_it_in_one_line(tmp_path: Path, zg, args: tuple[str, ...]) 
 
 def test_candidate_pool_is_bounded_so_search_stays_under_milvus_top_k(tmp_path: Path, monkeypatch) -> None:
     """search.candidates is 1 to 3000 (x5 for path filters = 15,000, the widest pool --limit 1000 makes)."""
-    assert load(tmp_path, "[search]\ncandidates = 3000\n")["search.candidates"] == 3000
+    assert load(tmp_path, "[search]\ncandidates = 3000\n")["search.candidates"] == 80  # untrusted: capped
+    monkeypatch.setenv("ZG_SEARCH_CANDIDATES", "3000")
+    assert Config.load(tmp_path)["search.candidates"] == 3000
+    monkeypatch.delenv("ZG_SEARCH_CANDIDATES")
     for toml, message in (("[search]\ncandidates = 3001\n", "search.candidates = 3001 must be 1 to 3000"),
                           ("[search]\ncandidates = 0\n", "search.candidates = 0 must be 1 to 3000")):
         with pytest.raises(ConfigError, match=message) as err:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from zgrep.fsutil import NotRegularFile, TooLarge, read_regular
 from zgrep.service import ErrorCode, FixedCodeError
 
 WORKSPACE_FILE = ".zgrep.toml"
@@ -24,6 +25,16 @@ TRUST_FILE = "trusted.json"
 GATED = ("embedding.provider", "embedding.model", "embedding.url", "embedding.api_key_env",
          "embedding.allow_remote", "milvus.uri", "server.endpoint",
          "telemetry.enabled", "telemetry.include_queries")  # a cloned repository may not turn on recording
+
+USER_ONLY = ("embedding.allow_secret_files",)
+"""Settings no workspace file sets, trusted or not: only the user's own config, the environment or a flag."""
+LIMITS = ("index.max_file_bytes", "index.chunk_context_lines", "search.candidates",
+          "embedding.batch_size", "embedding.timeout", "embedding.max_retries", "server.idle_timeout",
+          "server.probe_timeout_ms")
+"""Resource limits an untrusted workspace file may lower but not raise above their defaults."""
+TRUSTED_IGNORE_FILES = (".zgignore", ".ignore")
+"""Ignore files at the root that decide, with the workspace file, what leaves the machine: part of the trust."""
+CONFIG_MAX_BYTES = 1024 * 1024
 
 DEFAULTS: dict[str, Any] = {
     "mode": "auto",
@@ -35,6 +46,7 @@ DEFAULTS: dict[str, Any] = {
     "embedding.timeout": 30.0,
     "embedding.max_retries": 3,
     "embedding.allow_remote": False,
+    "embedding.allow_secret_files": [],  # ignore-style patterns of secret-looking files a remote provider may get
     "milvus.uri": "",
     "index.max_file_bytes": 1024 * 1024,
     "index.include_hidden": False,
@@ -186,9 +198,11 @@ def _check(key: str, value: Any, source: str) -> Any:
 def read_toml(path: Path) -> tuple[dict[str, Any], str | None]:
     """The file's settings, flattened, and the SHA-256 of the very bytes parsed (None: no file)."""
     try:
-        raw = path.read_bytes()
+        raw = read_regular(path, CONFIG_MAX_BYTES)
     except FileNotFoundError:
         return {}, None
+    except (NotRegularFile, TooLarge) as exc:
+        raise ConfigError(str(exc)) from None
     except OSError as exc:
         raise ConfigError(f"{path}: {exc.strerror}") from None
     import hashlib  # only when a file exists: the thin client imports this module
@@ -221,6 +235,27 @@ def trusted_digests() -> dict[str, str]:
     return {k: v for k, v in data.items() if isinstance(v, str)} if isinstance(data, dict) else {}
 
 
+def trust_digest(root: Path, toml_digest: str | None) -> str | None:
+    """What `zg trust` records: the workspace file's SHA-256 alone, or, when the root holds `.zgignore` or
+    `.ignore`, one SHA-256 over it and them (an edit of any withdraws the trust). None: no workspace file."""
+    if toml_digest is None:
+        return None
+    import hashlib  # only when a workspace file exists: the thin client imports this module
+
+    h = hashlib.sha256(toml_digest.encode())
+    found = False
+    for name in TRUSTED_IGNORE_FILES:
+        try:
+            data = read_regular(root / name, CONFIG_MAX_BYTES)
+        except FileNotFoundError:
+            continue
+        except OSError as exc:  # a FIFO, a device, too large: never trusted as it is
+            data = f"unreadable: {type(exc).__name__}".encode()
+        found = True
+        h.update(b"\0" + name.encode() + b"\0" + hashlib.sha256(data).hexdigest().encode())
+    return h.hexdigest() if found else toml_digest
+
+
 def trust_state(root: Path, digest: str | None) -> str:
     """"trusted", "changed" (trusted once, edited since) or "untrusted" for a file with `digest`."""
     recorded = trusted_digests().get(trust_key(root))
@@ -229,10 +264,18 @@ def trust_state(root: Path, digest: str | None) -> str:
     return "changed" if recorded is not None else "untrusted"
 
 
-def _untrusted_notice(root: Path, ignored: list[str], state: str) -> str:
+def _untrusted_notice(root: Path, ignored: list[str], capped: list[str], state: str) -> str:
     why = "it changed since you trusted it" if state == "changed" else "it is not trusted"
-    return (f"ignored {', '.join(ignored)} from {root / WORKSPACE_FILE} ({why}; these settings send code off "
-            f"this machine, pick a secret or a server); review the file, then run: zg trust {root}")
+    parts = [f"ignored {', '.join(ignored)}"] if ignored else []
+    parts += [f"capped {', '.join(capped)} at the default"] if capped else []
+    return (f"{' and '.join(parts)} from {root / WORKSPACE_FILE} ({why}; these settings send code off this machine, "
+            f"pick a secret or a server, or raise a resource limit); review the file (and .zgignore, .ignore), then "
+            f"run: zg trust {root}")
+
+
+def _exceeds_default(key: str, value: Any) -> bool:
+    """Whether a workspace file's value for the limit `key` is a number above its default."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value > DEFAULTS[key]
 
 
 @dataclass
@@ -274,13 +317,17 @@ class Config:
         return cfg
 
     def _workspace_layer(self, root: Path) -> dict[str, Any]:
-        """The workspace file's settings, without the GATED ones unless its content is trusted."""
+        """The workspace file's settings, without the GATED ones and with LIMITS capped at their defaults unless
+        its content (and the root's ignore files) is trusted; never the USER_ONLY ones."""
         data, digest = read_toml(root / WORKSPACE_FILE)
+        data = {k: v for k, v in data.items() if k not in USER_ONLY}
         gated = [key for key in GATED if key in data]
-        state = trust_state(root, digest) if gated else "trusted"
+        source = str(root / WORKSPACE_FILE)
+        raised = [key for key in LIMITS if key in data and _exceeds_default(key, _check(key, _coerce(key, data[key], source), source))]
+        state = trust_state(root, trust_digest(root, digest)) if gated or raised else "trusted"
         if state != "trusted":
-            self.notice = _untrusted_notice(root, gated, state)
-            data = {k: v for k, v in data.items() if k not in gated}
+            self.notice = _untrusted_notice(root, gated, raised, state)
+            data = {k: (DEFAULTS[k] if k in raised else v) for k, v in data.items() if k not in gated}
         return data
 
     def _set(self, key: str, value: Any, source: str) -> None:

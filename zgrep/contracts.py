@@ -83,6 +83,8 @@ class IndexReport(TypedDict, total=False):
     deleted: int
     unchanged: int
     skipped: dict[str, int]
+    ignored: dict[str, int]  # paths each ignore layer kept out (a directory counts once)
+    warnings: list[str]  # ignore-file lines skipped (git never matches them), one each
     dry_run: bool
     repaired: bool
     repair_reason: str

@@ -1,4 +1,5 @@
-"""File-system helpers shared by every layer: the one atomic writer and the one stat signature.
+"""File-system helpers shared by every layer: the one atomic writer, the one stat signature and the one
+non-blocking open of a regular file.
 
 Standard library only (the thin client and the git hooks import it).
 """
@@ -6,6 +7,7 @@ Standard library only (the thin client and the git hooks import it).
 from __future__ import annotations
 
 import os
+import stat  # (os imports it already)
 from pathlib import Path
 
 
@@ -33,3 +35,52 @@ def atomic_write(path: Path, data: str | bytes, mode: int = 0o600) -> None:
 def stat_signature(st: os.stat_result) -> tuple[int, int]:
     """`(size, mtime_ns)`: the cheap "did this file change?" test of the indexer and the watcher."""
     return st.st_size, st.st_mtime_ns
+
+
+class NotRegularFile(OSError):
+    """A path that is a FIFO, a device, a socket or a directory: nothing zgrep reads."""
+
+
+class TooLarge(OSError):
+    """A file bigger than the reader's cap."""
+
+
+def open_regular(path: str | Path, *, follow_symlinks: bool) -> tuple[int, os.stat_result]:
+    """A read-only descriptor of a regular file, opened non-blocking (a FIFO cannot wedge the caller) and checked
+    with `fstat` before any byte is read; NotRegularFile otherwise. The caller closes it."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | (0 if follow_symlinks else os.O_NOFOLLOW)
+    fd = os.open(path, flags)
+    try:
+        st = os.fstat(fd)
+    except OSError:
+        os.close(fd)
+        raise
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        raise NotRegularFile(f"{path} is not a regular file")
+    return fd, st
+
+
+def read_at_most(fd: int, limit: int) -> bytes:
+    """Read until EOF or `limit` bytes."""
+    chunks, total = [], 0
+    while total < limit:
+        chunk = os.read(fd, min(1 << 20, limit - total))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+    return b"".join(chunks)
+
+
+def read_regular(path: str | Path, max_bytes: int) -> bytes:
+    """The bytes of a small regular file (a config or ignore file), symlinks followed: NotRegularFile, TooLarge
+    or the OSError of the open."""
+    fd, st = open_regular(path, follow_symlinks=True)
+    try:
+        data = read_at_most(fd, max_bytes + 1)
+    finally:
+        os.close(fd)
+    if len(data) > max_bytes:
+        raise TooLarge(f"{path} is larger than {max_bytes} bytes")
+    return data

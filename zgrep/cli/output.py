@@ -104,10 +104,13 @@ def write_index_report(report: dict[str, Any], dry_run: bool) -> None:
             click.echo(f"index   {rel}")
         for rel in report.get("deleted_paths", []):
             click.echo(f"remove  {rel}")
+    for warning in report.get("warnings", []):
+        click.echo(f"zg: warning: {warning}", err=True)
     skipped = ", ".join(f"{n} {reason}" for reason, n in sorted(report.get("skipped", {}).items())) or "none"
+    ignored = ", ".join(f"{n} by {layer}" for layer, n in sorted(report.get("ignored", {}).items())) or "none"
     verb = "would index" if dry_run else "indexed"
     click.echo(f"{verb} {report['changed']} changed files, removed {report['deleted']}, "
-               f"{report['unchanged']} unchanged; skipped: {skipped}" +
+               f"{report['unchanged']} unchanged; skipped: {skipped}; ignored: {ignored}" +
                ("" if dry_run else f"; {report.get('chunks', 0)} chunks ({report.get('embedded', 0)} embedded) "
                                    f"in {report.get('took_s', 0)}s; {report.get('files', 0)} files in the index"))
 
@@ -245,15 +248,22 @@ def write_checks(checks: list[Any]) -> None:
         click.echo(f"[{mark}] {c.name}: {c.detail}" + ("" if c.ok else f"\n       fix: {c.fix}"))
 
 
+def _masked(value: Any) -> Any:
+    """A setting's value with the credentials of any URI in it masked, as every other output masks them."""
+    from zgrep.workspace import redact
+
+    return redact(value) if isinstance(value, str) else value
+
+
 def config_doc(cfg: Config) -> dict[str, dict[str, Any]]:
-    """`{key: {"value", "source"}}`: the merged configuration and where each value came from."""
-    return {key: {"value": value, "source": cfg.source(key)} for key, value in cfg.values.items()}
+    """`{key: {"value", "source"}}`: the merged configuration and where each value came from (credentials masked)."""
+    return {key: {"value": _masked(value), "source": cfg.source(key)} for key, value in cfg.values.items()}
 
 
 def write_config(cfg: Config) -> None:
-    """`key = value    # source`, one setting a line."""
+    """`key = value    # source`, one setting a line (credentials masked)."""
     for key, value in cfg.values.items():
-        click.echo(f"{key} = {json.dumps(value)}    # {cfg.source(key)}")
+        click.echo(f"{key} = {json.dumps(_masked(value))}    # {cfg.source(key)}")
 
 
 # --- git hooks, daemon -----------------------------------------------------------------------------------

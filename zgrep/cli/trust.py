@@ -13,8 +13,8 @@ from pathlib import Path
 import click
 
 from zgrep.cli.main import fail
-from zgrep.config import (GATED, WORKSPACE_FILE, ConfigError, read_toml, trust_key, trust_path, trust_state,
-                          trusted_digests)
+from zgrep.config import (GATED, WORKSPACE_FILE, ConfigError, read_toml, trust_digest, trust_key, trust_path,
+                          trust_state, trusted_digests)
 from zgrep.fsutil import atomic_write
 from zgrep.locking import FileLock
 from zgrep.workspace import WorkspaceError, find_root
@@ -44,7 +44,8 @@ def trust(path: str | None, show_status: bool, revoke: bool) -> None:
         fail("--status and --revoke cannot be combined")
     try:
         root = find_root(Path(path) if path else None, explicit=path is not None)
-        data, digest = read_toml(root / WORKSPACE_FILE)
+        data, toml_digest = read_toml(root / WORKSPACE_FILE)
+        digest = trust_digest(root, toml_digest)
     except (WorkspaceError, ConfigError) as exc:
         fail(str(exc))
     file = root / WORKSPACE_FILE

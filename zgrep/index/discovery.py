@@ -1,11 +1,11 @@
 """Git-aware file listing and file reading with counted skip reasons.
 
 Listing: inside a git work tree, `git ls-files` (tracked + untracked-not-ignored, plus what
-`.zgignore`/`.ignore`/the global file re-include with `!`); outside git, a pruned `os.walk`
+`.zgignore`/`.ignore`/the global file re-include with `!`); outside git, a pruned iterative walk
 that never follows directory symlinks. `IgnoreRules` is applied to every result, so the
 built-in defaults and ripgrep-style layers hold for tracked files too.
 
-Reading is per file (`read_file`) so an engine can `stat_files` first and re-read only what
+Reading is per file (`read_file`, through `open_confined`, the one guarded open) so an engine can `stat_files` first and re-read only what
 changed; `discover` is the convenience generator over both steps.
 """
 
@@ -15,15 +15,17 @@ import hashlib
 import os
 import stat
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from zgrep.fsutil import stat_signature
+from zgrep.fsutil import open_regular, read_at_most, stat_signature
 from zgrep.git import is_git_repo, try_run
-from zgrep.index.ignore import IgnoreRules
+from zgrep.index.ignore import GITIGNORE, IGNORE_FILE_NAMES, IgnoreRules
 from zgrep.workspace import STATE_DIR
 
-SKIP_REASONS = ("too_large", "binary", "not_utf8", "unreadable", "vanished", "not_regular", "outside_workspace")
+SKIP_REASONS = ("too_large", "binary", "not_utf8", "unreadable", "vanished", "not_regular", "outside_workspace",
+                "undecodable_name")
 BINARY_SNIFF_BYTES = 8192
 
 
@@ -53,65 +55,123 @@ class Skip:
 
 # --- git -------------------------------------------------------------------------------
 
-def _ls_files(root: Path, *args: str) -> list[str]:
-    """NUL-separated `git ls-files` output as `/`-separated names (undecodable names dropped)."""
+@dataclass
+class Tally:
+    """What a listing left out: paths each ignore layer kept out (a directory counts once) and files
+    skipped for another reason (`undecodable_name`)."""
+
+    ignored: Counter[str] = field(default_factory=Counter)
+    skipped: Counter[str] = field(default_factory=Counter)
+
+
+def _ls_files(root: Path, tally: Tally, *args: str) -> list[str]:
+    """NUL-separated `git ls-files` output as `/`-separated names (undecodable names counted, not listed)."""
     out = try_run(root, "ls-files", "-z", *args) or b""
     names = []
     for raw in out.split(b"\0"):
         try:
             names.append(raw.decode("utf-8"))
         except UnicodeDecodeError:
-            continue
+            tally.skipped["undecodable_name"] += 1
     return [n for n in names if n]
 
 
 # --- listing ---------------------------------------------------------------------------
 
-def list_files(root: Path, rules: IgnoreRules) -> list[str]:
-    """Sorted, `/`-separated workspace-relative paths of the regular files to index."""
+def list_files(root: Path, rules: IgnoreRules, tally: Tally | None = None) -> list[str]:
+    """Sorted, `/`-separated workspace-relative paths of the regular files to index; `tally` counts what
+    was left out and why."""
     root = Path(root)
-    listed = _list_git(root, rules) if is_git_repo(root) else _walk(root, rules, "")
+    tally = tally if tally is not None else Tally()
+    listed = _list_git(root, rules, tally) if is_git_repo(root) else _walk(root, rules, "", tally)
     confinement = Confinement(root)
     return sorted({rel for rel in listed if _is_listable_file(confinement, rel)})
 
 
-def _list_git(root: Path, rules: IgnoreRules) -> Iterator[str]:
-    """git's view (cached + others, standard excludes) plus `!`-re-included ignored paths."""
-    for rel in _ls_files(root, "--cached", "--others", "--exclude-standard"):
-        if not rel.endswith("/") and rules.admits(rel):
+def _admitted(rules: IgnoreRules, rel: str, tally: Tally, is_dir: bool = False, tracked: bool = False) -> bool:
+    """`rules.admits`, counting the layer that says no."""
+    layer = rules.excluded_by(rel, is_dir, tracked)
+    if layer is not None and rel.rpartition("/")[2] not in IGNORE_FILE_NAMES:
+        tally.ignored[layer] += 1
+    return layer is None
+
+
+def _list_git(root: Path, rules: IgnoreRules, tally: Tally) -> Iterator[str]:
+    """git's view (tracked files, untracked ones under the standard excludes) plus `!`-re-included ignored
+    paths; a tracked file is never hidden by `.gitignore` or a built-in default."""
+    tracked = _ls_files(root, tally, "--cached")
+    yield from (rel for rel in tracked if _admitted(rules, rel, tally, tracked=True))
+    for rel in _ls_files(root, tally, "--others", "--exclude-standard"):
+        if not rel.endswith("/") and _admitted(rules, rel, tally):
             yield rel
-    for rel in _ls_files(root, "--others", "--ignored", "--exclude-standard", "--directory"):
+    for rel in _ls_files(root, tally, "--others", "--ignored", "--exclude-standard", "--directory"):
         if rel.endswith("/") and rules.reincludes(rel, is_dir=True):
-            yield from _walk(root, rules, rel.rstrip("/"))
+            yield from _walk(root, rules, rel.rstrip("/"), tally)
         elif rules.reincludes(rel):
             yield rel
+        elif rel.split("/", 1)[0] != STATE_DIR:
+            tally.ignored[GITIGNORE] += 1
 
 
 def filter_paths(root: Path, rules: IgnoreRules, rels: Iterable[str]) -> list[str]:
     """The subset of given paths (e.g. from a git hook) that `list_files` would list."""
     confinement = Confinement(root)
-    return sorted({r for r in rels if rules.admits(r) and _is_listable_file(confinement, r)})
+    rels = list(rels)
+    tracked = _tracked_among(root, rels)
+    return sorted({r for r in rels if rules.admits(r, tracked=r in tracked) and _is_listable_file(confinement, r)})
 
 
-def _walk(root: Path, rules: IgnoreRules, start: str) -> Iterator[str]:
+def _tracked_among(root: Path, rels: list[str]) -> set[str]:
+    """Which of `rels` git tracks (literal pathspecs for a short list, else the whole index)."""
+    if not rels or not is_git_repo(root):
+        return set()
+    if len(rels) > 256:
+        return set(rels) & set(_ls_files(root, Tally(), "--cached"))
+    return set(_ls_files(root, Tally(), "--cached", "--", *(":(literal)" + rel for rel in rels)))
+
+
+def _walk(root: Path, rules: IgnoreRules, start: str, tally: Tally) -> Iterator[str]:
     """Admitted files below `root/start`, from `walk_dirs`."""
-    for rel_dir, filenames in walk_dirs(root, rules, start):
+    for rel_dir, filenames in walk_dirs(root, rules, start, tally):
         prefix = rel_dir + "/" if rel_dir else ""
-        yield from (prefix + f for f in filenames if rules.admits(prefix + f))
+        yield from (prefix + f for f in filenames if _admitted(rules, prefix + f, tally))
 
 
-def walk_dirs(root: Path, rules: IgnoreRules, start: str = "") -> Iterator[tuple[str, list[str]]]:
+def walk_dirs(root: Path, rules: IgnoreRules, start: str = "",
+              tally: Tally | None = None) -> Iterator[tuple[str, list[str]]]:
     """Each admitted directory below `root/start` ("" is the root) with the names of the files in it (not yet
-    checked against the rules); a symlinked directory is never entered, nor zgrep's own state directory."""
-    top = str(root)
-    for dirpath, dirnames, filenames in os.walk(os.path.join(top, start) if start else top):
-        rel_dir = dirpath[len(top) + 1:].replace(os.sep, "/")
+    checked against the rules), top down and iteratively (no recursion limit); a symlinked directory is never
+    entered, nor zgrep's own state directory; a name that is not UTF-8 is counted in `tally` and left out."""
+    tally = tally if tally is not None else Tally()
+    stack = [start]
+    while stack:
+        rel_dir = stack.pop()
         prefix = rel_dir + "/" if rel_dir else ""
-        dirnames[:] = sorted(
-            d for d in dirnames
-            if prefix + d != STATE_DIR and not os.path.islink(os.path.join(dirpath, d)) and rules.admits(prefix + d, True)
-        )
-        yield rel_dir, filenames
+        try:
+            with os.scandir(os.path.join(root, rel_dir) if rel_dir else root) as entries:
+                listing = [(e.name, e.is_dir(follow_symlinks=False)) for e in entries]
+        except OSError:
+            continue
+        dirs, files = [], []
+        for name, is_dir in listing:
+            if not _decodable(name):
+                tally.skipped["undecodable_name"] += 1
+            elif is_dir:
+                if prefix + name != STATE_DIR and _admitted(rules, prefix + name, tally, is_dir=True):
+                    dirs.append(prefix + name)
+            else:
+                files.append(name)
+        yield rel_dir, files
+        stack.extend(sorted(dirs, reverse=True))
+
+
+def _decodable(name: str) -> bool:
+    """Whether a name from the OS is valid UTF-8 (else it holds surrogate escapes)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 class Confinement:
@@ -181,37 +241,53 @@ def stat_files(root: Path, rels: Iterable[str]) -> dict[str, tuple[int, int]]:
     return result
 
 
-def read_file(root: Path, rel: str, *, max_bytes: int) -> LoadedFile | Skip:
-    """Read and decode one file, or say why not; never raises for the SKIP_REASONS cases."""
+def open_confined(root: Path, rel: str) -> tuple[int, os.stat_result] | Skip:
+    """THE guarded open of workspace content (indexing, ADR files and anchors, `zg read`, MCP, HTTP): the real path
+    inside the workspace and outside `.git/` and `.zgrep/`, opened non-blocking without following a last-moment
+    symlink, and a regular file by `fstat`. The caller closes the descriptor."""
     target = Confinement(root).path(rel)
-    if target is None:
+    if target is None or _in_state_dir(os.path.relpath(target, os.path.realpath(root))):
         return Skip(rel, "outside_workspace")
     try:
-        fd = os.open(target, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+        return open_regular(target, follow_symlinks=False)
     except FileNotFoundError:
         return Skip(rel, "vanished")
     except PermissionError:
         return Skip(rel, "unreadable")
     except OSError:
-        return Skip(rel, "not_regular")  # e.g. a symlink loop, a link swapped in since, or a socket
+        return Skip(rel, "not_regular")  # a FIFO or device, a symlink loop, or a link swapped in since
+
+
+def _in_state_dir(rel: str) -> bool:
+    """A path inside git's or zgrep's own directory, which no reader serves."""
+    return any(part in (".git", STATE_DIR) for part in rel.split(os.sep))
+
+
+def read_bytes(root: Path, rel: str, *, max_bytes: int) -> tuple[bytes, os.stat_result] | Skip:
+    """The bytes of one confined regular file of at most `max_bytes` (`too_large` otherwise, before reading any)."""
+    opened = open_confined(root, rel)
+    if isinstance(opened, Skip):
+        return opened
+    fd, st = opened
     try:
-        return _read_open(fd, rel, max_bytes)
+        if st.st_size > max_bytes:
+            return Skip(rel, "too_large")
+        data = read_at_most(fd, max_bytes + 1)
     except OSError:
         return Skip(rel, "unreadable")
     finally:
         os.close(fd)
-
-
-def _read_open(fd: int, rel: str, max_bytes: int) -> LoadedFile | Skip:
-    """Check type and size with fstat before reading any byte, then read and decode."""
-    st = os.fstat(fd)
-    if not stat.S_ISREG(st.st_mode):
-        return Skip(rel, "not_regular")
-    if st.st_size > max_bytes:
-        return Skip(rel, "too_large")
-    data = _read_at_most(fd, max_bytes + 1)
     if len(data) > max_bytes:
         return Skip(rel, "too_large")  # grew since fstat
+    return data, st
+
+
+def read_file(root: Path, rel: str, *, max_bytes: int) -> LoadedFile | Skip:
+    """Read and decode one file, or say why not; never raises for the SKIP_REASONS cases."""
+    read = read_bytes(root, rel, max_bytes=max_bytes)
+    if isinstance(read, Skip):
+        return read
+    data, st = read
     if looks_binary(data):
         return Skip(rel, "binary")
     try:
@@ -224,18 +300,6 @@ def _read_open(fd: int, rel: str, max_bytes: int) -> LoadedFile | Skip:
 def looks_binary(data: bytes) -> bool:
     """The indexer's binary test (`zg read` uses it too): a NUL byte among the first bytes."""
     return b"\0" in data[:BINARY_SNIFF_BYTES]
-
-
-def _read_at_most(fd: int, limit: int) -> bytes:
-    """Read until EOF or `limit` bytes."""
-    chunks, total = [], 0
-    while total < limit:
-        chunk = os.read(fd, min(1 << 20, limit - total))
-        if not chunk:
-            break
-        chunks.append(chunk)
-        total += len(chunk)
-    return b"".join(chunks)
 
 
 def discover(root: Path, rules: IgnoreRules, max_bytes: int) -> Iterator[LoadedFile | Skip]:

@@ -52,6 +52,8 @@ class Plan:
     loaded: dict[str, Any] = field(default_factory=dict)
     touched: bool = False
     indexed: int = 0  # files the write phase chunked and stored
+    ignored: dict[str, int] = field(default_factory=dict)  # paths each ignore layer kept out (a directory once)
+    warnings: list[str] = field(default_factory=list)  # ignore-file lines skipped, one each
 
     def skip(self, reason: str) -> None:
         """Count one file left out for `reason` (one of discovery.SKIP_REASONS, vanished, too_large)."""
@@ -77,11 +79,12 @@ def plan(engine: Engine, paths: list[str] | None, full: bool, read_new: bool = T
     with no record are planned unread (the write phase reads them batch by batch, and counts skips)."""
     root = engine.ws.root
     cfg = engine.config
-    rules = IgnoreRules.for_root(root, include_hidden=cfg["index.include_hidden"])
+    rules = ignore_rules(root, cfg)
     known = engine.files()
     max_bytes = cfg["index.max_file_bytes"]
+    tally = discovery.Tally()
     if paths is None:
-        listed = discovery.list_files(root, rules)
+        listed = discovery.list_files(root, rules, tally)
         candidates = listed
         gone = set(known) - set(listed)
     else:
@@ -90,7 +93,7 @@ def plan(engine: Engine, paths: list[str] | None, full: bool, read_new: bool = T
         dirs = [p + "/" for p in paths if p not in known and not (root / p).is_file()]
         if dirs:
             gone |= {k for k in known if k.startswith(tuple(dirs)) and not (root / k).is_file()}
-    result = Plan(deleted=sorted(gone))
+    result = Plan(deleted=sorted(gone), skipped=dict(tally.skipped), ignored=dict(tally.ignored))
     stats = discovery.stat_files(root, candidates)
     for rel in candidates:
         rec = known.get(rel)
@@ -125,7 +128,15 @@ def plan(engine: Engine, paths: list[str] | None, full: bool, read_new: bool = T
         result.changed.append(rel)
         result.loaded[rel] = loaded
     result.deleted.sort()
+    result.warnings = [str(bad) for bad in rules.bad_lines]
     return result
+
+
+def ignore_rules(root: Path, cfg: Any) -> IgnoreRules:
+    """The ignore rules an index run of `root` applies: strict when a remote provider embeds the files."""
+    return IgnoreRules.for_root(root, include_hidden=cfg["index.include_hidden"],
+                                strict=cfg["embedding.provider"] != "local",
+                                allowed_secrets=cfg["embedding.allow_secret_files"])
 
 
 def run_index(engine: Engine, args: IndexArgs, progress: Progress | None = None) -> IndexReport:
@@ -199,7 +210,9 @@ def _generated(files: dict[str, FileRecord]) -> int:
 def _count(report: IndexReport, work: Plan, written: bool) -> None:
     """The plan's counts; after a write phase, `changed` counts the files it could read and store."""
     report.update({"changed": work.indexed if written else len(work.changed), "deleted": len(work.deleted), "unchanged": work.unchanged,
-                   "skipped": work.skipped})
+                   "skipped": work.skipped, "ignored": work.ignored})
+    if work.warnings:
+        report["warnings"] = work.warnings
 
 
 def _repair_reason(engine: Engine, store: Any, full: bool) -> str | None:
