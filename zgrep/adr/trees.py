@@ -3,13 +3,29 @@
 from __future__ import annotations
 
 import os
+import posixpath
 from pathlib import Path
 
 from zgrep import git
+from zgrep.index.discovery import Skip, read_bytes
+
+READ_MAX_BYTES = 16 * 1024 * 1024
+"""The largest ADR or anchored file the checks read."""
+_REFUSED = {
+    "outside_workspace": "it resolves outside the workspace (a symlink out of it) or into .git/ or .zgrep/",
+    "not_regular": "it is not a regular file (a FIFO, a device or a socket)",
+    "too_large": f"it is larger than {READ_MAX_BYTES // (1024 * 1024)} MiB",
+    "unreadable": "it cannot be read (permission denied)",
+}
+
+
+class UnsafeRead(ValueError):
+    """A workspace path the ADR checks refuse to read; `str()` is one line naming it and why."""
 
 
 class WorkTree:
-    """The files on disk under `root`."""
+    """The files on disk under `root`, read through the indexer's guarded open (confined, regular files only,
+    non-blocking, capped)."""
 
     label = "working copy"
 
@@ -25,11 +41,15 @@ class WorkTree:
         return (self.root / rel).is_dir()
 
     def read(self, rel: str) -> bytes | None:
-        """File bytes, or None when absent."""
-        try:
-            return (self.root / rel).read_bytes()
-        except OSError:
-            return None
+        """File bytes, or None when absent; UnsafeRead for a path out of the workspace, a FIFO or device, or a
+        file over READ_MAX_BYTES."""
+        norm = posixpath.normpath(rel.replace("\\", "/")).strip("/")
+        got = read_bytes(self.root, norm, max_bytes=READ_MAX_BYTES)
+        if isinstance(got, Skip):
+            if got.reason == "vanished":
+                return None
+            raise UnsafeRead(f"refusing to read {rel}: {_REFUSED.get(got.reason, got.reason)}")
+        return got[0]
 
     def list_dir(self, rel: str) -> list[str]:
         """Workspace-relative paths of the files directly in directory `rel`."""

@@ -9,7 +9,16 @@ import click
 
 from zgrep.cli import output
 from zgrep.cli.main import fail, resolve
-from zgrep.index.discovery import Confinement, looks_binary
+from zgrep.index.discovery import Confinement, Skip, looks_binary, read_bytes
+
+READ_MAX_BYTES = 16 * 1024 * 1024
+"""The largest file `zg read`, MCP `read` and HTTP `/read` open."""
+_REFUSED = {
+    "not_regular": "it is not a regular file (a FIFO, a device, a socket, a directory or a symlink loop)",
+    "too_large": f"it is larger than {READ_MAX_BYTES // (1024 * 1024)} MiB, the most zg read serves",
+    "unreadable": "Permission denied",
+    "vanished": "No such file or directory",
+}
 
 
 def parse_span(span: str) -> tuple[int, int | None]:
@@ -61,10 +70,12 @@ def file_slice(root: Path, location: str) -> tuple[str, list[str], int, int]:
         start, end = parse_span(span)
     except ValueError:
         raise ReadRefused(f"bad line range {span!r}; use PATH:START-END") from None
-    try:
-        data = Path(target).read_bytes()
-    except OSError as exc:
-        raise ReadRefused(f"cannot read {rel}: {exc.strerror}") from None
+    got = read_bytes(root, os.path.normpath(rel), max_bytes=READ_MAX_BYTES)  # the one guarded open
+    if isinstance(got, Skip):
+        if got.reason == "outside_workspace":
+            raise ReadRefused(f"refusing to print {rel}: git's and zgrep's own directories are not served")
+        raise ReadRefused(f"cannot read {rel}: {_REFUSED.get(got.reason, got.reason)}")
+    data = got[0]
     if looks_binary(data):
         raise ReadRefused(f"refusing to print {rel}: it is a binary file (the index skips it too)")
     lines = data.decode("utf-8-sig", errors="replace").splitlines()

@@ -22,6 +22,8 @@ from zgrep.service import CALLERS, INDEX, SEARCH, STATUS, TRACE, ErrorCode, Oper
 from zgrep.progress import Progress
 
 DIRECTIONS = ("backward", "forward")
+READ_TEXT_MAX_BYTES = 256 * 1024
+"""The most text one MCP `read`/`read_hit` or HTTP `/read` returns; the rest is a further call away."""
 
 
 class FrontendError(ZgError):
@@ -109,8 +111,21 @@ class Workspace:
             rel, lines, first, last = file_slice(self.root, location)
         except ReadRefused as exc:
             raise _bad(str(exc)) from None
-        return {"path": posixpath.normpath(rel), "start_line": first, "end_line": last, "total_lines": len(lines),
-                "text": "".join(line + "\n" for line in lines[first - 1:last])}
+        out: list[str] = []
+        size, end = 0, first - 1
+        for line in lines[first - 1:last]:
+            size += len(line.encode("utf-8", "replace")) + 1
+            if size > READ_TEXT_MAX_BYTES and out:
+                break
+            out.append(line + "\n")
+            end += 1
+        doc: dict[str, Any] = {"path": posixpath.normpath(rel), "start_line": first, "end_line": end,
+                               "total_lines": len(lines), "text": "".join(out)}
+        if end < last:
+            doc["truncated"] = True
+            doc["note"] = (f"zg: cut at line {end}: a read returns at most {READ_TEXT_MAX_BYTES // 1024} KiB; "
+                           f"read again from start={end + 1}")
+        return doc
 
     # --- decision records ----------------------------------------------------------------------------
 
@@ -121,9 +136,9 @@ class Workspace:
 
         try:
             settings = load_settings(self.root)
-        except (ConfigError, ZgError, ValueError) as exc:
+            return settings, load(WorkTree(settings.root), settings.dir)
+        except (ConfigError, ZgError, ValueError) as exc:  # (UnsafeRead is a ValueError)
             raise FrontendError(ErrorCode.CONFIG, f"zg adr: error: {exc}") from None
-        return settings, load(WorkTree(settings.root), settings.dir)
 
     def adr_constraints(self, paths: list[str] | None = None) -> dict[str, Any]:
         """The live ADRs governing `paths` (`zg adr for PATH --json`), or every live ADR with constraints."""
@@ -152,6 +167,10 @@ class Workspace:
     def adr_check(self, paths: list[str] | None = None) -> dict[str, Any]:
         """`zg adr check --json` over the working copy (or `paths`): problems and governing ADRs; never fixes."""
         from zgrep.adr.report import run_check
+        from zgrep.adr.trees import UnsafeRead
 
         settings, _ = self._adrs()
-        return run_check(settings, False, paths or None, False).to_json()
+        try:
+            return run_check(settings, False, paths or None, False).to_json()
+        except UnsafeRead as exc:
+            raise FrontendError(ErrorCode.BAD_REQUEST, f"zg adr: error: {exc}") from None
