@@ -157,3 +157,20 @@ def test_undecodable_file_names_are_skipped_and_counted(tmp_path: Path, in_git: 
     tally = Tally()
     assert list_files(root, IgnoreRules.for_root(root, global_ignore_file=root / "none"), tally) == ["good.py"]
     assert tally.skipped["undecodable_name"] >= 1
+
+
+def test_status_warns_when_most_tracked_code_is_not_indexed(repo: Path, zg) -> None:
+    for i in range(12):
+        (repo / "src" / f"m{i}.py").parent.mkdir(exist_ok=True)
+        (repo / "src" / f"m{i}.py").write_text(f"def f{i}(): pass\n")
+    (repo / "main.py").write_text("def main(): pass\n")
+    subprocess.run(["git", "-C", str(repo), "add", "-A"], check=True)
+    assert zg("--mode", "direct", "index", cwd=repo).returncode == 0
+    healthy = zg("--mode", "direct", "status", cwd=repo)
+    assert "WARNING" not in healthy.stdout
+    (repo / ".zgignore").write_text("src/\n")
+    assert zg("--mode", "direct", "index", cwd=repo).returncode == 0
+    status = zg("--mode", "direct", "status", cwd=repo)
+    assert "WARNING: only 1 of the 13 code files git tracks are indexed" in status.stdout
+    doc = json.loads(zg("--mode", "direct", "status", "--json", cwd=repo).stdout)
+    assert doc["code_files"] == {"tracked": 13, "indexed": 1}

@@ -98,3 +98,11 @@ def test_an_untrusted_file_cannot_raise_resource_limits(tmp_path: Path) -> None:
     assert "capped index.max_file_bytes at the default" in cfg.notice
     assert run("trust", cwd=root).returncode == 0
     assert Config.load(root)["index.max_file_bytes"] == 100000000
+
+
+@pytest.mark.parametrize("json_flag", [(), ("--json",)])
+def test_config_show_masks_credentials(tmp_path: Path, json_flag: tuple[str, ...]) -> None:
+    proc = subprocess.run([ZG, "config", "show", *json_flag], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=60, env={**os.environ, "ZG_MILVUS_URI": "http://root:s3cretpw@db.example:19530"})
+    assert proc.returncode == 0, proc.stderr
+    assert "s3cretpw" not in proc.stdout and "http://***@db.example:19530" in proc.stdout

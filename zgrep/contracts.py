@@ -119,6 +119,7 @@ class Status(TypedDict, total=False):
     fresh: bool
     problem: str | None
     run_unfinished: bool
+    code_files: dict[str, int] | None  # {"tracked", "indexed"}: files git tracks in a parsed language, and indexed
 
 
 class CallersArgs(CommonArgs, total=False):

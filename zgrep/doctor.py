@@ -110,6 +110,20 @@ def _hooks(root: Path) -> str:
     return "installed" if st.get("installed") else "not installed (optional; run: zg hooks install)"
 
 
+def _ignore_files(root: Path, cfg: Config) -> str:
+    from zgrep.index.discovery import Tally, list_files
+    from zgrep.index.run import ignore_rules
+
+    rules = ignore_rules(root, cfg)
+    tally = Tally()
+    files = list_files(root, rules, tally)
+    if rules.bad_lines:
+        raise ValueError(f"{len(rules.bad_lines)} line(s) git never matches, skipped: "
+                         + "; ".join(str(bad) for bad in rules.bad_lines[:3]))
+    ignored = ", ".join(f"{n} by {layer}" for layer, n in sorted(tally.ignored.items())) or "nothing"
+    return f"{len(files)} files listed; ignored: {ignored}"
+
+
 def run_checks(root: Path, cfg: Config) -> list[Check]:
     """All checks, in the order a user would fix them."""
     return [
@@ -117,6 +131,7 @@ def run_checks(root: Path, cfg: Config) -> list[Check]:
         _guard("milvus", "check --milvus-uri / ZG_MILVUS_URI and ZG_MILVUS_TOKEN, or unset them for Milvus Lite",
                lambda: _milvus(cfg, root)),
         _guard("grammars", "pip install 'tree-sitter-language-pack>=0.13,<1'", _grammars),
+        _guard("ignore files", "fix or delete the lines named (git ignores them too)", lambda: _ignore_files(root, cfg)),
         _guard("index", "zg index (or zg index --full when the message says so)", lambda: _index(root, cfg)),
         _guard("daemon", "zg server off; zg server on", _daemon),
         _guard("hooks", "zg hooks install", lambda: _hooks(root)),

@@ -211,6 +211,10 @@ def write_status(result: dict[str, Any]) -> None:
     ]
     if result.get("problem"):
         rows.insert(1, ("PROBLEM", result["problem"]))
+    code = result.get("code_files")
+    if code and code["tracked"] >= 10 and code["indexed"] * 2 < code["tracked"]:
+        rows.insert(1, ("WARNING", f"only {code['indexed']} of the {code['tracked']} code files git tracks are "
+                                   "indexed; see what each ignore layer keeps out: zg index --dry-run --json"))
     for key, value in rows:
         click.echo(f"{key:>13}: {value}")
 

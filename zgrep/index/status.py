@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from zgrep.contracts import NoArgs, Status
 from zgrep.engine import REBUILD_STATE, Engine
-from zgrep.git import head_commit
+from zgrep.chunking.languages import TABLE, detect_language
+from zgrep.git import head_commit, split_names, try_run
 from zgrep.index.run import plan
 from zgrep.progress import Progress
 from zgrep.workspace import redact
@@ -32,7 +33,18 @@ def run_status(engine: Engine, args: NoArgs, progress: Progress | None = None) -
         "stale_vs_head": bool(head and manifest.get("commit") != head),
         "changed_files": changed, "fresh": changed == 0 and manifest.get("complete", True), "problem": problem,
         "run_unfinished": not manifest.get("complete", True) or engine.ws.path(REBUILD_STATE).exists(),
+        "code_files": code_files(engine, set(files)),
     }
+
+
+def code_files(engine: Engine, indexed: set[str]) -> dict[str, int] | None:
+    """`{"tracked", "indexed"}`: how many files git tracks in a language zgrep parses, and how many of them the
+    index holds (None outside git); `zg status` warns when most of them are missing."""
+    out = try_run(engine.ws.root, "ls-files", "-z", "--cached")
+    if out is None:
+        return None
+    tracked = {name for name in split_names(out) if detect_language(name) in TABLE}
+    return {"tracked": len(tracked), "indexed": len(tracked & indexed)}
 
 
 def changed_files(engine: Engine) -> int:
