@@ -183,3 +183,15 @@ def test_zg_mcp_survives_45_fifo_reads_and_exits_when_stdin_closes(hostile: Path
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_http_adr_check_refuses_the_dev_zero_anchor_in_one_line(zero_repo: Path) -> None:
+    server = make_server(_workspace(zero_repo), "127.0.0.1", 0, None)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        status, doc = _within(60, lambda: _get(f"http://127.0.0.1:{server.server_address[1]}/adr/check"))
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert status == 400 and doc["error"]["message"].startswith("zg adr: error: refusing to read zero.txt")
