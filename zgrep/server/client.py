@@ -279,7 +279,10 @@ def call_direct_checked(op: str, root: str, args: dict[str, Any], mode: str,
             raise
         if mode == "direct":
             refuse_if_daemon_holds(root)
-        if (info := probe(BUSY_PROBE_MS)) is not None:
+        info = probe(BUSY_PROBE_MS)
+        if info is not None and (other := runtime.other_install(info)) is not None:
+            raise held_by_other_install(root, pid, other) from None
+        if info is not None:
             try:
                 return call_server(info, op, root, args, on_progress), "server"
             except DaemonLost:
@@ -306,8 +309,13 @@ def call_beside(info: dict[str, Any], other: str, op: str, root: str, args: dict
     except ClientError as exc:
         if exc.code != ErrorCode.WORKSPACE_BUSY or daemon_holding(root) != pid:
             raise
-        raise ClientError(ErrorCode.WORKSPACE_BUSY, f"the index of {root} is held by the zg daemon (pid {pid}) of "
-                          f"another install ({other}); stop it: zg server off") from None
+        raise held_by_other_install(root, pid, other) from None
+
+
+def held_by_other_install(root: str, pid: int, other: str) -> ClientError:
+    """The workspace is held by a daemon this install must not use (so direct mode cannot open it either)."""
+    return ClientError(ErrorCode.WORKSPACE_BUSY, f"the index of {root} is held by the zg daemon (pid {pid}) of "
+                       f"another install ({other}); stop it: zg server off")
 
 
 def call(op: str, root: str, args: dict[str, Any], mode: str = "auto",
