@@ -13,7 +13,7 @@ from zgrep.config import DEFAULTS, WORKSPACE_FILE
 from zgrep.fsutil import atomic_write
 from zgrep.git import head_commit, try_run
 from zgrep.hooks import anchorcache, pending
-from zgrep.server.runtime import INFO_FILE
+from zgrep.server.runtime import HOLDER_FILE, INFO_FILE
 from zgrep.workspace import MANIFEST, STATE_DIR, Workspace, WorkspaceError
 
 HOOKS = ("post-commit", "post-merge", "post-checkout", "post-rewrite", "pre-commit")
@@ -62,7 +62,7 @@ def runner_text() -> str:
     values = {"ZG_PYTHON": sys.executable, "ZG_RUN": str(RUN_PY), "ZG_ADR_DIR": str(DEFAULTS["adr.dir"]),
               "ZG_CONVENTIONAL_DIRS": " ".join(CONVENTIONAL_DIRS), "ZG_ANCHOR_KEY": anchorcache.KEY_FILE,
               "ZG_ANCHOR_LIST": anchorcache.LIST_FILE, "ZG_ANCHOR_VERSION": anchorcache.KEY_VERSION,
-              "ZG_DAEMON_INFO": INFO_FILE,
+              "ZG_DAEMON_INFO": INFO_FILE, "ZG_DAEMON_HOLDER": f"{STATE_DIR}/{HOLDER_FILE}",
               "ZG_WORKSPACE_FILE": WORKSPACE_FILE, **state}
     text = (SCRIPTS / RUNNER).read_text("utf-8")
     for name, value in values.items():
