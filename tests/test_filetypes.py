@@ -110,3 +110,13 @@ def test_braces_classes_and_dir_only_globs():
 def test_one_rule_says_what_is_test_code_for_search_and_impact(path: str, test: bool) -> None:
     # search demotes these and zg impact marks them `test`: one rule, so the two never disagree
     assert is_test(path) is test
+
+
+@pytest.mark.parametrize(("glob", "name", "matched"), [
+    ("*" * 14 + "a", "request_handler_module_1.py", False), ("*" * 14 + "a", "x" * 60 + "a", True),
+    ("*a" * 12 + "b", "a" * 60, False), ("*a" * 12 + "b", "a" * 60 + "b", True), ("a**b", "axxb", True),
+    ("{*a*a*a,*b}x", "a" * 50 + "x", True), ("{*a*a*a,*b}x", "c" * 50 + "y", False),
+])
+def test_star_runs_in_a_glob_cannot_backtrack_exponentially(glob: str, name: str, matched: bool) -> None:
+    """An agent's `glob` reaches the daemon: `'*'*14+'a'` used to pin a worker thread."""
+    assert GlobFilter([glob], []).matches(name) is matched

@@ -171,20 +171,45 @@ def _compile(glob: str, icase: bool) -> _Glob:
 
 
 def _glob_to_regex(glob: str) -> str:
-    """Translate a glob to a regex where `*`/`?` stop at `/` and `**` spans directories."""
+    """Translate a glob to a regex where `*`/`?` stop at `/` and `**` spans directories. A run of `*` is one star,
+    and a star that another follows in the same segment matches lazily inside an atomic group (as in
+    index.wildmatch): no glob can make the match backtrack exponentially."""
     out, i, depth = [], 0, 0
+    star: int | None = None  # where in `out` the segment's last star is, while only fixed-width pieces follow it
     while i < len(glob):
         c = glob[i]
         if glob.startswith("**/", i) and (i == 0 or glob[i - 1] == "/"):
             out.append("(?:.*/)?")
             i += 3
+            star = None
             continue
         if glob.startswith("**", i) and i + 2 == len(glob) and (i == 0 or glob[i - 1] == "/"):
             out.append(".*")
             i += 2
             continue
         if c == "*":
+            if star is not None and star == len(out) - 1:
+                i += 1  # `**` inside a name is one star
+                continue
+            if star is not None:
+                out[star] = "(?>[^/]*?"
+                out.append(")")
             out.append("[^/]*")
+            star = len(out) - 1
+        elif c in "/{},":
+            star = None
+            if c == "/":
+                out.append("/")
+            elif c == "{":
+                depth += 1
+                out.append("(?:")
+            elif c == "}" and depth:
+                depth -= 1
+                out.append(")")
+            elif c == "," and depth:
+                out.append("|")
+            else:
+                out.append(re.escape(c))
         elif c == "?":
             out.append("[^/]")
         elif c == "[" and "]" in glob[i + 2:]:
@@ -194,14 +219,6 @@ def _glob_to_regex(glob: str) -> str:
             continue
         elif c == "[":
             raise ValueError(f"bad glob {glob!r}: unclosed character class '['")
-        elif c == "{":
-            depth += 1
-            out.append("(?:")
-        elif c == "}" and depth:
-            depth -= 1
-            out.append(")")
-        elif c == "," and depth:
-            out.append("|")
         elif c == "\\" and i + 1 < len(glob):
             i += 1
             out.append(re.escape(glob[i]))
