@@ -94,3 +94,8 @@ def test_default_limit_is_bounded_like_the_flag(tmp_path: Path) -> None:
     assert load(tmp_path, "[search]\nlimit = 1000\n")["search.limit"] == 1000
     with pytest.raises(ConfigError, match="search.limit = 1001 must be 1 to 1000"):
         load(tmp_path, "[search]\nlimit = 1001\n")
+
+
+def test_an_untrusted_workspace_cannot_keep_an_autostarted_daemon_longer(tmp_path: Path) -> None:
+    assert load(tmp_path, "[server]\nautostart_idle_timeout = 1e9\n")["server.autostart_idle_timeout"] == 300.0
+    assert load(tmp_path, "[server]\nautostart_idle_timeout = 60\n")["server.autostart_idle_timeout"] == 60.0

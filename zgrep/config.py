@@ -30,7 +30,7 @@ USER_ONLY = ("embedding.allow_secret_files",)
 """Settings no workspace file sets, trusted or not: only the user's own config, the environment or a flag."""
 LIMITS = ("index.max_file_bytes", "index.chunk_context_lines", "search.candidates",
           "embedding.batch_size", "embedding.timeout", "embedding.max_retries", "server.idle_timeout",
-          "server.probe_timeout_ms")
+          "server.autostart_idle_timeout", "server.probe_timeout_ms")
 """Resource limits an untrusted workspace file may lower but not raise above their defaults."""
 TRUSTED_IGNORE_FILES = (".zgignore", ".ignore")
 """Ignore files at the root that decide, with the workspace file, what leaves the machine: part of the trust."""
