@@ -5,7 +5,8 @@ function with a planted identifier unique to its current content), starts `zg in
 asks the daemon to index (then kills the daemon), sends SIGKILL after a random delay, runs
 `zg index --mode direct`, and checks the stored rows against the files on disk: every planted
 identifier on disk is found in exactly one row, none from edited-away or deleted content, no
-duplicate chunk ids, rows agree with the file state, the manifest is complete, `zg status` is clean.
+duplicate chunk ids, rows agree with the file state, the manifest is complete, `zg status` is clean;
+the killed process's Milvus engine exits on its own and leaves no lock held.
 The runs cycle through full/incremental x direct/daemon.
 Usage: python bench/crash.py [--runs 50] [--files 160] [--seed 1] [--max-delay 3.0]
 """
@@ -130,10 +131,26 @@ def stored_rows(root: Path) -> list[dict[str, Any]]:
         engine.close()
 
 
+def leftovers(root: Path, wait_s: float = 15.0) -> list[str]:
+    """What a killed run left behind after `wait_s`: its Milvus engine still running, a lock still held."""
+    from zgrep.locking import ENGINE_LOCK, lock_holder
+    from zgrep.store.native import engine_pids, holder
+
+    db = root / ".zgrep" / "milvus.db"
+    end = time.monotonic() + wait_s
+    while engine_pids(db) and time.monotonic() < end:
+        time.sleep(0.02)
+    found = [f"Milvus engine pid {pid} still running" for pid in engine_pids(db)]
+    for name, who in (("engine.lock", lock_holder(root / ".zgrep" / ENGINE_LOCK)), ("milvus lock", holder(db))):
+        if who:
+            found.append(f"stale {name} held by {who}")
+    return found
+
+
 def check(env: dict[str, str], tree: Tree) -> list[str]:
     """Index, then compare the stored rows with the files on disk; the problems found."""
     root = tree.root
-    problems = []
+    problems = leftovers(root)
     out = zg(env, "index", "--mode", "direct", "--json", cwd=root, check=False)
     if out.returncode != 0:
         return [f"zg index after the kill exited {out.returncode}: {out.stderr.strip()}"]
@@ -195,6 +212,10 @@ def main() -> None:
                       f"{'(mid-run)' if killed else '(after it ended)'}: {verdict}", flush=True)
         finally:
             zg(env, "server", "off", cwd=tree.root, check=False)
+        left = leftovers(tree.root)
+        if left:
+            print("after the last run: " + "; ".join(left))
+            consistent = min(consistent, opts.runs - 1)
     print(f"\n{consistent}/{opts.runs} consistent ({killed_runs} runs killed mid-run), "
           f"{opts.files} files, seed {opts.seed}")
     sys.exit(0 if consistent == opts.runs else 1)

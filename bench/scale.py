@@ -1,12 +1,14 @@
 """Large-repository figures (issue 9) on the Django 5.1.4 sdist made a one-commit git repo.
 
 Prints: a cold `zg index` with its per-phase breakdown (`phases` of the JSON report) and the
-peak RSS of every process involved (sampled from /proc: the zg process, its index workers,
-and a Milvus server when one is used); no-change and one-file incremental `zg index`; search
-p50 in direct and server mode (whole commands); the daemon's steady RSS and its idle CPU
-over 60 s; auto mode with no daemon (first search in-process, the second, --autostart-wait s later,
-by the autostarted daemon). `--milvus-server` runs it all against `milvus-lite server` on 127.0.0.1 instead of
-embedded Milvus Lite. The sdist is fetched once with pip into --cache.
+peak RSS of every process involved (sampled from /proc: the zg process, its index workers, its
+embedded Milvus engine, and a Milvus server when one is used); no-change and one-file incremental
+`zg index`; search p50 in direct and server mode (whole commands); the daemon's steady RSS (with its
+Milvus engine) and its idle CPU over 60 s; auto mode with no daemon (first search in-process, the
+second, --autostart-wait s later, by the autostarted daemon). `--milvus-server` runs it all against the
+native engine serving gRPC on 127.0.0.1 instead of embedded Milvus Lite. Run by another checkout's
+venv (`/other/.venv/bin/python bench/scale.py`) it measures that zg. The sdist is fetched once with
+pip into --cache.
 Usage: python bench/scale.py [--cache DIR] [--runs 10] [--idle-s 60] [--milvus-server]
 """
 
@@ -87,8 +89,8 @@ def _label(pid: int) -> str:
     text = " ".join(a.decode(errors="replace") for a in argv if a)
     if "zgrep.index.prepare" in text:
         return "index worker"
-    if "milvus-lite" in text:
-        return "milvus-lite server"
+    if argv[0].endswith(b"/milvus") or "milvus-lite" in text:
+        return "Milvus server" if b"unix:" not in b" ".join(argv) else "Milvus engine"
     if "server run" in text:
         return "zg daemon"
     if "python" not in Path(argv[0].decode(errors="replace")).name and not text.startswith(ZG):
@@ -182,6 +184,8 @@ def index_figures(env: dict[str, str], root: Path, extra: list[int], runs: int) 
     report = json.loads(proc.stdout)
     print(f"cold zg index        {wall:.1f} s  ({report['files']} files, {report['chunks']} chunks, "
           f"skipped {report.get('skipped')})")
+    status = json.loads(zg(env, root, "status", "--json", "--mode", "direct")[1].stdout)
+    print(f"  Milvus engine      {status.get('milvus_engine', 'milvus-lite 3 (pure Python)')}")
     print(f"  peak RSS           {peaks}")
     phases = report.get("phases", {})
     print("  phases (s)         " + ", ".join(f"{k} {v:.1f}" for k, v in phases.items()))
@@ -218,7 +222,11 @@ def server_figures(env: dict[str, str], root: Path, runs: int, idle_s: float) ->
               f"over {len(walls)} runs (modes {sorted(used)})")
         pid = daemon_pid(env, root)
         if pid:
-            print(f"daemon steady RSS    {_status(pid, 'VmRSS') / 2**20:.0f} MB (peak {_status(pid, 'VmHWM') / 2**20:.0f} MB)")
+            engines = [c for c in _children(pid) if _label(c) == "Milvus engine"]
+            engine_rss = sum(_status(c, "VmRSS") for c in engines)
+            print(f"daemon steady RSS    {(_status(pid, 'VmRSS') + engine_rss) / 2**20:.0f} MB with its Milvus engine "
+                  f"(daemon {_status(pid, 'VmRSS') / 2**20:.0f} MB, peak {_status(pid, 'VmHWM') / 2**20:.0f} MB; "
+                  f"engine {engine_rss / 2**20:.0f} MB)")
             before = cpu_seconds(pid)
             time.sleep(idle_s)
             used_s = cpu_seconds(pid) - before
@@ -239,11 +247,18 @@ def autostart_figures(env: dict[str, str], root: Path, wait_s: float) -> None:
 
 
 def milvus_server(base: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """The native Milvus engine serving gRPC on a free loopback port (milvus-lite 3's `milvus-lite server` before)."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    proc = subprocess.Popen([str(BIN / "milvus-lite"), "server", "--data-dir", str(base / "milvus"), "--host",
-                             "127.0.0.1", "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        from zgrep.store.native import command
+    except ImportError:  # a zg of the pure-Python Milvus Lite
+        argv, env = [str(BIN / "milvus-lite"), "server", "--data-dir", str(base / "milvus"), "--host", "127.0.0.1",
+                     "--port", str(port)], None
+    else:
+        argv, env = command(base / "server.db", f"127.0.0.1:{port}")
+    proc = subprocess.Popen(argv, env=env, cwd=base, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     uri = f"http://127.0.0.1:{port}"
     from pymilvus import MilvusClient
 
@@ -261,7 +276,7 @@ def milvus_server(base: Path) -> tuple[subprocess.Popen[bytes], str]:
             client.close()
 
     if not wait_for(answers, 60):
-        raise SystemExit("milvus-lite server did not answer")
+        raise SystemExit("the Milvus server did not answer")
     return proc, uri
 
 
@@ -271,7 +286,7 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--idle-s", type=float, default=60.0)
     ap.add_argument("--autostart-wait", type=float, default=10.0, help="seconds between the two auto-mode searches")
-    ap.add_argument("--milvus-server", action="store_true", help="index into `milvus-lite server` on 127.0.0.1")
+    ap.add_argument("--milvus-server", action="store_true", help="index into a Milvus server on 127.0.0.1")
     opts = ap.parse_args()
     sdist = fetch_sdist(opts.cache)
     with tempfile.TemporaryDirectory() as tmp:
@@ -282,7 +297,7 @@ def main() -> int:
         if opts.milvus_server:
             server, uri = milvus_server(base)
             extra["ZG_MILVUS_URI"] = uri
-            print(f"Milvus: milvus-lite server at {uri}")
+            print(f"Milvus: a server at {uri}")
         # no real daemon or user config, autostart off unless asked; bytecode cached as for an installed zg
         env = private_env(base, autostart=False, ci=False, pycache=True) | extra
         try:
@@ -290,7 +305,7 @@ def main() -> int:
             server_figures(env, root, opts.runs, opts.idle_s)
             autostart_figures(env, root, opts.autostart_wait)
             if server:
-                print(f"milvus-lite server   RSS {_status(server.pid, 'VmRSS') / 2**20:.0f} MB "
+                print(f"Milvus server        RSS {_status(server.pid, 'VmRSS') / 2**20:.0f} MB "
                       f"(peak {_status(server.pid, 'VmHWM') / 2**20:.0f} MB)")
         finally:
             if server:

@@ -260,6 +260,24 @@ def store_rows(root: Path) -> list[dict[str, Any]]:
         engine.close()
 
 
+def collections(root: Path) -> list[str]:
+    """The collections in the workspace's Milvus Lite data (opened in this process, like store_rows)."""
+    from zgrep.engine import Engine
+
+    engine = Engine(root)
+    try:
+        return sorted(engine.open_store(create=False).client.list_collections())
+    finally:
+        engine.close()
+
+
+def engine_pids(root: Path) -> list[int]:
+    """The native Milvus engines serving the workspace's data file (none once their owner is gone)."""
+    from zgrep.store.native import engine_pids as pids
+
+    return pids(root / ".zgrep" / "milvus.db")
+
+
 def state_files(root: Path) -> dict[str, list[Any]]:
     """The per-file state zg keeps in .zgrep/files.json."""
     return json.loads((root / ".zgrep" / "files.json").read_text())["files"]

@@ -3,10 +3,8 @@ empty or partial index, damaged state is named and `zg index --full` recovers fr
 
 from __future__ import annotations
 
-import glob
 import json
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -17,7 +15,7 @@ from typing import Any
 import pytest
 
 from conftest import ZG
-from corpus import FILES, assert_consistent, assert_one_line_error, make_repo, run_zg, user_env
+from corpus import FILES, assert_consistent, assert_one_line_error, collections, engine_pids, make_repo, run_zg, user_env
 from daemon_helpers import User, wait_for
 
 SMALL = {rel: FILES[rel] for rel in ("src/auth/users.py", "src/net/retry.py", "web/render.js")}
@@ -80,8 +78,7 @@ def test_daemon_answers_searches_from_the_old_index_while_a_full_rebuild_runs(tm
         user.zg("server", "off")
     assert_consistent(root)
     state = root / ".zgrep"
-    collections = [Path(p).name for p in glob.glob(str(state / "milvus.db" / "collections" / "*"))]
-    assert collections == [json.loads((state / "manifest.json").read_text())["collection"]], "old collection kept"
+    assert collections(root) == [json.loads((state / "manifest.json").read_text())["collection"]], "old collection kept"
     assert not (state / "rebuild.json").exists()
 
 
@@ -116,6 +113,7 @@ def test_kill_9_during_full_keeps_a_whole_index(tmp_path: Path, moment: str) -> 
     else:
         ready = lambda: (state / "files.json").stat().st_mtime_ns != saved  # noqa: E731
     _kill_when(proc, ready)
+    wait_for(lambda: not engine_pids(root), 30, "the killed index's engine to exit")
     # without refreshing, searches still answer from the complete old index
     for i in (3, 120, 239):
         assert top_path(search(root, env, f"crashtoken{i:03d}q", "--refresh", "off")) == f"pkg{i % 8}/mod{i:03d}.py"
@@ -124,7 +122,7 @@ def test_kill_9_during_full_keeps_a_whole_index(tmp_path: Path, moment: str) -> 
     rows = assert_consistent(root)
     assert len({r["path"] for r in rows}) == 240
     assert not (state / "rebuild.json").exists() and not (state / "relations.next.sqlite").exists()
-    assert len(glob.glob(str(state / "milvus.db" / "collections" / "*"))) == 1, "the abandoned rebuild's collection"
+    assert len(collections(root)) == 1, "the abandoned rebuild's collection"
 
 
 def test_kill_9_of_the_daemon_during_full_keeps_a_whole_index(tmp_path: Path) -> None:
@@ -139,6 +137,7 @@ def test_kill_9_of_the_daemon_during_full_keeps_a_whole_index(tmp_path: Path) ->
         os.kill(pid, signal.SIGKILL)
         rebuild.communicate(timeout=60)
         wait_for(lambda: not Path(f"/proc/{pid}").exists(), 30, "the daemon to go")
+        wait_for(lambda: not engine_pids(root), 30, "the killed daemon's engine to exit")
     finally:
         user.zg("server", "off")
     env = {**user.env}
@@ -171,29 +170,31 @@ def test_rows_that_disagree_with_the_file_state_are_reported_then_repaired(index
     assert run_zg("status", "--mode", "direct", cwd=root, env=env).returncode == 0
 
 
-# --- item 3: damage under .zgrep/milvus.db ---------------------------------------------------------------------
+# --- item 3: damage to .zgrep/milvus.db (the native engine's one data file) -----------------------------------
 
-def _collection_dir(root: Path) -> Path:
-    return Path(glob.glob(str(root / ".zgrep" / "milvus.db" / "collections" / "*"))[0])
+def _data_file(root: Path) -> Path:
+    return root / ".zgrep" / "milvus.db"
 
 
-def _truncate(path: Path) -> None:
-    path.write_bytes(b"")
+def _overwrite_middle(path: Path) -> None:
+    data = bytearray(path.read_bytes())
+    data[len(data) // 4:] = os.urandom(len(data) - len(data) // 4)
+    path.write_bytes(bytes(data))
 
 
 DAMAGE = {
-    "deleted parquet": lambda c: [p.unlink() for p in c.glob("partitions/*/data/*.parquet")],
-    "truncated parquet": lambda c: [_truncate(p) for p in c.glob("partitions/*/data/*.parquet")],
-    "corrupt schema.json": lambda c: (c / "schema.json").write_text("{not json"),
-    "corrupt manifests": lambda c: [(c / n).write_text("{x") for n in ("manifest.json", "manifest.json.prev")],
-    "deleted database": lambda c: shutil.rmtree(c.parent.parent),
+    "garbage bytes": lambda f: f.write_bytes(os.urandom(f.stat().st_size)),
+    "truncated to nothing": lambda f: f.write_bytes(b""),
+    "overwritten after the header": _overwrite_middle,
+    "deleted database": lambda f: f.unlink(),
+    "a Milvus Lite 3 directory in its place": lambda f: (f.unlink(), f.mkdir(), (f / "LOCK").write_text("")),
 }
 
 
 @pytest.mark.parametrize("damage", list(DAMAGE))
 def test_damaged_milvus_data_is_named_and_full_recovers(indexed: dict[str, Any], damage: str) -> None:
     root, env = indexed["root"], indexed["env"]
-    DAMAGE[damage](_collection_dir(root))
+    DAMAGE[damage](_data_file(root))
     status = run_zg("status", "--mode", "direct", cwd=root, env=env)
     assert status.returncode == 1 and "PROBLEM" in status.stdout, (status.stdout, status.stderr)
     assert "zg index" in status.stdout
@@ -210,7 +211,7 @@ def test_damaged_milvus_data_is_named_and_full_recovers(indexed: dict[str, Any],
 
 def test_plain_index_repairs_damaged_milvus_data_and_says_so(indexed: dict[str, Any]) -> None:
     root, env = indexed["root"], indexed["env"]
-    DAMAGE["truncated parquet"](_collection_dir(root))
+    DAMAGE["garbage bytes"](_data_file(root))
     report = json.loads(run_zg("index", "--json", "--mode", "direct", cwd=root, env=env).stdout)
     assert report["repaired"] is True and "damaged" in report["repair_reason"], report
     assert report["changed"] == len(SMALL)
@@ -219,7 +220,7 @@ def test_plain_index_repairs_damaged_milvus_data_and_says_so(indexed: dict[str, 
 
 def test_human_index_says_it_repaired(indexed: dict[str, Any]) -> None:
     root, env = indexed["root"], indexed["env"]
-    DAMAGE["truncated parquet"](_collection_dir(root))
+    DAMAGE["garbage bytes"](_data_file(root))
     out = run_zg("index", "--mode", "direct", cwd=root, env=env)
     assert out.returncode == 0 and len(out.stdout.splitlines()) == 1, out.stdout
     assert "rebuilt the whole index" in out.stderr and "damaged" in out.stderr, out.stderr

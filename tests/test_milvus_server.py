@@ -1,20 +1,21 @@
-"""`zg` against a real Milvus gRPC server (`milvus-lite server` on 127.0.0.1) instead of embedded Milvus Lite."""
+"""`zg` against a real Milvus gRPC server (the native milvus-lite engine serving gRPC on 127.0.0.1) instead of
+embedded Milvus Lite."""
 
 from __future__ import annotations
 
 import json
 import socket
 import subprocess
-import sys
 import time
-from pathlib import Path
-from typing import Any, Iterator
+
+from typing import Any
+from collections.abc import Iterator
 
 import pytest
 
 from corpus import FILES, assert_one_line_error, json_out, make_repo, run_zg, state_files, user_env
 
-MILVUS_LITE = Path(sys.executable).with_name("milvus-lite")
+QUIET = {"grpc.keepalive_time_ms": 2**31 - 1, "grpc.keepalive_permit_without_calls": 0}  # the engine GOAWAYs idle pings
 
 
 def free_port() -> int:
@@ -30,24 +31,25 @@ def wait_ready(uri: str, proc: subprocess.Popen[bytes], timeout: float = 60) -> 
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"milvus-lite server exited with {proc.returncode}: {proc.stderr.read().decode()[-500:]}")
+            raise RuntimeError(f"the Milvus server exited with {proc.returncode}: {proc.stderr.read().decode()[-500:]}")
         try:
-            client = MilvusClient(uri=uri, timeout=2)
+            client = MilvusClient(uri=uri, timeout=2, grpc_options=QUIET)
             client.list_collections()
             client.close()
             return
         except Exception:
             time.sleep(0.2)
-    raise RuntimeError(f"milvus-lite server at {uri} not ready after {timeout}s")
+    raise RuntimeError(f"the Milvus server at {uri} not ready after {timeout}s")
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    assert MILVUS_LITE.exists(), f"{MILVUS_LITE} is missing: milvus-lite is a dependency of zgrep"
-    data = tmp_path_factory.mktemp("milvus-server") / "data"
+    from zgrep.store.native import command
+
+    data = tmp_path_factory.mktemp("milvus-server") / "server.db"
     port = free_port()
-    proc = subprocess.Popen([str(MILVUS_LITE), "server", "--data-dir", str(data), "--host", "127.0.0.1",
-                             "--port", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    argv, env = command(data, f"127.0.0.1:{port}")
+    proc = subprocess.Popen(argv, env=env, cwd=data.parent, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     uri = f"http://127.0.0.1:{port}"
     try:
         wait_ready(uri, proc)
@@ -70,7 +72,7 @@ def ws(server: str, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 def server_rows(uri: str, collection: str) -> list[dict[str, Any]]:
     from pymilvus import MilvusClient
 
-    client = MilvusClient(uri=uri, timeout=10)
+    client = MilvusClient(uri=uri, timeout=10, grpc_options=QUIET)
     try:
         client.load_collection(collection)
         return client.query(collection, filter='id != ""', output_fields=["id", "path"], limit=16384)

@@ -99,7 +99,7 @@ class IndexReport(TypedDict, total=False):
 
 
 class Status(TypedDict, total=False):
-    """The index's own status (an unindexed workspace has the first five fields only)."""
+    """The index's own status (an unindexed workspace has the first five fields and milvus_engine only)."""
 
     root: str
     indexed: bool
@@ -109,6 +109,7 @@ class Status(TypedDict, total=False):
     model: str | None
     dim: int | None
     milvus_uri: str | None
+    milvus_engine: str  # which engine serves it: "milvus-lite 2.5.1 (native)", "Milvus server"
     collection: str | None
     last_indexed: float | None
     root_hash: str | None

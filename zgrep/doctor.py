@@ -48,6 +48,7 @@ def _model(cfg: Config, root: Path) -> str:
 
 def _milvus(cfg: Config, root: Path) -> str:
     from zgrep.store.milvus import MilvusStore
+    from zgrep.store.native import describe
 
     uri = cfg["milvus.uri"]
     if uri:
@@ -65,8 +66,8 @@ def _milvus(cfg: Config, root: Path) -> str:
         found = store.search_lexical("probe", 1)
         store.close()
     if not found:
-        raise RuntimeError("Milvus Lite answered but BM25 search found nothing")
-    return "Milvus Lite works (dense + BM25)"
+        raise RuntimeError(f"{describe()} answered but BM25 search found nothing")
+    return f"Milvus Lite works (dense + BM25): {describe()}"
 
 
 def _grammars() -> str:

@@ -8,7 +8,6 @@ import copy
 import hashlib
 import json
 import os
-import shutil
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,12 +17,15 @@ from zgrep.config import Config, user_config_path
 from zgrep.locking import ENGINE_LOCK, LockBusy, WorkspaceLock
 from zgrep.service import ErrorCode, ZgError
 from zgrep.fsutil import atomic_write, stat_signature
+from zgrep.store.native import engine_of, is_lite
 from zgrep.workspace import FORMAT_VERSION, MANIFEST, SCHEMA_VERSION, Workspace, WorkspaceError, read_object
 
 FILES_STATE = "files.json"
 REBUILD_STATE = "rebuild.json"  # a full rebuild in progress: its collection, then the manifest it commits
 VECTOR_CACHE = "vectors.sqlite"
 MILVUS_LITE = "milvus.db"
+ENGINE_TIMEOUT_S = 30.0  # for the Milvus Lite engine to start (and a dying one to exit)
+VERIFIED_STATE = "verified.json"  # signatures of the Milvus Lite file and the state files when their rows last agreed
 
 
 @dataclass
@@ -69,6 +71,15 @@ def load_embedder(config: Config, root: Path, timeout: float | None = None) -> A
         max_retries=config["embedding.max_retries"])
 
 
+def _signature(path: Path) -> list[int] | None:
+    """Size, mtime and inode of `path` (an atomic rewrite is a new inode), or None when it is missing."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return [st.st_size, st.st_mtime_ns, st.st_ino]
+
+
 def root_hash(files: dict[str, FileRecord]) -> str:
     """Merkle-style hash over (path, sha256) of every indexed file."""
     h = hashlib.sha256()
@@ -109,7 +120,7 @@ class Engine:
 
     @property
     def owns_milvus_data(self) -> bool:
-        """Whether Milvus is the Milvus Lite directory inside the state dir (zg may recreate it)."""
+        """Whether Milvus is the Milvus Lite file inside the state dir (zg may recreate it)."""
         return self.milvus_uri == str(self.ws.path(MILVUS_LITE))
 
     def base_collection(self) -> str:
@@ -140,23 +151,37 @@ class Engine:
             return self._stores["live"]
 
     def _connect(self, create: bool) -> Any:
-        from zgrep.store.milvus import MilvusStore, StoreDamaged
+        from zgrep.store.native import NativeEngine, remove_data
 
         def connect() -> tuple[Any, bool]:
-            store = MilvusStore(self.milvus_uri, self.live_collection(), self.embedder.dim,
-                                token=os.environ.get("ZG_MILVUS_TOKEN"))
+            # the engine starts first: its ~0.5 s start-up overlaps importing pymilvus
+            engine = NativeEngine(Path(self.milvus_uri), ENGINE_TIMEOUT_S) if is_lite(self.milvus_uri) else None
             try:
-                return store, store.exists()
+                from zgrep.store.milvus import MilvusStore
+
+                store = MilvusStore(self.milvus_uri, self.live_collection(), self.embedder.dim,
+                                    token=os.environ.get("ZG_MILVUS_TOKEN"), engine=engine)
+            except BaseException:
+                if engine is not None:
+                    engine.close()
+                raise
+            try:
+                present = store.exists()
+                if present:
+                    store.count()  # damage inside the file shows first here (StoreDamaged)
+                return store, present
             except BaseException:
                 store.close()
                 raise
+
+        from zgrep.store.milvus import StoreDamaged
 
         try:
             store, present = connect()
         except StoreDamaged as exc:
             if not (create and self.owns_milvus_data):
                 raise
-            shutil.rmtree(self.ws.path(MILVUS_LITE), ignore_errors=True)
+            remove_data(self.ws.path(MILVUS_LITE))
             self.repaired = f"recreated damaged Milvus Lite data ({exc.detail})"
             store, present = connect()
         if not present:
@@ -191,10 +216,13 @@ class Engine:
         return self._relations
 
     def close(self) -> None:
-        """Release Milvus, the vector cache, the relations database and the workspace lock."""
+        """Release Milvus, the vector cache, the relations database and the workspace lock (recording, once the
+        engine has exited, that the Milvus Lite rows agree with the file state when this session found so)."""
         if self._stores["live"] is not None:
             self._stores["live"].close()
             self._stores["live"] = None
+        if self._lock.held and self._verified.get("agrees") == self._state_files():
+            self._record_agreement()
         if self._cache is not None:
             self._cache.close()
             self._cache = None
@@ -265,14 +293,15 @@ class Engine:
     def index_problem(self, manifest: dict[str, Any]) -> str | None:
         """Why the index cannot be used as it is (with the command that fixes it), or None."""
         try:
-            self.ws.check_manifest(manifest, self.embedder.model_id, self.embedder.dim, self.milvus_uri)
+            self.ws.check_manifest(manifest, self.embedder.model_id, self.embedder.dim, self.milvus_uri,
+                                   engine_of(self.milvus_uri))
         except WorkspaceError as exc:
             return self._unreachable() or str(exc)
         return None
 
     def _unreachable(self) -> str | None:
         """Why the configured Milvus server cannot be reached, or None (a Lite URI, or it answers)."""
-        from zgrep.store.milvus import MilvusStore, StoreError, is_lite
+        from zgrep.store.milvus import MilvusStore, StoreError
 
         if is_lite(self.milvus_uri):
             return None
@@ -305,11 +334,41 @@ class Engine:
                 signatures.append(None)
         return (self._verified.get("opened") if self.has_store() else None, *signatures)
 
+    def _state_files(self) -> list[list[int] | None]:
+        """The signatures of the manifest and the file state (None for one that is missing)."""
+        return [_signature(self.ws.path(name)) for name in (MANIFEST, FILES_STATE)]
+
+    def remember_agreement(self) -> None:
+        """Note that Milvus holds exactly the rows the file state records, as the state files are now."""
+        self._verified["agrees"] = self._state_files()
+
+    def _record_agreement(self) -> None:
+        """Write the signatures (data file last: the engine has exited) that known_consistent() compares."""
+        if not is_lite(self.milvus_uri):
+            return
+        data = _signature(Path(self.milvus_uri))
+        if data is not None:
+            atomic_write(self.ws.path(VERIFIED_STATE), json.dumps({"state": self._state_files(), "data": data}))
+
+    def known_consistent(self) -> bool:
+        """Whether the Milvus Lite file and the state files are exactly as when their rows last agreed (so no
+        engine need start to check them); a change to any of them, damage included, says no."""
+        if not is_lite(self.milvus_uri) or self.has_store():
+            return False
+        try:
+            recorded = json.loads(self.ws.path(VERIFIED_STATE).read_text("utf-8"))
+        except (OSError, ValueError):
+            return False
+        state = self._state_files()
+        return None not in state and recorded == {"state": state, "data": _signature(Path(self.milvus_uri))}
+
     def store_problem(self, manifest: dict[str, Any]) -> str | None:
         """Why Milvus disagrees with the recorded file state (damaged, missing, other row count), naming
         the fix; None when they agree or another process holds the workspace."""
         from zgrep.store.milvus import StoreBusy
 
+        if manifest.get("complete", True) and self.known_consistent():
+            return None
         try:
             store = self.open_store(create=False)
             count = store.count()
@@ -322,11 +381,13 @@ class Engine:
         if manifest.get("complete", True) and differ:
             return (f"the Milvus collection {store.collection} holds {count} chunks where the index records "
                     f"{expected}; repair it with: zg index")
+        if not self._view and manifest.get("complete", True):
+            self.remember_agreement()
         return None
 
     def new_manifest(self, collection: str) -> dict[str, Any]:
         """A manifest describing the current configuration."""
         return {"format_version": FORMAT_VERSION, "schema_version": SCHEMA_VERSION, "root": str(self.ws.root),
                 "model_id": self.embedder.model_id, "dim": self.embedder.dim, "milvus_uri": self.milvus_uri,
-                "collection": collection}
+                "milvus_engine": engine_of(self.milvus_uri), "collection": collection}
 

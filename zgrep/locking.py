@@ -110,6 +110,11 @@ class WorkspaceLock:
         self.path = path
         self._lock = FileLock(path)
 
+    @property
+    def held(self) -> bool:
+        """Whether this process holds the lock through this object."""
+        return self._lock.held
+
     def holder(self) -> str:
         """The recorded holder, e.g. "pid 123 (zg server run)"."""
         try:

@@ -32,13 +32,14 @@ def cmdline(pid: int) -> list[str]:
         return []
 
 
-def flock_holder(device: str) -> int | None:
-    """The pid holding an flock on the file `MAJ:MIN:INODE` (hex major/minor, as /proc/locks writes it), or None."""
+def lock_holder(device: str, kind: str = "FLOCK") -> int | None:
+    """The pid holding a lock of `kind` (FLOCK, or POSIX for lockf) on the file `MAJ:MIN:INODE` (hex major/minor, as
+    /proc/locks writes it; waiters, marked `->`, are not holders), or None."""
     try:
         with open("/proc/locks", encoding="ascii", errors="replace") as fh:
             for line in fh:
                 fields = line.split()
-                if len(fields) > 5 and fields[1] == "FLOCK" and fields[5].lower() == device and fields[4].isdigit():
+                if len(fields) > 5 and fields[1] == kind and fields[5].lower() == device and fields[4].isdigit():
                     return int(fields[4])
     except OSError:
         pass

@@ -19,6 +19,7 @@ STATE_DIR = ".zgrep"
 MANIFEST = "manifest.json"
 FORMAT_VERSION = 1
 SCHEMA_VERSION = 2
+ENGINES = {"python": "Milvus Lite 3 (pure Python)", "native": "milvus-lite 2.5 (native)"}  # manifest milvus_engine
 _URI_CREDENTIALS = re.compile(r"\b([A-Za-z][A-Za-z0-9+.-]*://)[^/\s]+@")
 
 
@@ -127,8 +128,9 @@ class Workspace:
         self.ensure_state_dir()
         atomic_write(self.path(MANIFEST), json.dumps(manifest, indent=2, sort_keys=True))
 
-    def check_manifest(self, manifest: dict[str, Any], model_id: str, dim: int, milvus_uri: str) -> None:
-        """Refuse a manifest from another format, schema, model or Milvus URI."""
+    def check_manifest(self, manifest: dict[str, Any], model_id: str, dim: int, milvus_uri: str, engine: str) -> None:
+        """Refuse a manifest from another format, schema, model, Milvus URI or Milvus Lite engine (`engine`: the
+        manifest's milvus_engine this zg writes; a Milvus Lite index without one was written by Milvus Lite 3)."""
         problems = []
         if manifest.get("format_version") != FORMAT_VERSION:
             problems.append(f"index format {manifest.get('format_version')} (this zg writes {FORMAT_VERSION})")
@@ -140,6 +142,9 @@ class Workspace:
             )
         if manifest.get("milvus_uri") != milvus_uri:
             problems.append(f"Milvus URI {redact(str(manifest.get('milvus_uri')))}, configured {redact(milvus_uri)}")
+        elif engine != "server" and manifest.get("milvus_engine", "python") != engine:
+            built = ENGINES.get(str(manifest.get("milvus_engine", "python")), str(manifest.get("milvus_engine")))
+            problems.append(f"the Milvus engine {built} (this zg runs {ENGINES.get(engine, engine)})")
         if problems:
             raise WorkspaceError(
                 f"the index in {self.state_dir} was built with " + "; ".join(problems) + "; rebuild it with: zg index --full"

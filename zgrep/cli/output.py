@@ -201,7 +201,8 @@ def write_status(result: dict[str, Any]) -> None:
     langs = ", ".join(f"{k} {v}" for k, v in list(result["languages"].items())[:8])
     rows = [
         ("root", result["root"]), ("files", result["files"]), ("chunks", result["chunks"]), ("languages", langs),
-        ("model", f"{result['model']} ({result['dim']}-d)"), ("milvus", result["milvus_uri"]),
+        ("model", f"{result['model']} ({result['dim']}-d)"), ("milvus", f"{result['milvus_uri']} ({result['milvus_engine']})" if result.get("milvus_engine")
+                                                         else result["milvus_uri"]),
         ("last indexed", _when(result.get("last_indexed"))),
         ("freshness", _freshness(result)),
         ("mode", result["mode"]),

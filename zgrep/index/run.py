@@ -158,17 +158,30 @@ def run_index(engine: Engine, args: IndexArgs, progress: Progress | None = None)
         full, paths, manifest = True, None, None
     if manifest is None and paths is not None:
         paths = None
-    with clock.phase("open_store"):
-        store = None if dry_run else engine.open_store(create=True)
-    repair = None if store is None else _repair_reason(engine, store, full)
-    if repair:
-        full, paths = True, None
+    # Milvus untouched since its rows last agreed with the file state: no engine unless there is something to write
+    settled = not (dry_run or full) and bool(manifest and manifest.get("complete")) and engine.known_consistent()
+    store = repair = None
+    if not (dry_run or settled):
+        store, repair = _open_store(engine, full, clock)
+        full, paths = (True, None) if repair else (full, paths)
     with clock.phase("discover"):
         work = plan(engine.blank() if full else engine, paths, full,
                     read_new=dry_run or (manifest is not None and not full))  # a repair rebuild streams too
+    if settled and (work.changed or work.deleted):
+        store, repair = _open_store(engine, full, clock)
+        if repair:
+            full, paths = True, None
+            with clock.phase("discover"):
+                work = plan(engine.blank(), None, True, read_new=False)
     report: IndexReport = {"root": str(root), "dry_run": dry_run}
     if repair:
         report.update({"repaired": True, "repair_reason": repair})
+    if store is None and settled:  # nothing to write: Milvus as it was when its rows last agreed
+        assert manifest is not None
+        _count(report, work, written=False)
+        _nothing_changed(engine, manifest, work, report, started, paths)
+        engine.remember_agreement()
+        return report
     if store is None:  # a dry run
         _count(report, work, written=False)
         report.update({"changed_paths": work.changed, "deleted_paths": work.deleted})
@@ -177,7 +190,9 @@ def run_index(engine: Engine, args: IndexArgs, progress: Progress | None = None)
         return _rebuild(engine, store, work, report, progress, started, clock)
     if manifest is not None and manifest.get("complete") and not work.changed and not work.deleted:
         _count(report, work, written=False)
-        return _nothing_changed(engine, manifest, work, report, started, paths)
+        _nothing_changed(engine, manifest, work, report, started, paths)
+        engine.remember_agreement()  # (_repair_reason counted the rows)
+        return report
     relations = engine.relations()
     new_manifest = {**engine.new_manifest(store.collection), "content_version": content_version()}
     engine.ws.write_manifest({**(manifest or {}), **new_manifest, "complete": False})
@@ -196,6 +211,7 @@ def run_index(engine: Engine, args: IndexArgs, progress: Progress | None = None)
             store.flush()
     engine.ws.write_manifest({**new_manifest, "complete": True, "last_indexed": time.time(),
                               "root_hash": root_hash(files), "commit": covered_commit(engine, manifest, paths)})
+    _check_agreement(engine, store, files)
     _count(report, work, written=True)
     report.update({"chunks": chunks_done, "embedded": embedded, "files": len(files), "generated": _generated(files),
                    "took_s": round(time.monotonic() - started, 3), "phases": clock.report()})
@@ -213,6 +229,13 @@ def _count(report: IndexReport, work: Plan, written: bool) -> None:
                    "skipped": work.skipped, "ignored": work.ignored})
     if work.warnings:
         report["warnings"] = work.warnings
+
+
+def _open_store(engine: Engine, full: bool, clock: PhaseClock) -> tuple[Any, str | None]:
+    """The store, opened (created when missing), and why this run must rebuild everything (or None)."""
+    with clock.phase("open_store"):
+        store = engine.open_store(create=True)
+    return store, _repair_reason(engine, store, full)
 
 
 def _repair_reason(engine: Engine, store: Any, full: bool) -> str | None:
@@ -332,6 +355,7 @@ def _rebuild(engine: Engine, store: Any, work: Plan, report: IndexReport, progre
     _write_marker(engine, marker)
     engine.save_files(files, name)
     _finish_rebuild(engine, marker, target, files)
+    _check_agreement(engine, target, files)
     _count(report, work, written=True)
     report.update({"deleted": 0, "unchanged": 0, "chunks": chunks_done, "embedded": embedded, "files": len(files),
                    "generated": _generated(files),
@@ -376,6 +400,12 @@ def _finish_rebuild(engine: Engine, marker: dict[str, Any], target: Any, files: 
     if isinstance(retire, str) and retire != marker["collection"]:
         target.sibling(retire).drop()
     engine.ws.path(REBUILD_STATE).unlink(missing_ok=True)
+
+
+def _check_agreement(engine: Engine, store: Any, files: dict[str, FileRecord]) -> None:
+    """After a run: when Milvus holds exactly the rows recorded, note it (the next run may then skip the engine)."""
+    if store.count() == sum(rec.chunks for rec in files.values()):
+        engine.remember_agreement()
 
 
 def _write_marker(engine: Engine, marker: dict[str, Any]) -> None:

@@ -8,6 +8,7 @@ from zgrep.chunking.languages import TABLE, detect_language
 from zgrep.git import head_commit, split_names, try_run
 from zgrep.index.run import plan
 from zgrep.progress import Progress
+from zgrep.store.native import describe
 from zgrep.workspace import redact
 
 
@@ -16,7 +17,8 @@ def run_status(engine: Engine, args: NoArgs, progress: Progress | None = None) -
     manifest = engine.manifest()
     root = str(engine.ws.root)
     if manifest is None:
-        return {"root": root, "indexed": False, "files": 0, "chunks": 0, "languages": {}}
+        return {"root": root, "indexed": False, "files": 0, "chunks": 0, "languages": {},
+                "milvus_engine": describe(engine.milvus_uri)}
     files = engine.files()
     languages: dict[str, int] = {}
     for rec in files.values():
@@ -28,6 +30,7 @@ def run_status(engine: Engine, args: NoArgs, progress: Progress | None = None) -
         "root": root, "indexed": True, "files": len(files), "chunks": sum(r.chunks for r in files.values()),
         "languages": dict(sorted(languages.items(), key=lambda kv: -kv[1])),
         "model": manifest.get("model_id"), "dim": manifest.get("dim"), "milvus_uri": redact(str(manifest.get("milvus_uri"))),
+        "milvus_engine": describe(engine.milvus_uri),
         "collection": manifest.get("collection"), "last_indexed": manifest.get("last_indexed"),
         "root_hash": manifest.get("root_hash"), "indexed_commit": manifest.get("commit"), "head_commit": head,
         "stale_vs_head": bool(head and manifest.get("commit") != head),

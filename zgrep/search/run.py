@@ -6,6 +6,7 @@ import math
 import os
 import re
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from collections.abc import Callable
 from typing import Any
@@ -36,6 +37,7 @@ _CONTAINER_KINDS = ("class", "interface")  # a chunk of one of these holds its m
 _CODE_LIKE = re.compile(r"[_.]|[a-z0-9][A-Z]|[A-Z]{2,}[a-z]")
 _COMPOUND = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # one identifier, unqualified
 _SEPARATORS = re.compile(r"[_\-]")
+_CALLS: ThreadPoolExecutor | None = None
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)*")
 
 
@@ -176,23 +178,33 @@ def _routes(engine: Engine, query: str, search_mode: str, expr: str, pool: int,
     """Run the retrieval routes the search mode selects; each returns hits in rank order."""
     store = engine.open_store(create=False)
     routes: dict[str, list[RouteHit]] = {}
+    dense = None
+    if search_mode in ("hybrid", "semantic"):  # the engine answers it while this thread runs the BM25 routes
+        vector = [float(x) for x in engine.embedder.embed_query(query)]
+        dense = _calls().submit(store.search_dense, vector, pool, expr)
     if search_mode in ("hybrid", "lexical"):
         text = lexical_query(query)
-        routes["lexical"] = store.search_lexical(text, pool, expr)
         names = symbol_candidates(query)
-        named_text = lexical_query(" ".join(names))  # the query itself when it is only names: one BM25 call
-        routes["symbol"] = store.search_symbols(names, pool, expr, named_text,
-                                                routes["lexical"] if named_text == text else None)
+        named_text = lexical_query(" ".join(names))  # the query itself when it is only names
+        routes["lexical"], named_hits = store.search_lexical_many([text, named_text], pool, expr)  # one call
+        routes["symbol"] = store.search_symbols(names, pool, expr, named_text, named_hits)
         named = set(path_matches(query, [p for p in engine.files() if admits is None or admits(p)], PATH_ROUTE_FILES))
         # always present, so every query of a mode is normalised by the same route weights: the lexical hits
         # in the files the query names, ranked among themselves (a BM25 call filtered to those files cost a
         # Milvus call per search and ranked no better on the semble dev half)
         kept = [hit for hit in routes["lexical"] if hit.fields["path"] in named]
         routes["path"] = [RouteHit(hit.id, rank, hit.distance, hit.fields) for rank, hit in enumerate(kept)]
-    if search_mode in ("hybrid", "semantic"):
-        vector = engine.embedder.embed_query(query)
-        routes["semantic"] = store.search_dense([float(x) for x in vector], pool, expr)
+    if dense is not None:
+        routes["semantic"] = dense.result()
     return routes
+
+
+def _calls() -> ThreadPoolExecutor:
+    """The threads that run one search's Milvus calls side by side (shared by every search of the process)."""
+    global _CALLS
+    if _CALLS is None:
+        _CALLS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="zg-route")
+    return _CALLS
 
 
 def _spelled_anywhere(engine: Engine, query: str) -> bool:

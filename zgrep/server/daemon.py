@@ -23,6 +23,7 @@ soon as it listens and exits once it has held nothing and heard nothing for its 
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import gc
 import hmac
@@ -183,8 +184,8 @@ class Held:
             self.lock.release()
 
     def after_predecessor(self) -> None:
-        """Wait for the store of the workspace this one replaced to close: the in-process Milvus Lite server is
-        one per path, so a store opened before would be the deleted directory's."""
+        """Wait for the store of the workspace this one replaced to close: a Milvus Lite engine's socket is one
+        per data-file path, so a store opened before would take over the deleted directory's."""
         if self.predecessor is not None and not self.predecessor.wait(SHUTDOWN_GRACE_S + 1):
             raise ZgError(ErrorCode.WORKSPACE_BUSY, f"the index of the workspace deleted at {self.root} is still "
                           "closing (its job does not stop); retry shortly, or restart: zg server off; zg server on")
@@ -779,15 +780,17 @@ def max_rss_mb() -> float:
 
 
 def settle_heap() -> None:
-    """Collect once, freeze what survives, and return what building the BM25 index freed to the
-    system. Milvus Lite holds a loaded collection as ~10^5 long-lived Python objects that every full
-    pass of the cyclic GC walked; frozen, the passes skip them."""
-    from zgrep.store.lite import release_freed_memory
+    """Collect once, freeze what survives (file tables, the model: long-lived objects every full pass
+    of the cyclic GC walked), and return what an index job freed to the system (glibc's malloc_trim)."""
+    import ctypes.util
 
     started = time.monotonic()
     gc.collect()
     gc.freeze()
-    release_freed_memory()
+    libc = ctypes.util.find_library("c")
+    if libc:
+        with contextlib.suppress(OSError, AttributeError):  # not glibc: its allocator decides
+            ctypes.CDLL(libc).malloc_trim(0)
     log.info("settled the heap: %d objects frozen, %.0f ms", gc.get_freeze_count(), (time.monotonic() - started) * 1000)
 
 

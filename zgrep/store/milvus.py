@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import copy
 import logging
-import os
 import re
-import shutil
 from pathlib import Path
 from collections.abc import Callable, Iterable
 from functools import wraps
@@ -16,10 +14,8 @@ from pymilvus import DataType, Function, FunctionType, MilvusClient
 from pymilvus.client import entity_helper
 from pymilvus.exceptions import MilvusException
 
-from zgrep import procfs
-from zgrep.locking import lock_holder
 from zgrep.service import ErrorCode, FixedCodeError
-from zgrep.store import lite
+from zgrep.store.native import EngineError, NativeEngine, is_lite
 from zgrep.store.expr import in_list, quote
 from zgrep.store.rows import MAX_NAMES
 from zgrep.types import RouteHit
@@ -28,6 +24,8 @@ from zgrep.workspace import redact
 SCALAR_FIELDS = ("path", "language", "symbol", "names", "symbol_kind", "scope", "start_line", "end_line", "mtime",
                  "content")
 _DELETE_BATCH = 500
+_LOCAL_GRPC = {"grpc.keepalive_time_ms": 2**31 - 1, "grpc.keepalive_permit_without_calls": 0}
+CHECK_TIMEOUT_S = 5.0  # a health check's call: pymilvus retries an engine's internal error (damaged data) until then
 
 for _name in ("pymilvus", "milvus_lite"):
     logging.getLogger(_name).setLevel(logging.CRITICAL)
@@ -45,11 +43,11 @@ class StoreError(FixedCodeError):
 
 
 class StoreBusy(StoreError):
-    """Another process holds the Milvus Lite data directory."""
+    """Another process holds the Milvus Lite data file."""
 
 
 class StoreDamaged(StoreError):
-    """The Milvus Lite data directory cannot be read as it is."""
+    """The Milvus Lite data file cannot be read as it is."""
 
     def __init__(self, uri: str, detail: str) -> None:
         super().__init__(f"the Milvus Lite data in {uri} is damaged ({detail}); rebuild it with: zg index --full")
@@ -71,11 +69,6 @@ def reported(method: Callable[P, R]) -> Callable[P, R]:
     return call
 
 
-def is_lite(uri: str) -> bool:
-    """Whether `uri` names a Milvus Lite data directory (not a server)."""
-    return "://" not in uri
-
-
 def _open_failure(uri: str, detail: str) -> StoreError:
     """The error for a Milvus that could not be opened, naming the fix."""
     if is_lite(uri):
@@ -90,38 +83,38 @@ def collection_name(model_id: str, root_key: str) -> str:
     return f"zg_{root_key}_{slug}"
 
 
-def lite_holder(uri: str) -> str | None:
-    """For a Milvus Lite directory whose LOCK another process holds: "pid N (command)"; else None."""
-    lock = os.path.join(uri, "LOCK")
-    if "://" in uri or not os.path.isfile(lock):
-        return None
-    if lock_holder(Path(lock)) is None:
-        return None
-    st = os.stat(lock)
-    pid = procfs.flock_holder(f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}")
-    return "another process" if pid is None else procfs.describe(pid, procfs.cmdline(pid))
-
-
 class MilvusStore:
     """A Milvus collection holding the chunks of one workspace for one model."""
 
-    def __init__(self, uri: str, collection: str, dim: int, token: str | None = None) -> None:
+    def __init__(self, uri: str, collection: str, dim: int, token: str | None = None, timeout: float = 30.0,
+                 engine: NativeEngine | None = None) -> None:
+        """Connect to the server at `uri`, or to the native engine on the Milvus Lite file `uri` (`engine`, when
+        the caller started it already, else started here)."""
         self.uri = uri
         self.collection = collection
         self.dim = dim
-        if is_lite(uri):
-            lite.install()
-        try:
-            self.client = MilvusClient(uri=uri, token=token or "", timeout=30)
-        except MilvusException as exc:
-            holder = lite_holder(uri)
-            if holder:
-                raise StoreBusy(f"the Milvus Lite data in {uri} is held by {holder}; Milvus Lite admits one process "
-                                "at a time: wait for it to finish or stop it") from None
-            raise _open_failure(uri, exc.message) from None
-        except Exception as exc:  # pymilvus raises bare exceptions for unreachable servers
-            raise _open_failure(uri, str(exc)) from None
+        self.engine = engine if engine is not None or not is_lite(uri) else NativeEngine(Path(uri), timeout)
         self._loaded = False
+        try:
+            if self.engine is not None:
+                self.engine.wait()
+                # a local engine: no keepalive pings (it answers pings without calls with GOAWAY too_many_pings)
+                self.client = MilvusClient(uri=self.engine.uri, timeout=timeout, grpc_options=_LOCAL_GRPC)
+            else:
+                self.client = MilvusClient(uri=uri, token=token or "", timeout=timeout)
+        except EngineError as exc:
+            self.close()
+            if exc.busy:
+                raise StoreBusy(f"the Milvus Lite data in {uri} is held by {exc.busy}; Milvus Lite admits one process "
+                                "at a time: wait for it to finish or stop it") from None
+            raise _open_failure(uri, str(exc)) from None
+        except MilvusException as exc:
+            error = self._failure(exc)
+            self.close()
+            raise error from None
+        except Exception as exc:  # pymilvus raises bare exceptions for unreachable servers
+            self.close()
+            raise _open_failure(uri, str(exc)) from None
 
     def sibling(self, collection: str) -> MilvusStore:
         """Another collection through the same connection (closing either closes both)."""
@@ -133,17 +126,21 @@ class MilvusStore:
     def exists(self) -> bool:
         """Whether the collection exists (StoreError when Milvus cannot read its data)."""
         try:
-            return bool(self.client.has_collection(self.collection))
+            return bool(self.client.has_collection(self.collection, timeout=CHECK_TIMEOUT_S))
         except MilvusException as exc:
-            raise _open_failure(self.uri, exc.message) from None
+            raise self._failure(exc) from None
 
     def count(self) -> int:
         """Number of chunks stored (StoreError when Milvus cannot read its data)."""
         try:
-            stats = self.client.get_collection_stats(self.collection)
+            stats = self.client.get_collection_stats(self.collection, timeout=CHECK_TIMEOUT_S)
         except MilvusException as exc:
-            raise _open_failure(self.uri, exc.message) from None
+            raise self._failure(exc) from None
         return int(stats.get("row_count", 0))
+
+    def _failure(self, exc: MilvusException) -> StoreError:
+        """The error for a failed check: the engine's own last error line names the damage when it has one."""
+        return _open_failure(self.uri, (self.engine.last_error() if self.engine else "") or exc.message)
 
     @reported
     def rows(self, fields: list[str]) -> list[dict[str, Any]]:
@@ -185,11 +182,9 @@ class MilvusStore:
 
     @reported
     def drop(self) -> None:
-        """Drop the collection if it exists (in Milvus Lite, also what a killed create or drop left of it)."""
+        """Drop the collection if it exists."""
         if self.exists():
             self.client.drop_collection(self.collection)
-        if is_lite(self.uri):
-            shutil.rmtree(os.path.join(self.uri, "collections", self.collection), ignore_errors=True)
         self._loaded = False
 
     @reported
@@ -229,12 +224,19 @@ class MilvusStore:
     @reported
     def search_lexical(self, text: str, limit: int, expr: str = "") -> list[RouteHit]:
         """Best BM25 chunks for already-normalised query text."""
-        if not text.strip():
-            return []
-        self.ensure_loaded()
-        res = self.client.search(self.collection, [text], anns_field="sparse", limit=limit, filter=expr,
-                                 output_fields=list(SCALAR_FIELDS), search_params={"metric_type": "BM25"})
-        return _route_hits(res)
+        return self.search_lexical_many([text], limit, expr)[0]
+
+    @reported
+    def search_lexical_many(self, texts: list[str], limit: int, expr: str = "") -> list[list[RouteHit]]:
+        """The BM25 hits of each normalised query text, all in one call."""
+        asked = [t for t in dict.fromkeys(texts) if t.strip()]
+        found: dict[str, list[RouteHit]] = {}
+        if asked:
+            self.ensure_loaded()
+            res = self.client.search(self.collection, asked, anns_field="sparse", limit=limit, filter=expr,
+                                     output_fields=list(SCALAR_FIELDS), search_params={"metric_type": "BM25"})
+            found = {text: _hits(hits) for text, hits in zip(asked, res)}
+        return [found.get(t, []) for t in texts]
 
     @reported
     def search_symbols(self, names: list[str], limit: int, expr: str = "", lexical: str = "",
@@ -272,17 +274,20 @@ class MilvusStore:
         return [RouteHit(r["id"], rank, 0.0, {k: r[k] for k in SCALAR_FIELDS}) for rank, r in enumerate(rows)]
 
     def close(self) -> None:
-        """Release the connection (and, for Milvus Lite, the data directory)."""
-        try:
-            self.client.close()
-        except Exception:  # closing a dead connection must not mask the real error
-            pass
-        if self.uri.endswith(".db"):  # the in-process Milvus Lite server keeps the dir locked until released
-            from milvus_lite.server_manager import server_manager_instance
-
-            server_manager_instance.release_server(self.uri)
+        """Release the connection and, for Milvus Lite, stop its engine (which frees the data file)."""
+        client = getattr(self, "client", None)
+        if client is not None:
+            try:
+                client.close()
+            except Exception:  # closing a dead connection must not mask the real error
+                pass
+        if self.engine is not None:
+            self.engine.close()
 
 
 def _route_hits(res: Any) -> list[RouteHit]:
-    hits = res[0] if res else []
+    return _hits(res[0] if res else [])
+
+
+def _hits(hits: Any) -> list[RouteHit]:
     return [RouteHit(h["id"], rank, float(h["distance"]), dict(h["entity"])) for rank, h in enumerate(hits)]
