@@ -6,15 +6,17 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
 
 import pytest
 
-from conftest import git
+from conftest import ZG, git
 from corpus import assert_one_line_error
 from daemon_helpers import User
 
 MCP_JSON = '{"mcpServers": {"theirs": {"command": "their-server"}}}'  # one line, no final newline
+ON_PATH = str(Path(ZG).parent)
 AGENTS_MD = "# Agents\n\nRun the tests with `make test`.\n"
 
 
@@ -27,6 +29,7 @@ def tree(root: Path) -> dict[str, str]:
 @pytest.fixture
 def project(tmp_path: Path) -> tuple[User, Path]:
     user = User(tmp_path / "user")
+    user.env["PATH"] = os.pathsep.join([ON_PATH, user.env["PATH"]])  # `zg` on PATH: the entries say `zg`
     root = tmp_path / "project"
     root.mkdir()
     git(root, "init", "-q", "-b", "main")
@@ -108,3 +111,18 @@ def test_a_config_reached_through_a_symlink_out_of_the_workspace_is_refused(proj
     (root / "AGENTS.md").symlink_to(outside / "notes.md")
     assert_one_line_error(user.zg("init", "--client", "claude", cwd=root), "AGENTS.md", "out of the workspace")
     assert tree(outside) == before and (root / "AGENTS.md").is_symlink()
+
+
+def test_with_zg_off_path_the_entries_name_the_running_zg(project: tuple[User, Path]) -> None:
+    user, root = project
+    off = os.pathsep.join(p for p in user.env["PATH"].split(os.pathsep) if p != ON_PATH)
+    proc = user.zg("init", "--client", "claude", "--client", "vscode", "--no-instructions", cwd=root, env={"PATH": off})
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads((root / ".mcp.json").read_text())["mcpServers"]["zgrep"] == {"command": ZG, "args": ["mcp"]}
+    assert json.loads((root / ".vscode/mcp.json").read_text())["servers"]["zgrep"]["command"] == ZG
+    assert "not on PATH" in proc.stderr and ZG in proc.stderr
+    doc = json.loads((root / ".mcp.json").read_text())
+    doc["mcpServers"]["mine"] = {"command": "mine"}
+    (root / ".mcp.json").write_text(json.dumps(doc))
+    assert user.zg("init", "--remove", "--client", "claude", cwd=root).returncode == 0  # (with zg on PATH again)
+    assert "zgrep" not in json.loads((root / ".mcp.json").read_text())["mcpServers"]

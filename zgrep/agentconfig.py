@@ -12,7 +12,9 @@ import difflib
 import hashlib
 import json
 import os
+import shutil
 import stat
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,11 +25,10 @@ from zgrep.server.runtime import state_dir
 from zgrep.service import ErrorCode, FixedCodeError
 
 NAME = "zgrep"
-ENTRY: dict[str, Any] = {"command": "zg", "args": ["mcp"]}
-CLIENTS: dict[str, tuple[str, str, dict[str, Any]]] = {  # client -> (file, servers key, entry)
-    "claude": (".mcp.json", "mcpServers", ENTRY),
-    "vscode": (".vscode/mcp.json", "servers", {"type": "stdio", **ENTRY}),
-    "cursor": (".cursor/mcp.json", "mcpServers", ENTRY),
+CLIENTS: dict[str, tuple[str, str, dict[str, Any]]] = {  # client -> (file, servers key, entry before its command)
+    "claude": (".mcp.json", "mcpServers", {}),
+    "vscode": (".vscode/mcp.json", "servers", {"type": "stdio"}),
+    "cursor": (".cursor/mcp.json", "mcpServers", {}),
 }
 INSTRUCTIONS_FILE = "AGENTS.md"
 BEGIN = "<!-- zgrep:begin (written by `zg init`; `zg init --remove` takes it out) -->"
@@ -42,7 +43,7 @@ commands in a shell with `--json`.
 - Find code by meaning or name: MCP `search` (several `queries` in one call; filters `glob`, `type`,
   `symbol_type`, `path`), then `read_hit` with the hit ids. Shell: `zg search --json "what it does"`.
 - Read more lines: `read` (path, start, end). Shell: `zg read PATH:START-END`.
-- Before changing a definition: `callers` / `trace`. Shell: `zg callers NAME --json`.
+- Before changing a definition: `callers` / `trace` / `impact`. Shell: `zg callers NAME --json`.
 - Before editing a file: `adr_constraints` with its path: the decision records governing it and the rules
   a change must keep. Shell: `zg adr constraints --for PATH`. After the edit: `adr_check` (`zg adr check`).
 - `status` says whether the index is fresh; `index` refreshes it (search also refreshes by itself).
@@ -97,8 +98,27 @@ def _read(root: Path, rel: str) -> str | None:
         raise InitError(f"cannot read {rel}: {exc.strerror}") from None
 
 
-def _client_of(rel: str) -> tuple[str, dict[str, Any]]:
-    return next((key, entry) for file, key, entry in CLIENTS.values() if file == rel)
+def zg_command() -> str:
+    """How an agent starts this zg: `zg` when that name on PATH is this very program, else its absolute path
+    (e.g. a virtualenv's `bin/zg` not on PATH)."""
+    here = os.path.abspath(sys.argv[0])
+    if os.path.basename(here) != "zg" or not os.path.isfile(here):
+        return "zg"  # not started as the `zg` script (e.g. from Python): agents can only use the name
+    found = shutil.which("zg")
+    return "zg" if found and os.path.samefile(found, here) else here
+
+
+def _client_of(rel: str, command: str | None = None) -> tuple[str, dict[str, Any]]:
+    """`rel`'s servers key and zg init's entry in it (starting `command`, default `zg_command()`)."""
+    key, head = next((key, head) for file, key, head in CLIENTS.values() if file == rel)
+    return key, {**head, "command": command or zg_command(), "args": ["mcp"]}
+
+
+def _ours(rel: str, entry: Any) -> bool:
+    """Whether `entry` is one zg init writes into `rel`, whichever `zg` it names."""
+    command = entry.get("command") if isinstance(entry, dict) else None
+    return (isinstance(command, str) and os.path.basename(command) == "zg"
+            and entry == _client_of(rel, command)[1])
 
 
 def _load_object(rel: str, text: str, key: str) -> dict[str, Any]:
@@ -133,7 +153,7 @@ def add_entry(rel: str, text: str | None) -> tuple[str, str]:
     doc = _load_object(rel, text or "", key)
     servers = doc.get(key, {})
     if NAME in servers:
-        same = servers[NAME] == entry
+        same = _ours(rel, servers[NAME])
         return text or "", "" if same else f"kept the existing \"{NAME}\" server entry in {rel} (not zg init's)"
     doc[key] = {**servers, NAME: entry}
     return _dump(doc, text or ""), ""
@@ -141,12 +161,12 @@ def add_entry(rel: str, text: str | None) -> tuple[str, str]:
 
 def drop_entry(rel: str, text: str) -> tuple[str | None, str]:
     """`text` without zg init's server entry (None: nothing else was in the file), and a note."""
-    key, entry = _client_of(rel)
+    key, _ = _client_of(rel)
     doc = _load_object(rel, text, key)
     servers = doc.get(key, {})
     if NAME not in servers:
         return text, ""
-    if servers[NAME] != entry:
+    if not _ours(rel, servers[NAME]):
         return text, f"kept the \"{NAME}\" server entry in {rel}: it was changed since zg init wrote it"
     rest = {k: v for k, v in servers.items() if k != NAME}
     doc = {**doc, key: rest} if rest else {k: v for k, v in doc.items() if k != key}

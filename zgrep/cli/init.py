@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import shutil
-
 import click
 
-from zgrep.agentconfig import CLIENTS, InitError, apply, load_record, plan_init, plan_remove, targets
+from zgrep.agentconfig import (CLIENTS, InitError, apply, load_record, plan_init, plan_remove, targets,
+                               zg_command)
 from zgrep.cli.main import fail, resolve
 
 
@@ -37,6 +36,7 @@ def init(clients: tuple[str, ...], no_instructions: bool, dry_run: bool, remove:
     for change in changes:
         verb = ("deleted" if change.after is None else "restored" if remove else "wrote") if change.changed else "unchanged"
         click.echo(f"{verb:<9} {change.rel}")
-    if not remove and shutil.which("zg") is None:
-        click.echo("zg: note: `zg` is not on PATH here; agents start `zg mcp` by that name: put it on PATH",
-                   err=True)
+    command = zg_command()
+    if not remove and command != "zg":
+        click.echo(f"zg: note: `zg` is not on PATH here, so the entries start {command}: a path of this machine "
+                   "(put zg on PATH and run zg init again before committing them)", err=True)
