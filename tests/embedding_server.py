@@ -71,6 +71,10 @@ class EmbeddingServer:
         """Sleep ``seconds`` before answering each of the next ``times`` requests (released by ``stop``)."""
         self._faults.extend(_Fault(stall=seconds) for _ in range(times))
 
+    def release(self) -> None:
+        """Answer the requests stalled so far now."""
+        self._release.set()
+
     def malformed(self, *, times: int = 1) -> None:
         """Answer the next ``times`` requests with 200 and a body that is not JSON."""
         self._faults.extend(_Fault(200, {}, b"{not json") for _ in range(times))

@@ -177,3 +177,30 @@ def test_an_idle_connection_is_closed(served: tuple[User, Path, str]) -> None:
         half.sendall(b"GET /status HTTP/1.1\r\nHost: localhost\r\n")  # never finishes its headers
         assert idle.recv(1) == b"" and half.recv(1) == b""  # closed by the server (a hung one raises TimeoutError)
     assert get(url, "/status").status_code == 200
+
+
+def test_relations_ops_take_their_contract_arguments(served: tuple[User, Path, str]) -> None:
+    """/callers, /trace and /impact come from the op table, with `edges` (repeated or comma-separated)."""
+    user, root, url = served
+    assert get(url, "/callers", symbol="retry_with_backoff", edges="call").json() == cli(
+        user, root, "callers", "retry_with_backoff", "--edges", "call", "--json")
+    assert get(url, "/trace", entry="fetch", direction="forward", edges=["call", "reference"]).json() == cli(
+        user, root, "trace", "fetch", "--direction", "forward", "--edges", "call,reference", "--json")
+    impact = get(url, "/impact", targets="src/net/retry.py:retry_with_backoff", depth=2)
+    assert impact.status_code == 200 and impact.json() == cli(user, root, "impact", "src/net/retry.py:retry_with_backoff",
+                                                              "--depth", "2", "--json")
+    bad = get(url, "/callers", symbol="fetch", edges="calls")
+    assert bad.status_code == 400 and bad.json()["error"]["message"].startswith("zg: --edges: unknown kind 'calls'")
+    assert get(url, "/impact", targets="src/net/retry.py", staged="perhaps").status_code == 400
+    leaked = get(url, "/callers", symbol="retry_with_backoff", config='{"milvus.uri": "http://elsewhere"}')
+    assert leaked.status_code == 200  # what every request carries (its settings) is not a query parameter
+
+
+def test_other_methods_are_answered_in_json(served: tuple[User, Path, str]) -> None:
+    _, _, url = served
+    for method in ("POST", "PUT", "DELETE", "PATCH"):
+        answer = httpx.request(method, url + "/search", params={"q": "retry"}, content=b'{"q": "retry"}', timeout=30)
+        assert answer.status_code == 405 and answer.headers["Allow"] == "GET", (method, answer.text)
+        assert answer.headers["Content-Type"].startswith("application/json")
+        assert answer.json()["error"] == {"code": "method_not_allowed",
+                                          "message": f"zg: this API answers GET only, not {method}"}

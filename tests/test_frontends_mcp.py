@@ -8,6 +8,7 @@ import asyncio
 import json
 import re
 import sys
+import time
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -19,14 +20,15 @@ from mcp.client.stdio import stdio_client
 import corpus
 from conftest import ZG
 from daemon_helpers import User
+from embedding_server import EmbeddingServer
 from test_adr_kit import adr_text
 from test_thin_client import heavy
 from zgrep.frontends.clips import ClipStore
 
 T = TypeVar("T")
 DIRECT = {"ZG_MODE": "direct"}  # no daemon, and none started on the side, until the daemon test starts one
-TOOLS = {"search", "read", "read_hit", "status", "index", "callers", "trace", "adr_constraints", "adr_search",
-         "adr_check"}
+TOOLS = {"search", "read", "read_hit", "status", "index", "callers", "trace", "impact", "adr_constraints",
+         "adr_search", "adr_check"}
 FILES: dict[str, str | bytes] = {
     **corpus.FILES,
     "src/net/client.py": "from net.retry import retry_with_backoff\n\n\ndef fetch(url):\n"
@@ -68,6 +70,15 @@ def cli(user: User, root: Path, *args: str) -> Any:
     return json.loads(proc.stdout)
 
 
+def data(result: Any) -> Any:
+    """A tool's answer: one compact JSON text block, sent once (no structured copy, no pretty-printing)."""
+    assert not result.is_error and result.structured_content is None, result
+    (block,) = result.content
+    doc = json.loads(block.text)
+    assert block.text == json.dumps(doc, ensure_ascii=False, separators=(",", ":"))
+    return doc
+
+
 def no_ids(hits: list[dict[str, Any]]) -> list[dict[str, Any]]:
     assert all(re.fullmatch(r"h\d+", h["id"]) for h in hits)
     return [{k: v for k, v in h.items() if k != "id"} for h in hits]
@@ -93,7 +104,7 @@ def test_every_tool_answers_as_the_cli_does(ws: tuple[User, Path]) -> None:
 
         async def call(name: str, **args: Any) -> Any:
             result = await client.call_tool(name, args)
-            return result.content[0].text if result.is_error else result.structured_content
+            return result.content[0].text if result.is_error else data(result)
 
         out["search"] = await call("search", query="retry with exponential backoff")
         out["grouped"] = await call("search", queries=["session cookie", "config loader"], limit=3)
@@ -115,8 +126,8 @@ def test_every_tool_answers_as_the_cli_does(ws: tuple[User, Path]) -> None:
         async def on_progress(done: float, total: float | None, message: str | None) -> None:
             progress.append((done, total, message))
 
-        out["index"] = (await client.call_tool("index", {"paths": ["src/net/extra.py"]},
-                                               progress_callback=on_progress)).structured_content
+        out["index"] = data(await client.call_tool("index", {"paths": ["src/net/extra.py"]},
+                                                    progress_callback=on_progress))
         return out
 
     out = session(user, root, body, env=DIRECT)
@@ -125,6 +136,8 @@ def test_every_tool_answers_as_the_cli_does(ws: tuple[User, Path]) -> None:
     assert set(tools) == TOOLS
     for tool in tools.values():
         assert len(tool.description or "") > 80 and tool.input_schema["type"] == "object", tool.name
+        assert not re.search(r"\n\s", tool.description or ""), tool.description  # dedented, as written
+        assert tool.output_schema is None, tool.name
     assert set(tools["search"].input_schema["properties"]) >= {"query", "queries", "limit", "glob", "type",
                                                                "symbol_type", "path", "mode_search", "min_score"}
 
@@ -166,6 +179,92 @@ def test_every_tool_answers_as_the_cli_does(ws: tuple[User, Path]) -> None:
     assert [d["exit"] for d in served if d["command"] == "search"] == [0, 0, 0, 2, 0]  # the bad glob failed
 
 
+def test_filters_take_one_value_or_several_and_relations_take_edges_and_impact(ws: tuple[User, Path]) -> None:
+    """An agent sends `"type": "py"` as often as `["py"]`; callers, trace and impact answer as the CLI does."""
+    user, root = ws
+    expected = {
+        "typed": cli(user, root, "search", "--json", "user name", "-t", "py", "-g", "src/**"),
+        "kinds": cli(user, root, "search", "--json", "user name", "-t", "py", "-t", "go", "--symbol-type", "function"),
+        "callers": cli(user, root, "callers", "retry_with_backoff", "--edges", "call", "--json"),
+        "imports": cli(user, root, "callers", "retry_with_backoff", "--edges", "import", "--json"),
+        "trace": cli(user, root, "trace", "fetch", "--direction", "forward", "--edges", "call,reference", "--json"),
+        "impact": cli(user, root, "impact", "src/net/retry.py:retry_with_backoff", "--json"),
+    }
+
+    async def body(client: Client) -> dict[str, Any]:
+        async def call(name: str, **args: Any) -> Any:
+            return data(await client.call_tool(name, args))
+
+        return {
+            "typed": await call("search", query="user name", type="py", glob="src/**"),
+            "kinds": await call("search", query="user name", type=["py", "go"], symbol_type="function"),
+            "callers": await call("callers", symbol="retry_with_backoff", edges="call"),
+            "imports": await call("callers", symbol="retry_with_backoff", edges=["import"]),
+            "trace": await call("trace", entry="fetch", direction="forward", edges="call,reference"),
+            "impact": await call("impact", targets="src/net/retry.py:retry_with_backoff"),
+            "bad_edges": (await client.call_tool("callers", {"symbol": "fetch", "edges": "calls"})).content[0].text,
+            "no_target": (await client.call_tool("impact", {})).content[0].text,
+        }
+
+    out = session(user, root, body, env=DIRECT)
+    for key in ("typed", "kinds"):
+        assert no_ids(out[key]["hits"]) == expected[key]["hits"] and out[key]["hits"], key
+    assert {h["path"].rsplit(".", 1)[1] for h in out["typed"]["hits"]} == {"py"}
+    for key in ("callers", "imports", "trace", "impact"):
+        assert out[key] == expected[key], key
+    assert out["callers"]["callers"] and out["callers"]["callers"] != out["imports"]["callers"]
+    assert out["impact"]["total"] and out["impact"]["test_files"] == ["tests/test_retry.py"]
+    assert out["bad_edges"].startswith("zg: --edges: unknown kind 'calls'")
+    assert out["no_target"].startswith("zg: nothing to assess")
+
+
+def test_a_search_is_answered_while_an_index_call_runs(tmp_path: Path) -> None:
+    """Reads do not wait behind an index job: with the index call's embedding request held by the (real, local)
+    embedding server, a search through the same MCP session is answered, from the index as it was."""
+    user = User(tmp_path / "u")
+    root = corpus.make_repo(tmp_path / "repo", {**FILES, ".zgrep.toml": "[embedding]\nallow_remote = true\n"})
+    config = Path(user.env["XDG_CONFIG_HOME"]) / "zgrep" / "config.toml"
+    config.parent.mkdir(parents=True)
+    with EmbeddingServer(dim=8) as server:
+        config.write_text(f'[embedding]\nprovider = "ollama"\nmodel = "test-embed"\nurl = "{server.url}"\n'
+                          "max_retries = 0\ntimeout = 600\n")
+        assert user.zg("trust", cwd=root).returncode == 0
+        assert user.zg("index", cwd=root, env=DIRECT).returncode == 0
+
+        async def body(client: Client) -> tuple[dict[str, Any], bool, dict[str, Any]]:
+            (root / "src/net/extra.py").write_text("def jittered_delay(attempt):\n    return 0.5 * 2 ** attempt\n")
+            sent = len(server.requests)
+            server.stall(600)  # the index call's embedding request is answered only once released
+            index = asyncio.ensure_future(client.call_tool("index", {"paths": ["src/net/extra.py"]}))
+            deadline = time.monotonic() + 120
+            while len(server.requests) == sent:  # until the index job is embedding
+                assert time.monotonic() < deadline and not index.done(), "the index call sent no embedding request"
+                await asyncio.sleep(0.05)
+            found = data(await client.call_tool("search", {"query": "retry with exponential backoff"}))
+            still_indexing = not index.done()
+            server.release()
+            return found, still_indexing, data(await index)
+
+        found, still_indexing, indexed = session(user, root, body, env=DIRECT)
+    assert still_indexing and found["mode"] == "direct"
+    assert found["hits"][0]["path"] == "src/net/retry.py"
+    assert indexed["changed"] == 1
+
+
+def test_a_never_indexed_workspace_is_indexed_without_noise_on_stderr(tmp_path: Path) -> None:
+    """The first search builds the index; the server's stderr (the agent's log) stays free of tracebacks."""
+    user = User(tmp_path / "u")
+    root = corpus.make_repo(tmp_path / "repo", corpus.FILES)
+
+    async def body(client: Client) -> dict[str, Any]:
+        return json.loads((await client.call_tool("search", {"query": "retry with exponential backoff"})).content[0].text)
+
+    with (tmp_path / "stderr").open("w") as errlog:
+        found = session(user, root, body, errlog=errlog, env=DIRECT)
+    assert found["hits"][0]["path"] == "src/net/retry.py"
+    assert (tmp_path / "stderr").read_text() == ""
+
+
 def test_hit_ids_are_stable_per_location_and_the_oldest_are_forgotten() -> None:
     clips = ClipStore(capacity=2)
     first = clips.add("a.py", 1, 5)
@@ -180,7 +279,7 @@ def test_with_the_daemon_searches_are_served_by_it_and_no_engine_loads(ws: tuple
     user.start()
 
     async def body(client: Client) -> list[dict[str, Any]]:
-        return [(await client.call_tool("search", {"query": q})).structured_content
+        return [data(await client.call_tool("search", {"query": q}))
                 for q in ("retry with backoff", "session cookie", "SessionStore")]
 
     with (tmp_path / "stderr").open("w") as errlog:

@@ -3,6 +3,7 @@ one error response. The daemon's workers and direct mode both come through here.
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -38,14 +39,88 @@ def serve(engine: Engine, request: dict[str, Any], progress: Progress | None = N
         return error_response(exc)
 
 
+class _Direct:
+    """This process's direct-mode calls of each workspace, for front ends that serve many (`zg mcp`, `zg serve`):
+    one engine at a time, except that while a write op (index) holds it, reads borrow a snapshot of it, as the
+    daemon serves reads during a job, rather than wait; relations ops read their database and never wait."""
+
+    def __init__(self) -> None:
+        self.cond = threading.Condition()
+        self.open: set[Path] = set()
+        self.writers: dict[Path, Engine] = {}
+        self.borrowers: dict[Path, int] = {}
+
+    def enter(self, root: Path, op: service.Operation) -> Engine | None:
+        """Wait until `root` is free (then it is this call's: None) or a write op's engine can be read."""
+        with self.cond:
+            while root in self.open:
+                writer = self.writers.get(root)
+                if op.read_only and writer is not None and writer.manifest() is not None:
+                    view = writer.snapshot()
+                    self.borrowers[root] = self.borrowers.get(root, 0) + 1
+                    return view
+                self.cond.wait()
+            self.open.add(root)
+            return None
+
+    def give_back(self, root: Path) -> None:
+        with self.cond:
+            self.borrowers[root] -= 1
+            self.cond.notify_all()
+
+    def lend(self, root: Path, engine: Engine) -> None:
+        with self.cond:
+            self.writers[root] = engine
+            self.cond.notify_all()
+
+    def unlend(self, root: Path) -> None:
+        """No new borrower; wait for the current ones (the engine closes next)."""
+        with self.cond:
+            self.writers.pop(root, None)
+            while self.borrowers.get(root):
+                self.cond.wait()
+
+    def leave(self, root: Path) -> None:
+        with self.cond:
+            self.open.discard(root)
+            self.cond.notify_all()
+
+
+_direct = _Direct()
+
+
 def run_direct(request: dict[str, Any], progress: Progress | None = None) -> dict[str, Any]:
-    """Open the workspace's engine in this process, serve one request, close it."""
+    """Open the workspace's engine in this process, serve one request, close it (see `_Direct`)."""
     try:
         root = Path(request["root"])
+        op = service.operation(request["op"])
+        if op.scope is Scope.RELATIONS:
+            return _serve_new(root, request, progress)
+        lent = _direct.enter(root, op)
+    except Exception as exc:
+        return error_response(exc)
+    if lent is not None:
+        try:  # the index job in progress refreshes; the borrowed view must not
+            args = {**(request.get("args") or {}), "refresh": "off"} if op is service.SEARCH else request.get("args")
+            return serve(lent, {**request, "args": args}, progress)
+        finally:
+            _direct.give_back(root)
+    try:
+        return _serve_new(root, request, progress, lend=not op.read_only)
+    finally:
+        _direct.leave(root)
+
+
+def _serve_new(root: Path, request: dict[str, Any], progress: Progress | None, lend: bool = False) -> dict[str, Any]:
+    try:
         engine = Engine(root, Config.load(root, request.get("args", {}).get("config")))
     except Exception as exc:
         return error_response(exc)
+    if lend:
+        _direct.lend(root, engine)
     try:
         return serve(engine, request, progress)
     finally:
+        if lend:
+            _direct.unlend(root)
         engine.close()

@@ -28,7 +28,7 @@ def _token() -> str:
 @click.option("--root", "root_dir", default=None, help="Workspace root (default: the git top level of the cwd).")
 def serve(host: str, port: int, allow_non_loopback: bool, root_dir: str | None) -> None:
     """A local HTTP JSON API of the workspace: GET /search?q=..., /read?path=&start=&end=, /status,
-    /callers?symbol=, /trace?entry=, /adr/constraints?path=, /adr/search?q=, /adr/check answer what
+    /callers?symbol=, /trace?entry=, /impact?targets=, /adr/constraints?path=, /adr/search?q=, /adr/check answer what
     `--json` prints, through the daemon when it runs. Ctrl-C stops it."""
     root, cfg = resolve(root_dir)
     loopback = is_loopback(host)

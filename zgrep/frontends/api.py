@@ -8,7 +8,6 @@ implemented twice. Failures raise FrontendError carrying the CLI's one-line mess
 from __future__ import annotations
 
 import posixpath
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -18,10 +17,9 @@ from zgrep.cli.output import with_mode
 from zgrep.cli.read import ReadRefused, file_slice
 from zgrep.config import Config, ConfigError
 from zgrep.server.client import ClientError
-from zgrep.service import CALLERS, INDEX, SEARCH, STATUS, TRACE, ErrorCode, Operation, ZgError
+from zgrep.service import IMPACT, INDEX, SEARCH, STATUS, ErrorCode, Operation, Scope, ZgError
 from zgrep.progress import Progress
 
-DIRECTIONS = ("backward", "forward")
 READ_TEXT_MAX_BYTES = 256 * 1024
 """The most text one MCP `read`/`read_hit` or HTTP `/read` returns; the rest is a further call away."""
 
@@ -34,7 +32,7 @@ def _bad(message: str) -> FrontendError:
     return FrontendError(ErrorCode.BAD_REQUEST, f"zg: {message}")
 
 
-def _list(value: str | Sequence[str] | None) -> list[str]:
+def as_list(value: str | Sequence[str] | None) -> list[str]:
     """A repeatable option given once (a string) or several times (a list)."""
     if value is None:
         return []
@@ -48,18 +46,16 @@ class Workspace:
         self.root = root
         self.cfg = cfg
         self.frontend = frontend
-        self._serial = threading.Lock()  # direct mode opens the index per call: one call at a time
 
     # --- the operations table ------------------------------------------------------------------------
 
     def call(self, op: Operation, args: dict[str, Any], on_progress: Progress | None = None) -> dict[str, Any]:
         """`op`'s result with `mode` added as `--json` places it; FrontendError with the CLI's line."""
-        with self._serial:
-            try:
-                result, used = telemetry.recorded_call(self.cfg, op.name, str(self.root), args, self.cfg["mode"],
-                                                       self.frontend, on_progress)
-            except ClientError as exc:
-                raise FrontendError(exc.code, f"zg: {exc}") from None
+        try:  # (calls run concurrently: the daemon, or dispatch's direct mode, lets reads pass an index job)
+            result, used = telemetry.recorded_call(self.cfg, op.name, str(self.root), args, self.cfg["mode"],
+                                                   self.frontend, on_progress)
+        except ClientError as exc:
+            raise FrontendError(exc.code, f"zg: {exc}") from None
         return with_mode(result, used, lead=op is not INDEX)
 
     def search(self, queries: list[str], limit: int | None = None, globs: str | Sequence[str] | None = None,
@@ -69,9 +65,9 @@ class Workspace:
                min_score_diff: float | None = None, modified_after: float | None = None,
                modified_before: float | None = None) -> dict[str, Any]:
         """`zg search --json` for these queries and filters (the CLI's flags by their argument names)."""
-        args = {"queries": queries, "limit": limit, "globs": _list(globs), "iglobs": list(iglobs),
-                "types": _list(types), "types_not": list(types_not), "symbol_types": _list(symbol_types),
-                "paths": _list(paths), "min_score": min_score, "min_score_diff": min_score_diff, "preview": preview,
+        args = {"queries": queries, "limit": limit, "globs": as_list(globs), "iglobs": list(iglobs),
+                "types": as_list(types), "types_not": list(types_not), "symbol_types": as_list(symbol_types),
+                "paths": as_list(paths), "min_score": min_score, "min_score_diff": min_score_diff, "preview": preview,
                 "search_mode": search_mode, "refresh": None, "no_index": False, "modified_after": modified_after,
                 "modified_before": modified_before}
         return self.call(SEARCH, args)
@@ -89,16 +85,20 @@ class Workspace:
             raise _bad("--full rebuilds everything; it cannot be combined with paths")
         return self.call(INDEX, {"full": full, "dry_run": False, "paths": paths or None}, on_progress)
 
-    def callers(self, symbol: str, source_file: str | None = None, limit: int | None = None) -> dict[str, Any]:
-        """`zg callers SYMBOL --json`."""
-        return self.call(CALLERS, {"symbol": symbol, "source_file": source_file, "limit": limit})
+    def relations(self, op: Operation, args: dict[str, Any]) -> dict[str, Any]:
+        """A relations op (`zg callers`, `trace`, `impact` `--json`) with `args` named as its contract names them;
+        `impact` with `staged` adds the staged hunks' targets, as `zg impact --staged` does."""
+        if op.scope is not Scope.RELATIONS:
+            raise _bad(f"{op.name} is not a relations operation")
+        if op is IMPACT and args.get("staged"):
+            from zgrep.git import GitError
+            from zgrep.relations.changes import staged_targets
 
-    def trace(self, entry: str, direction: str = "backward", depth: int = 3,
-              source_file: str | None = None) -> dict[str, Any]:
-        """`zg trace ENTRY --json`."""
-        if direction not in DIRECTIONS:  # (the op reads anything but "forward" as backward)
-            raise _bad(f"unknown direction {direction!r}; choose from {', '.join(DIRECTIONS)}")
-        return self.call(TRACE, {"entry": entry, "direction": direction, "depth": depth, "source_file": source_file})
+            try:
+                args = {**args, "targets": list(args.get("targets") or []) + staged_targets(self.root)}
+            except GitError as exc:
+                raise _bad(f"--staged needs a git repository: {exc}") from None
+        return self.call(op, args)
 
     # --- files ---------------------------------------------------------------------------------------
 

@@ -1,7 +1,8 @@
 """`zg serve`: a local HTTP JSON API over `frontends.api.Workspace` (standard library server).
 
-GET /search?q=..., /read?path=&start=&end=, /status, /callers?symbol=, /trace?entry=, /adr/constraints?path=,
-/adr/search?q=, /adr/check: each answers the JSON the CLI's `--json` prints. Loopback binds answer only
+GET /search?q=..., /read?path=&start=&end=, /status, /callers?symbol=, /trace?entry=, /impact?targets=,
+/adr/constraints?path=, /adr/search?q=, /adr/check: each answers the JSON the CLI's `--json` prints (the relations
+ops at /OP, their arguments read by their contract); any other method is a JSON 405. Loopback binds answer only
 requests addressed to a loopback name (no DNS rebinding); other binds demand `Authorization: Bearer TOKEN`.
 Requests from a web page of another site (an `Origin` that is not loopback, `Sec-Fetch-Site: cross-site`)
 are refused, a request carries at most MAX_QUERIES queries, and a connection idle for IDLE_TIMEOUT_S is closed.
@@ -9,16 +10,19 @@ are refused, a request carries at most MAX_QUERIES queries, and a connection idl
 
 from __future__ import annotations
 
+import functools
 import hmac
 import json
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from types import UnionType
+from typing import Any, get_args, get_origin, get_type_hints
 from urllib.parse import parse_qs, urlsplit
 
 from zgrep.frontends.api import FrontendError, Workspace
 from zgrep.server.runtime import is_loopback
-from zgrep.service import ErrorCode
+from zgrep.contracts import CommonArgs
+from zgrep.service import OPERATIONS, ErrorCode, Operation, Scope
 
 MAX_QUERIES = 20  # q= per request (400 took 5.9 s)
 MAX_FIELDS = 500  # query parameters per request
@@ -26,6 +30,7 @@ IDLE_TIMEOUT_S = 10.0  # a connection that sends (or reads) nothing this long is
 STATUS_OF = {ErrorCode.BAD_REQUEST: 400, ErrorCode.NOT_INDEXED: 409, ErrorCode.WORKSPACE_BUSY: 503,
              ErrorCode.NO_DAEMON: 503, ErrorCode.CONFIG: 400, ErrorCode.UNAUTHORIZED: 401}
 Query = dict[str, list[str]]
+BOOLEANS = {"true": True, "1": True, "false": False, "0": False}
 
 
 class Refused(Exception):
@@ -58,8 +63,31 @@ def _required(q: Query, name: str) -> str:
     return value
 
 
+def _flag(q: Query, name: str) -> bool | None:
+    text = _one(q, name)
+    if text is None:
+        return None
+    if text.lower() not in BOOLEANS:
+        raise Refused(400, ErrorCode.BAD_REQUEST, f"zg: {name}={text!r} is not one of {', '.join(BOOLEANS)}")
+    return BOOLEANS[text.lower()]
+
+
+def op_args(op: Operation, q: Query) -> dict[str, Any]:
+    """`op`'s arguments from query parameters named as its contract (`contracts`) names them, each read as the
+    contract types it: repeated for a list, a number, true/false; what every request carries is not settable."""
+    args: dict[str, Any] = {}
+    for name, kind in get_type_hints(op.args).items():
+        if name in CommonArgs.__annotations__ or name not in q:
+            continue
+        kinds = {get_origin(k) or k for k in (get_args(kind) if isinstance(kind, UnionType) else (kind,))}
+        args[name] = (q[name] if list in kinds else _flag(q, name) if bool in kinds
+                      else _number(q, name, int) if int in kinds else _one(q, name))
+    return args
+
+
 def routes(ws: Workspace) -> dict[str, Callable[[Query], dict[str, Any]]]:
-    """Path -> handler of its query parameters (the CLI's flag names, `q` for the query)."""
+    """Path -> handler of its query parameters (the CLI's flag names, `q` for the query); the relations ops
+    each answer at /OP with their contract's arguments."""
 
     def search(q: Query) -> dict[str, Any]:
         if len(q.get("q", [])) > MAX_QUERIES:
@@ -75,9 +103,8 @@ def routes(ws: Workspace) -> dict[str, Callable[[Query], dict[str, Any]]]:
         "/search": search,
         "/read": lambda q: ws.read(_required(q, "path"), _number(q, "start", int), _number(q, "end", int)),
         "/status": lambda q: ws.status(),
-        "/callers": lambda q: ws.callers(_required(q, "symbol"), _one(q, "source_file"), _number(q, "limit", int)),
-        "/trace": lambda q: ws.trace(_required(q, "entry"), _one(q, "direction", "backward") or "backward",
-                                     _number(q, "depth", int) or 3, _one(q, "source_file")),
+        **{f"/{op.name}": functools.partial(lambda op, q: ws.relations(op, op_args(op, q)), op)
+           for op in OPERATIONS.values() if op.scope is Scope.RELATIONS},
         "/adr/constraints": lambda q: ws.adr_constraints(q.get("path")),
         "/adr/search": lambda q: ws.adr_search(_required(q, "q"), _number(q, "limit", int) or 10),
         "/adr/check": lambda q: ws.adr_check(q.get("path")),
@@ -123,14 +150,28 @@ def make_server(ws: Workspace, host: str, port: int, token: str | None) -> Threa
         def log_message(self, format: str, *args: Any) -> None:
             """Quiet: a request line holds the query text."""
 
-        def _send(self, status: int, doc: Any) -> None:
+        def _send(self, status: int, doc: Any, headers: dict[str, str] | None = None) -> None:
             body = json.dumps(doc, ensure_ascii=False).encode("utf-8")
             self.send_response(status)
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
             self.send_header("Content-Type", "application/json; charset=utf-8")
             self.send_header("Content-Length", str(len(body)))
             self.send_header("Cache-Control", "no-store")
             self.end_headers()
             self.wfile.write(body)
+
+        def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+            """The base server's own refusals in JSON like every other error; a method without a handler (it
+            would be an HTML 501) is 405 naming the one served."""
+            self.close_connection = True  # (a refused request's body is never read)
+            if code == 501:
+                self._send(405, {"error": {"code": "method_not_allowed",
+                                           "message": f"zg: this API answers GET only, not {self.command}"}},
+                           {"Allow": "GET"})
+            else:
+                self._send(code, {"error": {"code": ErrorCode.BAD_REQUEST if code < 500 else ErrorCode.INTERNAL,
+                                            "message": f"zg: {message or 'bad request'}"}})
 
         def _admit(self) -> None:
             if token is not None:
