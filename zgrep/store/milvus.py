@@ -177,11 +177,7 @@ class MilvusStore:
         index = self.client.prepare_index_params()
         index.add_index("dense", index_type="FLAT", metric_type="IP")
         index.add_index("sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25")
-        self.client.create_collection(self.collection, schema=schema)
-        # Waiting for the index (`sync`) asks AllocTimestamp, which Milvus Lite does not implement: its gRPC
-        # server logs a traceback per index. Both index an empty collection: nothing to wait for.
-        self.client.create_index(self.collection, index, sync=not is_lite(self.uri))
-        self.client.load_collection(self.collection)
+        self.client.create_collection(self.collection, schema=schema, index_params=index)
         self._loaded = True
 
     @reported
