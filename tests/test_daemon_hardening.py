@@ -184,7 +184,7 @@ def test_remote_consent_is_per_command_not_the_daemons_environment(tmp_path: Pat
             assert started.returncode == 0, started.stderr
             for mode in ("auto", "server"):
                 plain = user.zg("search", "--mode", mode, "retry with backoff", cwd=repo)
-                assert_usage_error(plain, "sends code off this machine", "allow_remote = true")
+                assert_usage_error(plain, "sends code to the server at", "allow_remote = true")
             assert server.requests == []
             once = user.zg("index", "--mode", "server", "--json", cwd=repo, env=opt_in)
             assert once.returncode == 0 and json.loads(once.stdout)["mode"] == "server", once.stderr
@@ -195,7 +195,7 @@ def test_remote_consent_is_per_command_not_the_daemons_environment(tmp_path: Pat
             (repo / "later.py").write_text("def pangolin_scales():\n    return 3\n")
             for mode in ("auto", "server"):
                 plain = user.zg("search", "--mode", mode, "pangolin scales", cwd=repo)
-                assert_usage_error(plain, "sends code off this machine", "allow_remote = true")
+                assert_usage_error(plain, "sends code to the server at", "allow_remote = true")
             assert len(server.requests) == sent
         finally:
             user.zg("server", "off")
@@ -228,7 +228,7 @@ def test_a_held_workspace_stops_sending_code_once_its_consent_is_withdrawn(tmp_p
             wait_for(lambda: held()["jobs_done"] > jobs, 30, "the watcher's index job")
             assert len(server.requests) == sent
             plain = user.zg("search", "--mode", "server", "pangolin scales", cwd=repo)
-            assert plain.returncode == 2 and "sends code off this machine" in plain.stderr, plain.stderr
+            assert plain.returncode == 2 and "sends code to the server at" in plain.stderr, plain.stderr
             assert "zg trust" in plain.stderr and "Traceback" not in plain.stderr
             assert len(server.requests) == sent
         finally:

@@ -361,7 +361,7 @@ def test_remote_provider_without_opt_in_is_refused_and_sends_nothing(tmp_path, s
         assert_one_line_error(run_zg(*args, cwd=root, env=env), "allow_remote = true", str(root / ".zgrep.toml"))
     (root / ".zgrep.toml").unlink()
     flagged = run_zg("index", "--model", "ollama:test-embed", cwd=root, env=env)
-    assert_one_line_error(flagged, "sends code off this machine", "allow_remote = true")
+    assert_one_line_error(flagged, "sends code to the server at http://127.0.0.1:11434 (loopback", "allow_remote = true")
     user_file = Path(env["XDG_CONFIG_HOME"]) / "zgrep" / "config.toml"
     user_file.parent.mkdir(parents=True, exist_ok=True)
     user_file.write_text(f"[embedding]\nprovider = \"ollama\"\nurl = \"{server.url}\"\nallow_remote = true\n")

@@ -21,7 +21,7 @@ from corpus import (FILES, assert_one_line_error, engine_index, json_out, make_r
 from zgrep.workspace import FORMAT_VERSION, SCHEMA_VERSION
 
 HIT_FIELDS = {"path", "start_line", "end_line", "score", "symbol", "symbol_kind", "scope", "language", "matched_by",
-              "preview"}
+              "preview", "preview_start_line"}
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 PARAPHRASES = {
@@ -176,7 +176,7 @@ def test_single_query_json_contract(ws):
         assert hit["path"] in FILES  # relative, `/`-separated
         assert 1 <= hit["start_line"] <= hit["end_line"] <= FILES[hit["path"]].count("\n")
         assert 0 <= hit["score"] <= 1
-        assert hit["symbol_kind"] in ("module", "class", "interface", "function", "value", "alias")
+        assert hit["symbol_kind"] in ("module", "class", "interface", "function", "value", "alias", "section")
         assert hit["language"] in ("python", "go", "javascript", "rust", "markdown")
         assert hit["matched_by"] and set(hit["matched_by"]) <= {"lexical", "semantic", "symbol", "path"}
         assert isinstance(hit["preview"], str)
@@ -224,7 +224,7 @@ def test_colour_only_when_asked_or_on_a_tty(ws):
     proc = zg_ws(ws, "search", "crc32 checksum", "-n", "1", "--color", "always")
     assert proc.returncode == 0, proc.stderr
     assert ANSI.search(proc.stdout)
-    assert ANSI.sub("", proc.stdout).splitlines()[0].startswith("src/checksum.rs:3-14")
+    assert ANSI.sub("", proc.stdout).splitlines()[0].startswith("src/checksum.rs:1-14")  # the file's head comment joins
 
 
 # --- exit codes ----------------------------------------------------------------------------------------------
@@ -250,7 +250,9 @@ def test_preview_none_short_full(ws):
     assert full["path"] == short["path"] == none["path"] == "src/net/retry.py"
     lines = FILES["src/net/retry.py"].splitlines()
     assert full["preview"].splitlines() == lines[full["start_line"] - 1 : full["end_line"]]
-    assert short["preview"].splitlines() == full["preview"].splitlines()[:4]
+    first = short["preview_start_line"]  # the definition the hit is labelled with, inside its range
+    assert lines[first - 1].startswith("def retry_with_backoff(") and full["preview_start_line"] == full["start_line"]
+    assert short["preview"].splitlines() == lines[first - 1:first + 3]
     assert none["preview"] == ""
 
 
@@ -555,7 +557,7 @@ def test_on_a_terminal_search_shows_index_progress_and_colour(tmp_path):
         os.close(master)
     out = b"".join(chunks).decode("utf-8", "replace")
     assert re.search(r"indexing 3/3 files, \d+ chunks, \d+ chunks/s, ETA 0s", out), out
-    assert "\x1b[35msrc/net/retry.py:6-16\x1b[0m" in out
+    assert "\x1b[35msrc/net/retry.py:1-16\x1b[0m" in out  # the module's head joins (only blank lines part them)
 
 
 @pytest.mark.parametrize("args,flag", [(("-n", "99999999999999999999999"), "--limit"), (("-n", "5000"), "--limit"),

@@ -81,14 +81,14 @@ def who(root: Path, symbol: str, *edges: str) -> set[tuple[str, str, str]]:
     """(path, caller, edge kind) of every caller of `symbol`, one per kind it uses it by."""
     kinds = tuple(edges) if edges else ("call", "reference", "import", "annotation", "decorator", "inherit")
     result = callers(root, symbol, edges=kinds)
-    return {(c["path"], f"{c['scope']}.{c['symbol']}".strip(".") or "<module>", kind)
+    return {(c["path"], f"{c['scope'] or ''}.{c['symbol']}".strip(".") or "<module>", kind)
             for c in result["callers"] for kind in c["edges"]}
 
 
 def calls(root: Path, entry: str, *edges: str) -> set[str]:
     tree = trace(root, entry, "forward", 1, edges=tuple(edges) or ("call",))["tree"]
     assert tree is not None and not tree.get("ambiguous"), tree
-    return {f"{c['path']}:{c['scope']}.{c['symbol']}".replace(":.", ":") for c in tree["children"]}
+    return {f"{c['path']}:{c['scope'] or ''}.{c['symbol']}".replace(":.", ":") for c in tree["children"]}
 
 
 def test_multiline_decorators_do_not_make_a_definition_its_own_caller(root: Path) -> None:

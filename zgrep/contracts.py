@@ -38,6 +38,9 @@ class SearchArgs(CommonArgs, total=False):
     no_index: bool | None
     modified_after: float | None  # epoch seconds
     modified_before: float | None
+    context_before: int | None  # -B: file lines shown before each hit's preview
+    context_after: int | None  # -A: after it
+    yes: bool | None  # index a first-time tree outside git of more than 2,000 files
 
 
 class SearchHit(TypedDict):
@@ -53,6 +56,7 @@ class SearchHit(TypedDict):
     language: str | None
     matched_by: list[str]
     preview: str
+    preview_start_line: int  # the file line `preview` starts at (the matched definition; -B moves it up)
 
 
 class SearchGroup(TypedDict):

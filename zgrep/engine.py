@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import ipaddress
 import json
 import os
 import threading
+import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -61,7 +63,7 @@ def load_embedder(config: Config, root: Path, timeout: float | None = None) -> A
     opted_in = config["embedding.allow_remote"] and config.source("embedding.allow_remote") != str(user_config_path())
     if provider != "local" and not opted_in:
         raise ZgError(
-            ErrorCode.REMOTE_NOT_ALLOWED, f"embedding provider {provider!r} sends code off this machine; opt in for this workspace with "
+            ErrorCode.REMOTE_NOT_ALLOWED, f"embedding provider {provider!r} {_where_code_goes(provider, config)}; opt in for this workspace with "
             f"`allow_remote = true` under [embedding] in {root / '.zgrep.toml'} (the user-wide config cannot opt in "
             "every workspace)")
     return make_embedder(
@@ -78,6 +80,22 @@ def _signature(path: Path) -> list[int] | None:
     except OSError:
         return None
     return [st.st_size, st.st_mtime_ns, st.st_ino]
+
+
+def _where_code_goes(provider: str, config: Config) -> str:
+    """What an HTTP embedder does with the code: a loopback server is another program on this machine (it
+    still needs the workspace's opt-in), any other host takes it off the machine."""
+    from zgrep.embedding import http
+
+    url = config["embedding.url"] or (http.OllamaEmbedder if provider == "ollama" else http.OpenAIEmbedder).example_url
+    host = urllib.parse.urlsplit(url).hostname or ""
+    try:
+        loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = False
+    if loopback:
+        return f"sends code to the server at {url} (loopback: another program on this machine, not off it)"
+    return f"sends code off this machine (to {url})"
 
 
 def root_hash(files: dict[str, FileRecord]) -> str:

@@ -174,11 +174,12 @@ class Governing:
     adr: Adr
     paths: list[str] = field(default_factory=list)
     symbols: list[str] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)  # `PATH:START-END` of each line-range anchor concerned
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready view."""
         return {"id": self.adr.id, "title": self.adr.title, "status": self.adr.status, "path": self.adr.path,
-                "files": self.paths, "symbols": self.symbols, "constraints": self.adr.constraints}
+                "files": self.paths, "symbols": self.symbols, "lines": self.lines, "constraints": self.adr.constraints}
 
 
 def governing(adrs: AdrSet, paths: set[str]) -> list[Governing]:
@@ -189,5 +190,6 @@ def governing(adrs: AdrSet, paths: set[str]) -> list[Governing]:
             continue
         hits = [(p, a) for a in adr.anchors for p in sorted(paths) if anchor_covers(a.path, p)]
         if hits:
-            out.append(Governing(adr, sorted({p for p, _ in hits}), sorted({a.symbol for _, a in hits if a.symbol})))
+            out.append(Governing(adr, sorted({p for p, _ in hits}), sorted({a.symbol for _, a in hits if a.symbol}),
+                                 sorted({f"{a.path}:{a.lines[0]}-{a.lines[1]}" for _, a in hits if a.lines})))
     return out

@@ -17,6 +17,7 @@ class AdrSettings:
     root: Path
     dir: str
     doc_dirs: tuple[str, ...]
+    unread: tuple[str, ...] = ()  # conventional ADR directories that exist beside the one read (`dir`)
 
 
 ADR_TOOLS_FILE = ".adr-dir"  # adr-tools' record of its directory (`adr init DIR`)
@@ -27,8 +28,12 @@ def load_settings(start: Path | None = None) -> AdrSettings:
     """Resolve the workspace root from `start` (default cwd) and read its ADR settings."""
     root = find_root(start)
     cfg = Config.load(root)
-    return AdrSettings(root, _adr_dir(root, cfg),
-                       tuple(_confined(root, cfg.source("adr.doc_dirs"), "adr.doc_dirs", d) for d in cfg["adr.doc_dirs"]))
+    chosen = _adr_dir(root, cfg)
+    unread = () if cfg.source("adr.dir") != "default" or (root / ADR_TOOLS_FILE).is_file() else tuple(
+        rel for rel in (cfg["adr.dir"], *CONVENTIONAL_DIRS) if rel != chosen and (root / rel).is_dir())
+    return AdrSettings(root, chosen,
+                       tuple(_confined(root, cfg.source("adr.doc_dirs"), "adr.doc_dirs", d) for d in cfg["adr.doc_dirs"]),
+                       unread)
 
 
 def _adr_dir(root: Path, cfg: Config) -> str:

@@ -39,7 +39,13 @@ def _fail(message: str) -> None:
 
 
 def _settings() -> AdrSettings:
-    return load_settings()
+    """The ADR settings; a warning when another conventional ADR directory exists beside the one read."""
+    settings = load_settings()
+    if settings.unread:
+        click.echo(f"zg adr: warning: reading ADRs from {settings.dir} only; {' and '.join(settings.unread)} "
+                   f"also exist{'s' if len(settings.unread) == 1 else ''} (choose with adr.dir in .zgrep.toml)",
+                   err=True)
+    return settings
 
 
 def _rel(root: Path, path: str) -> str:
@@ -246,7 +252,7 @@ def show_cmd(adr_id: str, as_json: bool) -> None:
 @click.argument("path")
 @click.option("--json", "as_json", is_flag=True)
 def for_cmd(path: str, as_json: bool) -> None:
-    """The live ADRs anchoring PATH, and which symbols."""
+    """The live ADRs anchoring PATH, and which symbols and line ranges."""
     from zgrep.adr.check import governing
 
     settings, adrs = _load_work()
@@ -256,7 +262,8 @@ def for_cmd(path: str, as_json: bool) -> None:
         return
     for g in found:
         syms = f"  symbols: {', '.join(g.symbols)}" if g.symbols else ""
-        click.echo(f"{g.adr.id}  {g.adr.status:<9} {g.adr.title}  ({g.adr.path}){syms}")
+        lines = f"  lines: {', '.join(g.lines)}" if g.lines else ""
+        click.echo(f"{g.adr.id}  {g.adr.status:<9} {g.adr.title}  ({g.adr.path}){syms}{lines}")
 
 
 @adr.command("constraints")

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
+import re
 import sys
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 import click
@@ -13,6 +16,8 @@ if TYPE_CHECKING:
     from zgrep.config import Config
 
 _RESET, _MAGENTA, _GREEN, _DIM, _BOLD = "\033[0m", "\033[35m", "\033[32m", "\033[2m", "\033[1m"
+_TICKS = re.compile(r"`{3,}")
+_FENCE_TAGS = {"text": ""}  # zg's language names that are no fence info string
 _LEADING = ("query", "root")  # a result's identity: `mode` follows it (README's JSON contract)
 
 
@@ -43,45 +48,94 @@ def _paint(text: str, code: str, colour: bool) -> str:
     return f"{code}{text}{_RESET}" if colour else text
 
 
+def _count(n: int, noun: str) -> str:
+    """`1 file`, `2 files`."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def _qualified(item: dict[str, Any]) -> str:
     return ".".join(p for p in (item.get("scope"), item.get("symbol")) if p)
 
 
-def hit_header(hit: dict[str, Any], colour: bool) -> str:
+class PathView:
+    """How human output names a workspace file: relative to the cwd when that is inside the workspace (as rg
+    prints it), else relative to the root. JSON keeps the root-relative `path` beside `root`."""
+
+    def __init__(self, root: Path, cwd: Path) -> None:
+        self.base = cwd if cwd.is_relative_to(root) else root
+        self.root = root
+
+    def __call__(self, path: str) -> str:
+        return Path(os.path.relpath(self.root / path, self.base)).as_posix()
+
+
+def hit_header(hit: dict[str, Any], shown: PathView, colour: bool) -> str:
     """`path:start-end  symbol (kind)  score` like a grep match header."""
-    loc = _paint(f"{hit['path']}:{hit['start_line']}-{hit['end_line']}", _MAGENTA, colour)
+    loc = _paint(f"{shown(hit['path'])}:{hit['start_line']}-{hit['end_line']}", _MAGENTA, colour)
     name = _qualified(hit)
     label = f"  {_paint(name, _BOLD, colour)} ({hit.get('symbol_kind')})" if name else ""
     return f"{loc}{label}  {_paint(format(hit['score'], '.3f'), _DIM, colour)}"
 
 
-def write_hits(out: TextIO, hits: list[dict[str, Any]], colour: bool) -> None:
-    """Human output: a header per hit and its numbered preview lines."""
+def write_hits(out: TextIO, hits: list[dict[str, Any]], shown: PathView, colour: bool) -> None:
+    """Human output: a header per hit and its numbered preview lines (`N:` inside the hit, `N-` for context
+    lines outside it, as rg marks them)."""
     for hit in hits:
-        out.write(hit_header(hit, colour) + "\n")
+        out.write(hit_header(hit, shown, colour) + "\n")
         if hit.get("preview"):
-            for offset, line in enumerate(hit["preview"].splitlines()):
-                num = _paint(str(hit["start_line"] + offset).rjust(5), _GREEN, colour)
-                out.write(f"{num}: {line}\n")
+            first = hit.get("preview_start_line", hit["start_line"])
+            for number, line in enumerate(hit["preview"].split("\n"), first):
+                mark = ":" if hit["start_line"] <= number <= hit["end_line"] else "-"
+                out.write(f"{_paint(str(number).rjust(5), _GREEN, colour)}{mark} {line}\n")
             out.write("\n")
 
 
-def write_search(result: dict[str, Any], colour: bool) -> None:
+def _groups(result: dict[str, Any]) -> list[dict[str, Any]]:
+    return result.get("groups") or [{"query": result.get("query"), "hits": result.get("hits", [])}]
+
+
+def write_search(result: dict[str, Any], shown: PathView, colour: bool) -> None:
     """Human output for one query or grouped queries."""
     out = sys.stdout
     if "groups" in result:
         for group in result["groups"]:
             out.write(_paint(f"## {group['query']}", _BOLD, colour) + "\n")
-            write_hits(out, group["hits"], colour)
+            write_hits(out, group["hits"], shown, colour)
         out.write(f"{result['distinct_locations']} distinct locations\n")
     else:
-        write_hits(out, result["hits"], colour)
+        write_hits(out, result["hits"], shown, colour)
+
+
+def write_files(result: dict[str, Any], shown: PathView, with_counts: bool) -> None:
+    """`-l`: each file with hits once, best first; `-c`: with its number of hits (`path:N`, as rg -c)."""
+    counts: dict[str, int] = {}
+    for group in _groups(result):
+        for hit in group["hits"]:
+            counts[hit["path"]] = counts.get(hit["path"], 0) + 1
+    for path, n in counts.items():
+        click.echo(f"{shown(path)}:{n}" if with_counts else shown(path))
+
+
+def write_markdown(result: dict[str, Any], shown: PathView) -> None:
+    """`--format markdown`: per hit a `path:start-end symbol` heading and its preview fenced with its language,
+    ready to paste into a prompt (a query heading above each group of several queries)."""
+    several = "groups" in result
+    for group in _groups(result):
+        if several:
+            click.echo(f"# {group['query']}\n")
+        for hit in group["hits"]:
+            name = _qualified(hit)
+            click.echo(f"{'###' if several else '##'} {shown(hit['path'])}:{hit['start_line']}-{hit['end_line']}"
+                       + (f" {name}" if name else "") + "\n")
+            if hit.get("preview"):
+                fence = "`" * max(3, 1 + max((len(run) for run in _TICKS.findall(hit["preview"])), default=0))
+                click.echo(f"{fence}{_FENCE_TAGS.get(hit.get('language') or '', hit.get('language') or '')}\n"
+                           f"{hit['preview']}\n{fence}\n")
 
 
 def write_jsonl(result: dict[str, Any]) -> None:
     """One hit object per line, each carrying its query."""
-    groups = result.get("groups") or [{"query": result.get("query"), "hits": result.get("hits", [])}]
-    for group in groups:
+    for group in _groups(result):
         for hit in group["hits"]:
             sys.stdout.write(json.dumps({"query": group["query"], **hit}, ensure_ascii=False) + "\n")
 
@@ -180,7 +234,7 @@ def write_impact(result: dict[str, Any]) -> None:
         click.echo(f"skipped (no relations; run zg index if they are code): {', '.join(result['skipped'])}")
     for title, entries, files in (("impacted", result["impacted"], result["files"]),
                                   ("tests", result["tests"], result["test_files"])):
-        click.echo(f"{title}: {len(entries)} definitions in {len(files)} files")
+        click.echo(f"{title}: {_count(len(entries), 'definition')} in {_count(len(files), 'file')}")
         for e in entries:
             note = "" if e["resolved"] else "  (unresolved)"
             click.echo(f"  {e['distance']}  {e['path']}:{e['line']}  {_qualified(e) or '<module>'}  "

@@ -79,20 +79,36 @@ def file_slice(root: Path, location: str) -> tuple[str, list[str], int, int]:
     if looks_binary(data):
         raise ReadRefused(f"refusing to print {rel}: it is a binary file (the index skips it too)")
     lines = data.decode("utf-8-sig", errors="replace").splitlines()
+    if end is not None and end < start:
+        raise ReadRefused(f"reversed range {span}: the start comes after the end; use {rel}:{end}-{start}")
     end = len(lines) if end is None else min(end, len(lines))
     if start < 1 or start > max(end, 1):
         raise ReadRefused(f"line range {span} is outside {rel} ({len(lines)} lines)")
     return rel, lines, start, end
 
 
+def from_cwd(root: Path, cwd: Path, location: str) -> str:
+    """`location` with its path made workspace-relative when it names a file relative to the cwd (or an
+    absolute path inside the workspace); else as given, relative to the root (a JSON hit's `path`)."""
+    if "\0" in location:
+        return location
+    for rel, span in ((location, ""), location.rpartition(":")[::2], location.partition(":")[::2]):
+        target = Path(os.path.normpath(cwd / rel)) if rel else None
+        if target is not None and target.is_relative_to(root) and target.is_file():
+            inside = target.relative_to(root).as_posix()
+            return f"{inside}:{span}" if span else inside
+    return location
+
+
 @click.command()
 @click.argument("location")
 @click.option("--root", "root_dir", default=None)
 def read(location: str, root_dir: str | None) -> None:
-    """Print a slice of a file: PATH[:START[-END]] (confined to the workspace)."""
+    """Print a slice of a file: PATH[:START[-END]], PATH relative to the cwd or the workspace root (confined
+    to the workspace)."""
     root, _ = resolve(root_dir)
     try:
-        _, lines, start, end = file_slice(root, location)
+        _, lines, start, end = file_slice(root, from_cwd(root, Path.cwd().resolve(), location))
     except ReadRefused as exc:
         fail(str(exc))
     output.write_numbered(lines, start, end)

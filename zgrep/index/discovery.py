@@ -141,7 +141,8 @@ def walk_dirs(root: Path, rules: IgnoreRules, start: str = "",
               tally: Tally | None = None) -> Iterator[tuple[str, list[str]]]:
     """Each admitted directory below `root/start` ("" is the root) with the names of the files in it (not yet
     checked against the rules), top down and iteratively (no recursion limit); a symlinked directory is never
-    entered, nor zgrep's own state directory; a name that is not UTF-8 is counted in `tally` and left out."""
+    entered, nor zgrep's own state directory, nor a nested git repository (a workspace of its own); a name that
+    is not UTF-8 is counted in `tally` and left out."""
     tally = tally if tally is not None else Tally()
     stack = [start]
     while stack:
@@ -157,7 +158,8 @@ def walk_dirs(root: Path, rules: IgnoreRules, start: str = "",
             if not _decodable(name):
                 tally.skipped["undecodable_name"] += 1
             elif is_dir:
-                if prefix + name != STATE_DIR and _admitted(rules, prefix + name, tally, is_dir=True):
+                if (prefix + name != STATE_DIR and not os.path.lexists(os.path.join(root, prefix + name, ".git"))
+                        and _admitted(rules, prefix + name, tally, is_dir=True)):
                     dirs.append(prefix + name)
             else:
                 files.append(name)

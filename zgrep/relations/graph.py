@@ -37,12 +37,12 @@ class Definition:
 
     def to_json(self) -> dict[str, Any]:
         return {"path": self.path, "start_line": self.start, "end_line": self.end, "symbol": self.name,
-                "scope": self.scope, "kind": self.kind}
+                "scope": self.scope or None, "kind": self.kind}
 
     @classmethod
     def from_json(cls, entry: dict[str, Any]) -> Definition:
         """The definition a `to_json`-shaped dict (a callers entry, a trace node) names."""
-        return cls(entry["path"], entry["symbol"], entry["scope"], entry["kind"], entry["start_line"],
+        return cls(entry["path"], entry["symbol"], entry["scope"] or "", entry["kind"], entry["start_line"],
                    entry["end_line"])
 
 

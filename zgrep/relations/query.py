@@ -64,7 +64,7 @@ def callers_of(graph: Graph, definitions: list[Definition], edges: tuple[str, ..
         entry = found.get(key)
         if entry is None:
             found[key] = {"path": use.path, "start_line": use.caller_start, "end_line": use.caller_end,
-                          "symbol": use.caller_name, "scope": use.caller_scope, "kind": use.caller_kind,
+                          "symbol": use.caller_name, "scope": use.caller_scope or None, "kind": use.caller_kind,
                           "line": use.line, "resolved": match.resolved, "via": match.via,
                           "targets": sorted({d.path for d in hits}), "edge": use.kind, "edges": [use.kind]}
             continue

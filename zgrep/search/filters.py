@@ -11,6 +11,8 @@ from zgrep.service import ErrorCode, FixedCodeError
 from zgrep.store.expr import in_list
 from zgrep.types import SYMBOL_KINDS
 
+HIT_KINDS = (*SYMBOL_KINDS, "section")  # a hit's symbol_kind: a markdown chunk (stored as a module) is a section
+
 MAX_PATHS_IN_EXPR = 4000
 
 
@@ -53,8 +55,8 @@ class SearchFilter:
             except ValueError as exc:
                 raise FilterError(str(exc)) from None
         for kind in f.symbol_types:
-            if kind not in SYMBOL_KINDS:
-                raise FilterError(f"unknown symbol type {kind!r}; choose from {', '.join(SYMBOL_KINDS)}")
+            if kind not in HIT_KINDS:
+                raise FilterError(f"unknown symbol type {kind!r}; choose from {', '.join(HIT_KINDS)}")
         if f.globs or f.iglobs:
             try:
                 f.glob_filter = GlobFilter(f.globs, f.iglobs)
@@ -90,9 +92,19 @@ class SearchFilter:
             elif len(admitted) < len(all_paths):
                 clauses.append(in_list("path", admitted))
         if self.symbol_types:
-            clauses.append(in_list("symbol_kind", list(self.symbol_types)))
+            clauses.append(_kinds_expression(self.symbol_types))
         if self.modified_after is not None:
             clauses.append(f"mtime >= {int(self.modified_after)}")
         if self.modified_before is not None:
             clauses.append(f"mtime <= {int(self.modified_before)}")
         return " and ".join(clauses), True, post_filter
+
+
+def _kinds_expression(kinds: list[str]) -> str:
+    """The chunks of these hit kinds: `section` and `module` tell markdown's module chunks from the rest."""
+    parts = [in_list("symbol_kind", [k for k in kinds if k not in ("module", "section")])] if set(kinds) - {
+        "module", "section"} else []
+    for kind, test in (("module", "!="), ("section", "==")):
+        if kind in kinds:
+            parts.append(f'(symbol_kind == "module" and language {test} "markdown")')
+    return "(" + " or ".join(parts) + ")"

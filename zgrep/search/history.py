@@ -70,9 +70,20 @@ def history_queries(root: Path, cfg: Config, count: int) -> History:
         out.queries.append(Query(text, answers, "history"))
         out.commits.append(sha)
     if not out.queries:
-        raise HistoryError(f"none of the last {count * SCAN_FACTOR} commits of {root} changed a file zg indexes "
-                           f"(merges and commits of more than {MAX_FILES} files are skipped)")
+        raise HistoryError(_no_queries(root, len(fields) // 3, out.skipped))
     return out
+
+
+def _no_queries(root: Path, scanned: int, skipped: dict[str, int]) -> str:
+    """Why no commit of those scanned became a query, counting each reason (the only commit: its reason)."""
+    one = {"merge": "is a merge", "too_many_files": f"changes more than {MAX_FILES} files",
+           "no_indexed_file": "changes no file zg indexes"}
+    many = {"merge": "are merges", "too_many_files": f"change more than {MAX_FILES} files",
+            "no_indexed_file": "change no file zg indexes"}
+    if scanned == 1:
+        return f"the only commit of {root} gives no query: it " + next(one[k] for k, n in skipped.items() if n)
+    reasons = ", ".join(f"{n} {one[k] if n == 1 else many[k]}" for k, n in skipped.items() if n)
+    return f"none of the last {scanned} commits of {root} gives a query: {reasons}"
 
 
 def _indexable(root: Path, rules: IgnoreRules, path: str, max_bytes: int) -> bool:

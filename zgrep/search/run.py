@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import shlex
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -14,12 +15,15 @@ from typing import Any
 from zgrep.config import MAXIMUMS
 from zgrep.contracts import SearchArgs, SearchGroup, SearchHit, SearchResult
 from zgrep.engine import Engine
+from zgrep import git
+from zgrep.index import discovery
 from zgrep.index.discovery import LoadedFile, read_file
+from zgrep.index.ignore import IgnoreRules
 from zgrep.index.run import run_index
 from zgrep.progress import Progress
 from zgrep.search.filters import SearchFilter
 from zgrep.search.rank import QUALIFIER, RankSettings, fuse, path_matches, rerank, unsupported
-from zgrep.search.spans import GapCheck, Span, add, span_of
+from zgrep.search.spans import GapCheck, Span, add, add_apart, span_of
 from zgrep.search.text import STOPWORDS, lexical_query, split_identifier
 from zgrep.service import ErrorCode, ZgError
 from zgrep.types import RouteHit
@@ -30,6 +34,8 @@ MAX_QUERY_CHARS = 2000
 MAX_LIMIT = int(MAXIMUMS["search.limit"])  # hits per query: the widest pool (x3, x5 with path filters) stays under Milvus's top-k
 MAX_EPOCH_S = 1e12  # --modified-after/-before beyond ~33,000 years overflow Milvus's int64 mtime expressions
 SHORT_PREVIEW_LINES = 4
+MAX_CONTEXT_LINES = 100  # -A/-B/-C
+UNASKED_TREE_FILES = 2000  # a first search outside git indexes at most this many files without being asked
 MAX_SYMBOL_NAMES = 16
 PATH_ROUTE_FILES = 20
 POST_FILTER_POOL_FACTOR = 5  # wider candidate pools when path filters are applied after retrieval
@@ -67,17 +73,18 @@ def run_search(engine: Engine, args: SearchArgs, progress: Progress | None = Non
     if after is not None and before is not None and after >= before:
         raise ZgError(ErrorCode.BAD_REQUEST,
                       "--modified-after must be earlier than --modified-before (no file can match both)")
+    context = _context_lines(args)
     filters = SearchFilter.from_args(args)
     filters.paths = _check_scope(engine, filters.paths, args)
     _ensure_index(engine, args, progress)
     expr, possible, post_filter = filters.expression(engine.files().keys())
     admits = filters.admits_path if post_filter else None
     groups: list[SearchGroup] = []
-    gap_blank = _blank_gaps(engine)  # one read of each hit file for all the queries
+    file_lines = _indexed_lines(engine)  # one read of each hit file for all the queries
     generated = frozenset(path for path, record in engine.files().items() if record.generated)
     for query in queries:
         hits = (_search_one(engine, query[:MAX_QUERY_CHARS], search_mode, expr, limit, args, preview, admits,
-                            gap_blank, generated) if possible else [])
+                            file_lines, context, generated) if possible else [])
         groups.append({"query": query, "hits": hits})
     took_ms = round((time.monotonic() - started) * 1000, 1)
     root = str(engine.ws.root)
@@ -109,11 +116,37 @@ def _check_scope(engine: Engine, paths: list[str], args: SearchArgs) -> list[str
     return scoped
 
 
+def _context_lines(args: SearchArgs) -> tuple[int, int]:
+    """(-B, -A): lines of the file shown before and after a hit's preview."""
+    out = []
+    for flag, key in (("-B", "context_before"), ("-A", "context_after")):
+        value = args.get(key) or 0
+        if not (isinstance(value, int) and 0 <= value <= MAX_CONTEXT_LINES):
+            raise ZgError(ErrorCode.BAD_REQUEST, f"{flag} takes a number of lines from 0 to {MAX_CONTEXT_LINES} (got {value})")
+        out.append(value)
+    return out[0], out[1]
+
+
+def refuse_unasked_tree(engine: Engine, args: SearchArgs | dict[str, Any]) -> None:
+    """A first search outside git indexes a big tree only when asked (`--yes`, or `zg index PATH`): a
+    scratch folder of unrelated projects is not one workspace."""
+    root = engine.ws.root
+    if args.get("yes") or git.is_git_repo(root):
+        return
+    rules = IgnoreRules.for_root(root, include_hidden=engine.config["index.include_hidden"])
+    count = len(discovery.list_files(root, rules))
+    if count > UNASKED_TREE_FILES:
+        raise ZgError(ErrorCode.BAD_REQUEST,
+                      f"{root} is not a git repository and holds {count} files (over {UNASKED_TREE_FILES}); "
+                      f"index it on purpose with: zg index {shlex.quote(str(root))} (or search with --yes)")
+
+
 def _ensure_index(engine: Engine, args: SearchArgs, progress: Progress | None) -> None:
     refresh = args.get("refresh") or "wait"
     if engine.manifest() is None:
         if args.get("no_index"):
             raise ZgError(ErrorCode.NOT_INDEXED, f"{engine.ws.root} is not indexed yet; run: zg index")
+        refuse_unasked_tree(engine, args)
         run_index(engine, {}, progress)
     elif refresh == "wait":
         run_index(engine, {}, progress)
@@ -122,8 +155,8 @@ def _ensure_index(engine: Engine, args: SearchArgs, progress: Progress | None) -
 
 
 def _search_one(engine: Engine, query: str, search_mode: str, expr: str, limit: int, args: SearchArgs,
-                preview: str, admits: Callable[[str], bool] | None, gap_blank: GapCheck,
-                generated: frozenset[str]) -> list[SearchHit]:
+                preview: str, admits: Callable[[str], bool] | None, file_lines: FileLines,
+                context: tuple[int, int], generated: frozenset[str]) -> list[SearchHit]:
     cfg = engine.config
     pool = max(cfg["search.candidates"], limit * 3) * (POST_FILTER_POOL_FACTOR if admits else 1)
     routes = _routes(engine, query, search_mode, expr, pool, admits)
@@ -144,31 +177,48 @@ def _search_one(engine: Engine, query: str, search_mode: str, expr: str, limit: 
     min_score = args.get("min_score")
     min_diff = args.get("min_score_diff")
     best = ranked[0].score if ranked else 0.0
-    spans: list[Span] = []
+    gap_blank = _gap_check(file_lines)
+    merging = int(cfg["search.limit"])  # the best candidates, as many as the default --limit, merge into spans:
+    spans: list[Span] = []  # later ones stay apart, so a hit's range and label are the same whatever --limit is
+    seen = 0
     for cand in ranked:
         if min_score is not None and cand.score < float(min_score):
             continue
         if min_diff is not None and best - cand.score > float(min_diff):
             continue
-        add(spans, span_of(cand.fields, cand.score, cand.routes), gap_blank)
-        if len(spans) >= limit:
+        (add if seen < merging else add_apart)(spans, span_of(cand.fields, cand.score, cand.routes), gap_blank)
+        seen += 1
+        if len(spans) >= limit and seen >= merging:
             break
-    return [_hit(span, preview, wanted) for span in spans]
+    return [_hit(span, preview, wanted, file_lines, context) for span in spans[:limit]]
 
 
-def _blank_gaps(engine: Engine) -> GapCheck:
-    """Whether lines of an indexed file are all blank, read from disk only while the file is as indexed."""
-    blank: dict[str, list[bool] | None] = {}
+# file_lines(path): the lines of an indexed file as indexed, or None when it changed since (or is unreadable)
+FileLines = Callable[[str], list[str] | None]
 
-    def gap_blank(path: str, first: int, last: int) -> bool:
-        if path not in blank:
-            blank[path] = None
+
+def _indexed_lines(engine: Engine) -> FileLines:
+    """The lines of indexed files, read from disk once each and only while the file is as indexed."""
+    cache: dict[str, list[str] | None] = {}
+
+    def file_lines(path: str) -> list[str] | None:
+        if path not in cache:
+            cache[path] = None
             record = engine.files().get(path)
             loaded = read_file(engine.ws.root, path, max_bytes=engine.config["index.max_file_bytes"])
             if record is not None and isinstance(loaded, LoadedFile) and loaded.sha256 == record.sha256:
-                blank[path] = [not line.strip() for line in loaded.text.split("\n")]
-        flags = blank[path]
-        return flags is not None and last <= len(flags) and all(flags[first - 1:last])
+                lines = loaded.text.split("\n")
+                cache[path] = lines[:-1] if len(lines) > 1 and not lines[-1] else lines  # no line after the last newline
+        return cache[path]
+
+    return file_lines
+
+
+def _gap_check(file_lines: FileLines) -> GapCheck:
+    """Whether lines first..last of an indexed file are all blank (False when the file is not as indexed)."""
+    def gap_blank(path: str, first: int, last: int) -> bool:
+        lines = file_lines(path)
+        return lines is not None and last <= len(lines) and all(not line.strip() for line in lines[first - 1:last])
 
     return gap_blank
 
@@ -254,23 +304,47 @@ def symbol_candidates(query: str) -> list[str]:
     return names[:MAX_SYMBOL_NAMES]
 
 
-def _hit(span: Span, preview: str, wanted: set[str]) -> SearchHit:
+def _hit(span: Span, preview: str, wanted: set[str], file_lines: FileLines, context: tuple[int, int]) -> SearchHit:
     """A search hit labelled with the definition its best chunk holds: a class's chunk is the class's even
-    when the query named one of its members; of sibling definitions merged into one chunk, the one named."""
+    when the query named one of its members; of sibling definitions merged into one chunk, the one named.
+    A short preview starts at that definition, or at the best chunk (a full one shows the whole span);
+    -B/-A add lines of the file around it. Markdown headings label sections."""
     f = span.fields
     symbol = f.get("symbol") or None
     if f.get("symbol_kind") not in _CONTAINER_KINDS and symbol not in wanted:
         symbol = next((n for n in f.get("names") or [] if n in wanted), symbol)
-    content = span.content
+    kind = f.get("symbol_kind")
+    if f.get("language") == "markdown" and kind == "module":
+        kind = "section"
+    rows = span.content.split("\n")
+    own = max(span.start, min(int(f["start_line"]), span.end))  # the best chunk's start (a span may begin before)
+    first = _definition_line(span, symbol, own) if symbol and preview == "short" else own
+    if preview == "full":
+        first = span.start
     if preview == "none":
-        text = ""
-    elif preview == "short":
-        text = "\n".join(content.splitlines()[:SHORT_PREVIEW_LINES])
+        shown: list[str] = []
     else:
-        text = content
+        stop = len(rows) if preview == "full" else min(len(rows), first - span.start + SHORT_PREVIEW_LINES)
+        shown = rows[first - span.start:stop]
+    before, after = context
+    lines = file_lines(span.path) if shown and (before or after) else None
+    if lines is not None and span.end <= len(lines):
+        last = first + len(shown) - 1
+        low, high = max(1, first - before), min(len(lines), last + after)
+        shown, first = lines[low - 1:high], low
     return {
         "path": f["path"], "start_line": span.start, "end_line": span.end,
-        "score": round(span.score, 4), "symbol": symbol, "symbol_kind": f.get("symbol_kind"),
+        "score": round(span.score, 4), "symbol": symbol, "symbol_kind": kind,
         "scope": f.get("scope") or None, "language": f.get("language"), "matched_by": sorted(span.routes),
-        "preview": text,
+        "preview": "\n".join(shown), "preview_start_line": first,
     }
+
+
+def _definition_line(span: Span, name: str, own: int) -> int:
+    """The line where `name` is defined inside the span (tree-sitter, as indexing finds definitions), the first
+    from the best chunk's start `own` on; `own` when the span holds no such definition (a piece of a long one)."""
+    from zgrep.chunking import extract_symbols
+
+    found = [span.start + s.start_line - 1 for s in extract_symbols(span.content, str(span.fields.get("language") or ""))
+             if s.name == name]
+    return next((line for line in found if line >= own), found[0] if found else own)

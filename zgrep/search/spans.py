@@ -1,4 +1,5 @@
-"""Merge the ranked chunks of one file that overlap or adjoin into one span (one hit, one slot)."""
+"""Merge the ranked chunks of one file that overlap or adjoin into one span (one hit, one slot); a chunk that
+comes too late to merge stays apart, or out when it touches a span (its place is taken)."""
 
 from __future__ import annotations
 
@@ -61,8 +62,17 @@ def add(spans: list[Span], new: Span, gap_blank: GapCheck) -> None:
         keep.lines.setdefault(number, "")  # only blank gaps are left (checked by _joins)
 
 
-def _joins(a: Span, b: Span, gap_blank: GapCheck) -> bool:
-    if a.lines is None or b.lines is None:
-        return False
+def add_apart(spans: list[Span], new: Span, gap_blank: GapCheck) -> None:
+    """Append `new` as a span of its own unless it overlaps or adjoins one of `spans` (then it is left out):
+    no span changes, so the spans before it stay what they were."""
+    if not any(s.path == new.path and _touches(s, new, gap_blank) for s in spans):
+        spans.append(new)
+
+
+def _touches(a: Span, b: Span, gap_blank: GapCheck) -> bool:
     low, high = (a, b) if a.start <= b.start else (b, a)
     return high.start <= low.end + 1 or gap_blank(a.path, low.end + 1, high.start - 1)
+
+
+def _joins(a: Span, b: Span, gap_blank: GapCheck) -> bool:
+    return a.lines is not None and b.lines is not None and _touches(a, b, gap_blank)

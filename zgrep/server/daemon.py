@@ -50,6 +50,7 @@ from zgrep.dispatch import error_response, serve
 from zgrep.engine import Engine, load_embedder
 from zgrep.server import protocol, runtime
 from zgrep.server.client import env_config
+from zgrep.search.run import refuse_unasked_tree
 from zgrep.service import INDEX, SEARCH, ErrorCode, Scope
 from zgrep.fsutil import atomic_write
 from zgrep.locking import ENGINE_LOCK, FileLock, lock_holder
@@ -607,6 +608,11 @@ class Daemon:
             refresh = args.get("refresh") or ("off" if held.watching() else "wait")
             if engine.manifest() is None:  # build it first, unless --no-index (then the searcher says so)
                 refresh = "off" if args.get("no_index") else "wait"
+                if refresh == "wait":
+                    try:
+                        refuse_unasked_tree(engine, args)
+                    except ZgError as exc:
+                        return error_response(exc)
             args["refresh"] = "off"
             if refresh == "wait":
                 if held.stalled_for() >= STALL_S:
