@@ -116,7 +116,7 @@ class NativeEngine:
     def __init__(self, db: Path, timeout: float) -> None:
         """Take the data file's lock and start the engine; returns before it answers, and a failure to start
         is raised by wait() (so the start overlaps with importing pymilvus)."""
-        self.db = db
+        self.db = db = db.absolute()  # (the engine runs in the data file's directory)
         self._deadline = time.monotonic() + timeout
         self._lock_fd: int | None = None
         self._error: EngineError | None = None
