@@ -207,9 +207,10 @@ def test_doctor_lists_every_check_and_passes_here(ws):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     lines = proc.stdout.splitlines()
     assert [line.split(":")[0] for line in lines] == ["[ok  ] model", "[ok  ] milvus", "[ok  ] grammars",
-                                                      "[ok  ] index", "[ok  ] daemon", "[ok  ] hooks"]
-    assert "BM25" in lines[1] and f"{len(TABLE)} grammars parse" in lines[2] and "files indexed" in lines[3]  # each one
-    assert "not running" in lines[4] and "not installed" in lines[5]
+                                                      "[ok  ] ignore files", "[ok  ] index", "[ok  ] daemon",
+                                                      "[ok  ] hooks"]
+    assert "BM25" in lines[1] and f"{len(TABLE)} grammars parse" in lines[2] and "files listed" in lines[3]
+    assert "files indexed" in lines[4] and "not running" in lines[5] and "not installed" in lines[6]  # each one
 
 
 def test_doctor_names_the_fix_for_an_unreachable_milvus(ws):
