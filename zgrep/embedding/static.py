@@ -1,5 +1,4 @@
-"""Static (model2vec-style) embeddings: mean of per-token vectors, numpy + tokenizers only; a model folder
-may name a transformer query encoder (asymmetric: chunks static, queries through the transformer)."""
+"""Static (model2vec-style) embeddings: mean of per-token vectors, numpy + tokenizers only."""
 
 from __future__ import annotations
 
@@ -57,7 +56,6 @@ class StaticEmbedder:
         self.max_chars = None if max_length is None else max_length * _median_token_length(tokenizer)
         self.unk_id = _unk_token_id(tokenizer)
         self.source: tuple[str, str | None] | None = None  # (folder, model id) when loaded by from_dir
-        self.query_encoder: QueryEncoder | None = None
 
     def __getattr__(self, name: str) -> Any:
         """A deferred model (`from_dir` of a zgrep folder) loads its table and tokenizers on first use."""
@@ -70,9 +68,9 @@ class StaticEmbedder:
                 if parts[0].shape[1] != self.dim:  # the index was made for config.json's dimension
                     raise EmbeddingError(f"{pending[0]}: config.json says dim {self.dim}, "
                                          f"embeddings.npy has {parts[0].shape[1]}")
-                source, encoder = self.source, self.__dict__.get("query_encoder")
+                source = self.source
                 self.__init__(*parts)  # type: ignore[misc]
-                self.source, self.query_encoder = source, encoder
+                self.source = source
         return object.__getattribute__(self, name)
 
     @classmethod
@@ -86,11 +84,8 @@ class StaticEmbedder:
                 model = cls.__new__(cls)
                 model.model_id, model.dim = model_id or config["model_id"], config["dim"]
                 model._pending = (path, model_id)
-                model.query_encoder = None
             else:
                 model = cls(*cls._zgrep_parts(path, model_id))
-            if isinstance(config.get("query_encoder"), dict):
-                model.query_encoder = QueryEncoder(path, config["query_encoder"])
         elif (path / "model.safetensors").is_file():
             model = cls._from_model2vec_dir(path, model_id)
         else:
@@ -136,9 +131,7 @@ class StaticEmbedder:
         return _normalise(_segment_sums(self.table, ids, lengths))
 
     def embed_query(self, text: str) -> np.ndarray:
-        """Embed one query (through the folder's query encoder when it names one); shape (dim,)."""
-        if self.query_encoder is not None:
-            return self.query_encoder.embed(text)
+        """Embed one query; shape (dim,)."""
         return self.embed([text])[0]
 
     def _token_ids(self, texts: list[str]) -> list[list[int]]:
@@ -152,34 +145,6 @@ class StaticEmbedder:
                 for i, encoding in zip(indices, encodings):
                     ids[i] = encoding.ids
         return ids
-
-
-class QueryEncoder:
-    """The transformer a model folder names for queries, projected into the static table's space; loaded
-    on the first query (index workers never hold it)."""
-
-    def __init__(self, folder: Path, spec: dict[str, Any]) -> None:
-        name = str(spec.get("model", ""))
-        candidates = [folder.parent / name, default_model_dir().parent / name]
-        found = next((c for c in candidates if name and (c / "weights.safetensors").is_file()), None)
-        if found is None:
-            raise EmbeddingError(f"{folder}: its query encoder {name!r} is not in {folder.parent} or the package")
-        self.folder = found
-        self.projection_path = folder / str(spec.get("projection", "projection.npy"))
-        self._encoder: Any = None
-        self._projection: np.ndarray | None = None
-
-    def embed(self, text: str) -> np.ndarray:
-        """The transformer's vector of `text`, projected and L2-normalised."""
-        with _LOADING:
-            if self._encoder is None:
-                from zgrep.embedding.transformer import TransformerEncoder
-
-                self._projection = np.load(self.projection_path).astype(np.float32)
-                self._encoder = TransformerEncoder(self.folder)
-        assert self._projection is not None
-        vector = self._projection @ self._encoder.encode(text)
-        return vector / max(float(np.linalg.norm(vector)), 1e-12)
 
 
 def _segment_sums(table: np.ndarray, ids: np.ndarray, lengths: np.ndarray) -> np.ndarray:
