@@ -84,8 +84,8 @@ def test_a_file_deleted_between_listing_and_reading(tmp_path, monkeypatch):
 
     real_list = discovery.list_files
 
-    def list_then_delete(root_: Path, rules: Any) -> list[str]:
-        listed = real_list(root_, rules)
+    def list_then_delete(root_: Path, rules: Any, tally: Any = None) -> list[str]:
+        listed = real_list(root_, rules, tally)
         (root / "new.py").unlink()  # after listing, before stat
         return listed
 
@@ -177,7 +177,7 @@ def test_a_workspace_with_nothing_to_index(tmp_path):
     env = user_env(tmp_path / "user")
     proc = run_zg("index", cwd=root, env=env)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.startswith("indexed 0 changed files, removed 0, 0 unchanged; skipped: 1 binary; 0 chunks")
+    assert proc.stdout.startswith("indexed 0 changed files, removed 0, 0 unchanged; skipped: 1 binary; ignored: none; 0 chunks")
     assert "0 files in the index" in proc.stdout
     proc = run_zg("search", "anything at all", cwd=root, env=env)
     assert (proc.returncode, proc.stdout, proc.stderr) == (1, "", "")

@@ -56,7 +56,7 @@ def test_impact_of_a_symbol_a_path_and_the_staged_change(repo: Path, zg: Zg) -> 
     assert [d["symbol"] for d in staged["changed"]] == ["unused"]
     assert staged["total"] == 0 and zg("impact", "--staged", "--mode", "direct", cwd=repo).returncode == 1
     human = zg("impact", "shop/cart.py:Cart.total", "--mode", "direct", cwd=repo)
-    assert human.returncode == 0 and "tests: 3 definitions in 1 files" in human.stdout, human.stdout
+    assert human.returncode == 0 and "tests: 3 definitions in 1 file" in human.stdout, human.stdout
 
     for args, needle in ((("impact",), "--staged"), (("impact", "nowhere.py"), "not an indexed file"),
                          (("impact", "shop/cart.py", "--edges", "calls"), "--edges")):

@@ -52,8 +52,8 @@ def mcp_calls(repo: Path, *calls: tuple[str, dict[str, Any]]) -> list[dict[str, 
             for name, args in calls:
                 result = await session.call_tool(name, args)
                 assert not result.is_error, result.content
-                assert result.structured_content is not None
-                out.append(result.structured_content)
+                assert len(result.content) == 1  # one compact JSON text block (db90826)
+                out.append(json.loads(result.content[0].text))
         return out
 
     return asyncio.run(run())

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import threading
 import time
 import urllib.error
@@ -26,13 +27,19 @@ ADR = ("---\nid: ADR-0001\ntitle: t\nstatus: accepted\ndate: 2024-01-01\nchange_
        "code_anchors:\n  - {path: zero.txt}\n---\n# t\n")
 
 
+# Started from a small launcher: a child forked from the (large) pytest worker would count the worker's pages.
+_LAUNCHER = ("import os, subprocess, sys\n"
+             "p = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL)\n"
+             "_, status, usage = os.wait4(p.pid, 0)\n"
+             "print(os.waitstatus_to_exitcode(status), usage.ru_maxrss)\n")
+
+
 def _peak_run(args: list[str], cwd: Path) -> tuple[int, str, int]:
     """(exit code, stderr, peak RSS in KiB) of a command, from its own rusage."""
-    proc = subprocess.Popen(args, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    assert proc.stderr is not None
-    return proc.returncode, proc.stderr.read(), usage.ru_maxrss
+    proc = subprocess.run([sys.executable, "-c", _LAUNCHER, *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=120)
+    code, peak = proc.stdout.split()
+    return int(code), proc.stderr, int(peak)
 
 
 @pytest.fixture

@@ -78,6 +78,8 @@ def run_search(engine: Engine, args: SearchArgs, progress: Progress | None = Non
     filters.paths = _check_scope(engine, filters.paths, args)
     _ensure_index(engine, args, progress)
     expr, possible, post_filter = filters.expression(engine.files().keys())
+    # an index without chunks has nothing to find (and the native engine's BM25 is NaN over an empty collection)
+    possible = possible and any(record.chunks for record in engine.files().values())
     admits = filters.admits_path if post_filter else None
     groups: list[SearchGroup] = []
     file_lines = _indexed_lines(engine)  # one read of each hit file for all the queries
