@@ -64,17 +64,21 @@ FILES = {
 }
 
 
-@pytest.fixture(scope="module")
-def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("pyrel")
+def stored(root: Path, files: dict[str, str]) -> Path:
+    """`files` written under `root` and their relations stored as `zg index` stores them."""
     (root / ".zgrep").mkdir()
     store = RelationsStore(root / ".zgrep" / RELATIONS_DB)
-    for rel, text in FILES.items():
+    for rel, text in files.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text)
-    store.replace_files([extract(rel, text) for rel, text in FILES.items()])
+    store.replace_files([extract(rel, text) for rel, text in files.items()])
     store.close()
     return root
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return stored(tmp_path_factory.mktemp("pyrel"), FILES)
 
 
 def who(root: Path, symbol: str, *edges: str) -> set[tuple[str, str, str]]:
@@ -237,13 +241,7 @@ def test_a_classmethod_returning_self_or_cls_types_the_variable_and_unknown_rece
     """black's `cache = Cache.read(mode); cache.write(...)` (issue 24): `-> Self` and an unannotated `return cls(...)`
     give a Cache; a `.write()` on an object of unknown type is listed too, resolved: false, so exit 1 never means
     "no caller" while such uses exist."""
-    (tmp_path / ".zgrep").mkdir()
-    store = RelationsStore(tmp_path / ".zgrep" / RELATIONS_DB)
-    for rel, text in CACHE_FILES.items():
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_text(text)
-    store.replace_files([extract(rel, text) for rel, text in CACHE_FILES.items()])
-    store.close()
+    stored(tmp_path, CACHE_FILES)
     found = {(c["symbol"], c["resolved"], c["via"]) for c in callers(tmp_path, "Cache.write")["callers"]}
     assert found == {("reformat_one", True, "class"), ("reload", True, "class"), ("dump", False, "unknown_receiver")}
     assert {c["symbol"] for c in callers(tmp_path, "Cache.is_changed")["callers"]} == {"reformat_one"}
