@@ -13,6 +13,7 @@ import hashlib
 import os
 import shutil
 import signal
+import socket
 import stat
 import subprocess
 import tempfile
@@ -178,7 +179,7 @@ class NativeEngine:
         if self._error is not None:
             raise self._error
         assert self.proc is not None
-        while not os.path.exists(self.socket):
+        while not _accepts(self.socket):  # bound is not yet listening: a loaded machine shows the gap
             if self.proc.poll() is not None or time.monotonic() >= self._deadline:
                 detail = self.last_error() or (f"exit status {self.proc.returncode}" if self.proc.returncode is not None
                                                 else "it did not answer in time")
@@ -217,6 +218,18 @@ class NativeEngine:
                 os.unlink(path)
             except OSError:
                 pass
+
+
+def _accepts(path: str) -> bool:
+    """Whether a server listens on the Unix socket `path` (a connect succeeds)."""
+    if not os.path.exists(path):
+        return False
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+        try:
+            probe.connect(path)
+        except OSError:
+            return False
+    return True
 
 
 def _private_dir() -> str:
