@@ -10,12 +10,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pytest
 
-from corpus import FILES, assert_consistent, assert_one_line_error, engine_pids, make_repo, run_zg, user_env
+from corpus import assert_consistent, assert_one_line_error, engine_pids, make_repo, run_zg
 from daemon_helpers import wait_for
 
-SMALL = {rel: FILES[rel] for rel in ("src/auth/users.py", "src/net/retry.py")}
+from test_crash_index import SMALL, indexed  # noqa: F401 (the same small indexed repo, as a fixture)
 
 HOLD = """
 import sys, time
@@ -28,13 +27,6 @@ time.sleep(120)
 """
 
 
-@pytest.fixture
-def indexed(tmp_path: Path) -> dict[str, Any]:
-    root = make_repo(tmp_path / "repo", SMALL)
-    env = user_env(tmp_path / "user")
-    out = run_zg("index", "--mode", "direct", cwd=root, env=env)
-    assert out.returncode == 0, out.stderr
-    return {"root": root, "env": env}
 
 
 def test_kill_9_of_its_owner_ends_the_engine_and_frees_the_index(indexed: dict[str, Any]) -> None:
