@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from zgrep.chunking import chunk_file, detect_language, extract_symbols
-from zgrep.types import SYMBOL_KINDS, Chunk
+from zgrep.types import Chunk
+from zgrep.vocab import SYMBOL_KINDS
 
 
 def pad(statement: str, count: int = 10) -> str:

@@ -6,8 +6,6 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
-SYMBOL_KINDS = ("module", "class", "interface", "function", "value", "alias")
-
 
 @dataclass(frozen=True)
 class Symbol:

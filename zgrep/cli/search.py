@@ -14,6 +14,7 @@ from zgrep.cli import output
 from zgrep.cli.main import common_options, config_flags, fail, resolve, run
 from zgrep.filetypes import type_list as types_text
 from zgrep.service import SEARCH
+from zgrep.vocab import HIT_KINDS, PREVIEWS, REFRESHES, SEARCH_MODES
 
 FORMATS = ("text", "json", "jsonl", "markdown")
 
@@ -93,7 +94,7 @@ def scope_paths(root: Path, cwd: Path, given: list[str], whole: bool) -> list[st
 @click.option("-T", "--type-not", "types_not", multiple=True, help="Exclude files of this type.")
 @click.option("--type-list", is_flag=True, help="Show the known file types and exit.")
 @click.option("--symbol-type", "symbol_types", multiple=True,
-              type=click.Choice(["module", "class", "interface", "function", "value", "alias", "section"]),
+              type=click.Choice(HIT_KINDS),
               help="Only hits of this kind (section: a markdown heading's).")
 @click.option("--path", "paths", multiple=True, help="Only under this workspace-relative directory or file.")
 @click.option("--workspace", is_flag=True, help="Search the whole workspace, not just the current directory.")
@@ -101,7 +102,7 @@ def scope_paths(root: Path, cwd: Path, given: list[str], whole: bool) -> list[st
 @click.option("--modified-before", type=float, default=None, help="Only files modified before this epoch time.")
 @click.option("--min-score", type=float, default=None, help="Drop hits scoring below this (0-1).")
 @click.option("--min-score-diff", type=float, default=None, help="Drop hits more than this below the best hit.")
-@click.option("--preview", type=click.Choice(["none", "short", "full"]), default=None,
+@click.option("--preview", type=click.Choice(PREVIEWS), default=None,
               help="Preview of each hit [default: short; full with --format markdown].")
 @click.option("-A", "--after-context", "after", type=click.IntRange(0), default=None, help="Show NUM file lines after each preview.")
 @click.option("-B", "--before-context", "before", type=click.IntRange(0), default=None, help="Show NUM file lines before each preview.")
@@ -110,9 +111,9 @@ def scope_paths(root: Path, cwd: Path, given: list[str], whole: bool) -> list[st
 @click.option("-c", "--count", "count", is_flag=True, help="Print each file with hits and its number of hits.")
 @click.option("-i", "--ignore-case", is_flag=True, expose_value=False, help="Accepted: keyword matching ignores case.")
 @click.option("-F", "--fixed-strings", is_flag=True, expose_value=False, help="Accepted: a query is never a regex.")
-@click.option("--mode-search", "search_mode", type=click.Choice(["hybrid", "semantic", "lexical"]), default="hybrid",
+@click.option("--mode-search", "search_mode", type=click.Choice(SEARCH_MODES), default="hybrid",
               show_default=True, help="Which routes to run.")
-@click.option("--refresh", type=click.Choice(["wait", "off", "background"]), default=None,
+@click.option("--refresh", type=click.Choice(REFRESHES), default=None,
               help="Update the index first (wait), not at all (off), or after answering (background; daemon only).")
 @click.option("--no-index", is_flag=True, help="Never build a missing index; fail instead.")
 @click.option("--yes", is_flag=True, help="Index a first-time folder outside git even when it holds over 2,000 files.")

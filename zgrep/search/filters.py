@@ -9,9 +9,7 @@ from zgrep.contracts import SearchArgs
 from zgrep.filetypes import GlobFilter, path_has_type, type_globs
 from zgrep.service import ErrorCode, FixedCodeError
 from zgrep.store.expr import in_list
-from zgrep.types import SYMBOL_KINDS
-
-HIT_KINDS = (*SYMBOL_KINDS, "section")  # a hit's symbol_kind: a markdown chunk (stored as a module) is a section
+from zgrep.vocab import HIT_KINDS
 
 MAX_PATHS_IN_EXPR = 4000
 

@@ -27,9 +27,8 @@ from zgrep.search.spans import GapCheck, Span, add, add_apart, span_of
 from zgrep.search.text import STOPWORDS, lexical_query, split_identifier
 from zgrep.service import ErrorCode, ZgError
 from zgrep.types import RouteHit
+from zgrep.vocab import PREVIEWS, SEARCH_MODES
 
-SEARCH_MODES = ("hybrid", "semantic", "lexical")
-PREVIEWS = ("none", "short", "full")
 MAX_QUERY_CHARS = 2000
 MAX_LIMIT = int(MAXIMUMS["search.limit"])  # hits per query: the widest pool (x3, x5 with path filters) stays under Milvus's top-k
 MAX_EPOCH_S = 1e12  # --modified-after/-before beyond ~33,000 years overflow Milvus's int64 mtime expressions
