@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -64,3 +66,44 @@ def test_check_ready_is_thin_with_and_without_a_daemon(running: tuple[User, Path
     out, names = imported(nobody, "server", "status", "--check-ready")
     assert out.returncode == 1 and out.stdout == ""
     assert heavy(names) == [] and "zmq" not in names
+
+
+
+@pytest.fixture
+def unserved(tmp_path: Path) -> tuple[User, Path]:
+    """A user without a daemon and a repository indexed in direct mode."""
+    nobody = User(tmp_path)
+    repo = make_repo(tmp_path / "repo")
+    assert nobody.zg("index", "--mode", "direct", cwd=repo).returncode == 0
+    return nobody, repo
+
+
+def test_direct_status_of_a_consistent_index_loads_neither_milvus_nor_the_model(unserved: tuple[User, Path]) -> None:
+    """Without a daemon, the state files (manifest, verified.json) answer `zg status`: no engine, no model."""
+    nobody, repo = unserved
+    out, names = imported(nobody, "status", "--json", cwd=repo)
+    assert out.returncode == 0, out.stderr[-2000:]
+    status = json.loads(out.stdout)
+    assert status["fresh"] is True and status["problem"] is None and status["files"] == 3
+    model = ("pymilvus", "milvus_lite", "grpc", "numpy", "tokenizers", "zgrep.store.milvus", "zgrep.embedding.static")
+    assert sorted(n for n in names if n.split(".")[0] in model or n in model) == []
+    (repo / ".zgrep" / "verified.json").unlink()  # without the record, the engine is asked (and answers the same)
+    again, names = imported(nobody, "status", "--json", cwd=repo)
+    assert again.returncode == 0 and json.loads(again.stdout) == status
+    assert "pymilvus" in names
+
+
+def test_status_names_another_configured_model_without_loading_it(unserved: tuple[User, Path], tmp_path: Path) -> None:
+    """The configured model's id and dimension come from its folder's config.json: a mismatch is still named."""
+    from zgrep.embedding.folder import default_model_dir
+
+    nobody, repo = unserved
+    other = tmp_path / "other-model"
+    shutil.copytree(default_model_dir(), other)
+    config = json.loads((other / "config.json").read_text())
+    (other / "config.json").write_text(json.dumps({**config, "model_id": "team/other-static"}))
+    out, names = imported(nobody, "status", "--json", "--model", f"local:{other}", cwd=repo)
+    assert out.returncode == 1
+    problem = json.loads(out.stdout)["problem"]
+    assert f"configured team/other-static ({config['dim']}-d)" in problem and "zg index --full" in problem
+    assert "numpy" not in names and "zgrep.embedding.static" not in names

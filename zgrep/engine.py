@@ -136,6 +136,17 @@ class Engine:
             self._embedder = load_embedder(self.config, self.ws.root)
         return self._embedder
 
+    def model_identity(self) -> tuple[str, int]:
+        """The configured model's id and dimension: read from its folder while the model is not loaded and is
+        a local one read on first embedding (no numpy, no tokenizer), else the model's own."""
+        if self._embedder is None and self.config["embedding.provider"] == "local":
+            from zgrep.embedding.factory import local_identity
+
+            known = local_identity(self.config["embedding.model"] or None)
+            if known is not None:
+                return known
+        return self.embedder.model_id, self.embedder.dim
+
     @property
     def owns_milvus_data(self) -> bool:
         """Whether Milvus is the Milvus Lite file inside the state dir (zg may recreate it)."""
@@ -311,18 +322,17 @@ class Engine:
     def index_problem(self, manifest: dict[str, Any]) -> str | None:
         """Why the index cannot be used as it is (with the command that fixes it), or None."""
         try:
-            self.ws.check_manifest(manifest, self.embedder.model_id, self.embedder.dim, self.milvus_uri,
-                                   engine_of(self.milvus_uri))
+            self.ws.check_manifest(manifest, *self.model_identity(), self.milvus_uri, engine_of(self.milvus_uri))
         except WorkspaceError as exc:
             return self._unreachable() or str(exc)
         return None
 
     def _unreachable(self) -> str | None:
         """Why the configured Milvus server cannot be reached, or None (a Lite URI, or it answers)."""
-        from zgrep.store.milvus import MilvusStore, StoreError
-
         if is_lite(self.milvus_uri):
             return None
+        from zgrep.store.milvus import MilvusStore, StoreError
+
         try:
             MilvusStore(self.milvus_uri, "zg_probe", 1, token=os.environ.get("ZG_MILVUS_TOKEN")).close()
         except StoreError as exc:
@@ -383,10 +393,10 @@ class Engine:
     def store_problem(self, manifest: dict[str, Any]) -> str | None:
         """Why Milvus disagrees with the recorded file state (damaged, missing, other row count), naming
         the fix; None when they agree or another process holds the workspace."""
-        from zgrep.store.milvus import StoreBusy
-
         if manifest.get("complete", True) and self.known_consistent():
             return None
+        from zgrep.store.milvus import StoreBusy  # pymilvus (~1 s): only once the state files cannot answer
+
         try:
             store = self.open_store(create=False)
             count = store.count()

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from zgrep.embedding.base import Embedder, EmbeddingError
+from zgrep.embedding.folder import default_model_dir, deferred_identity
 
 PROVIDERS = ("local", "ollama", "openai")
 DEFAULT_MODELS = {"ollama": "nomic-embed-text", "openai": "text-embedding-3-small"}
@@ -53,11 +54,18 @@ def make_embedder(
     return cls(model or DEFAULT_MODELS[provider], **options)
 
 
+def local_identity(model: str | None) -> tuple[str, int] | None:
+    """The (model id, dim) `make_embedder("local", model)` reports, read from the model's folder when that
+    model is one read on first embedding (the default, a zgrep folder); None when only loading it tells."""
+    path = default_model_dir() if model is None else Path(model).expanduser()
+    return deferred_identity(path, None) if path.is_dir() else None
+
+
 def _local(model: str | None) -> Embedder:
     from zgrep.embedding import static
 
     if model is None:
-        return static.StaticEmbedder.from_dir(static.default_model_dir())
+        return static.StaticEmbedder.from_dir(default_model_dir())
     path = Path(model).expanduser()
     if path.is_dir():
         return static.StaticEmbedder.from_dir(path)

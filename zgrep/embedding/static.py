@@ -14,8 +14,9 @@ import numpy as np
 from tokenizers import Tokenizer, normalizers
 
 from zgrep.embedding.base import EmbeddingError
+from zgrep.embedding.folder import default_model_dir, deferred_identity, read_config
 
-DEFAULT_MODEL_NAME = "minilm-l6-static"
+__all__ = ["StaticEmbedder", "default_model_dir", "read_safetensors"]
 DEFAULT_MAX_LENGTH = 512
 POOL_BLOCK_TOKENS = 16384  # pooling works on blocks of whole texts: at most this many tokens...
 POOL_BLOCK_TEXTS = 256  # ...and this many texts, so the count matrix stays small
@@ -33,11 +34,6 @@ _SAFETENSORS_DTYPES = {
     "I8": np.int8,
     "U8": np.uint8,
 }
-
-
-def default_model_dir() -> Path:
-    """The static model committed inside the package."""
-    return Path(__file__).resolve().parent.parent / "models" / DEFAULT_MODEL_NAME
 
 
 class StaticEmbedder:
@@ -79,10 +75,10 @@ class StaticEmbedder:
         id and dimension, like an index whose workers embed, never holds it) or a model2vec folder."""
         path = Path(path)
         if (path / "embeddings.npy").is_file():
-            config = _read_json(path / "config.json")
-            if isinstance(config.get("dim"), int):
+            identity = deferred_identity(path, model_id)
+            if identity is not None:
                 model = cls.__new__(cls)
-                model.model_id, model.dim = model_id or config["model_id"], config["dim"]
+                model.model_id, model.dim = identity
                 model._pending = (path, model_id)
             else:
                 model = cls(*cls._zgrep_parts(path, model_id))
@@ -96,7 +92,7 @@ class StaticEmbedder:
     @staticmethod
     def _zgrep_parts(path: Path, model_id: str | None) -> tuple[np.ndarray, Tokenizer, str, int | None]:
         """The constructor's arguments from int8 `embeddings.npy` with per-row `scales.npy`."""
-        config = _read_json(path / "config.json")
+        config = read_config(path / "config.json")
         quantised = np.load(path / "embeddings.npy")
         scales = np.load(path / "scales.npy").astype(np.float32)
         table = quantised.astype(np.float32) * scales[:, None]
@@ -106,7 +102,7 @@ class StaticEmbedder:
     @classmethod
     def _from_model2vec_dir(cls, path: Path, model_id: str | None) -> StaticEmbedder:
         """Load model2vec's layout, folding its optional `weights` and `mapping` into one table."""
-        config = _read_json(path / "config.json")
+        config = read_config(path / "config.json")
         tensors = read_safetensors(path / "model.safetensors")
         if "embeddings" not in tensors:
             raise EmbeddingError(f"{path}: model.safetensors has no 'embeddings' tensor (not a model2vec model)")
@@ -221,14 +217,6 @@ def _unk_token_id(tokenizer: Tokenizer) -> int | None:
 def _median_token_length(tokenizer: Tokenizer) -> int:
     """Median vocabulary token length in characters (model2vec pre-truncates texts to max_length × this)."""
     return int(np.median([len(token) for token in tokenizer.get_vocab()]))
-
-
-def _read_json(path: Path) -> dict:
-    """Read a JSON object, turning a missing or broken file into one clear error."""
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise EmbeddingError(f"{path}: cannot read model config ({exc})") from exc
 
 
 def read_safetensors(path: Path) -> dict[str, np.ndarray]:
