@@ -176,7 +176,7 @@ def test_the_daemon_warms_with_the_settings_of_the_search_that_started_it(tmp_pa
 def test_an_autostarted_daemon_lets_go_after_its_own_short_idle_timeout(tmp_path: Path) -> None:
     # make demo's search left an autostarted daemon holding ~310 MB for server.idle_timeout (30 minutes);
     # an autostarted daemon has its own, short, timeout (server.autostart_idle_timeout)
-    assert Config.load(None)["server.autostart_idle_timeout"] <= 300 < Config.load(None)["server.idle_timeout"]
+    assert Config.load(None).server.autostart_idle_timeout <= 300 < Config.load(None).server.idle_timeout
     user = autostart_user(tmp_path / "user")
     repo = make_repo(tmp_path / "repo")
     config = Path(user.env["XDG_CONFIG_HOME"]) / "zgrep" / "config.toml"

@@ -85,7 +85,7 @@ def test_secret_files_are_not_embedded_remotely_unless_the_users_config_names_th
 
 def test_a_workspace_file_cannot_name_secret_files_for_the_user(tmp_path: Path) -> None:
     (tmp_path / ".zgrep.toml").write_text('[embedding]\nallow_secret_files = [".env"]\n')
-    assert Config.load(tmp_path)["embedding.allow_secret_files"] == []
+    assert Config.load(tmp_path).embedding.allow_secret_files == []
 
 
 def test_an_untrusted_file_cannot_raise_resource_limits(tmp_path: Path) -> None:
@@ -94,10 +94,10 @@ def test_an_untrusted_file_cannot_raise_resource_limits(tmp_path: Path) -> None:
     git(root, "init", "-q", "-b", "main")
     (root / ".zgrep.toml").write_text("[index]\nmax_file_bytes = 100000000\nchunk_context_lines = 1\n")
     cfg = Config.load(root)
-    assert cfg["index.max_file_bytes"] == 1024 * 1024 and cfg["index.chunk_context_lines"] == 1
+    assert cfg.index.max_file_bytes == 1024 * 1024 and cfg.index.chunk_context_lines == 1
     assert "capped index.max_file_bytes at the default" in cfg.notice
     assert run("trust", cwd=root).returncode == 0
-    assert Config.load(root)["index.max_file_bytes"] == 100000000
+    assert Config.load(root).index.max_file_bytes == 100000000
 
 
 @pytest.mark.parametrize("json_flag", [(), ("--json",)])

@@ -11,12 +11,12 @@ from __future__ import annotations
 import json
 import math
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, Literal, get_args, cast
 
 from zgrep.fsutil import NotRegularFile, TooLarge, read_regular
 from zgrep.service import ErrorCode, FixedCodeError
+from zgrep.vocab import MODES, Mode
 
 WORKSPACE_FILE = ".zgrep.toml"
 TRUST_FILE = "trusted.json"
@@ -36,39 +36,105 @@ TRUSTED_IGNORE_FILES = (".zgignore", ".ignore")
 """Ignore files at the root that decide, with the workspace file, what leaves the machine: part of the trust."""
 CONFIG_MAX_BYTES = 1024 * 1024
 
-DEFAULTS: dict[str, Any] = {
-    "mode": "auto",
-    "embedding.provider": "local",
-    "embedding.model": "",
-    "embedding.url": "",
-    "embedding.api_key_env": "",
-    "embedding.batch_size": 64,
-    "embedding.timeout": 30.0,
-    "embedding.max_retries": 3,
-    "embedding.allow_remote": False,
-    "embedding.allow_secret_files": [],  # ignore-style patterns of secret-looking files a remote provider may get
-    "milvus.uri": "",
-    "index.max_file_bytes": 1024 * 1024,
-    "index.include_hidden": False,
-    "index.chunk_context_lines": 2,
-    "search.limit": 10,
-    "search.fusion": "rrf",
-    "search.rrf_k": 60,
-    "search.dense_weight": 0.6,
-    "search.lexical_weight": 1.0,
-    "search.symbol_weight": 1.0,
-    "search.path_weight": 0.3,
-    "search.candidates": 80,
-    "server.endpoint": "",
-    "server.idle_timeout": 1800.0,
-    "server.autostart_idle_timeout": 300.0,  # a daemon an auto-mode search started: release and exit sooner
-    "server.probe_timeout_ms": 30,
-    "server.autostart": True,  # auto mode: a search that finds no daemon starts one for the next command
-    "adr.dir": "docs/adr",
-    "adr.doc_dirs": ["docs/specs", "docs/plans"],
-    "telemetry.enabled": False,  # local JSONL usage lines in the user's state dir (zg stats); never sent
-    "telemetry.include_queries": False,
-}
+Value = str | int | float | bool | list[str]
+"""A setting's value: the type of its default."""
+Provider = Literal["local", "ollama", "openai"]
+Fusion = Literal["rrf", "weighted"]
+
+
+SECTIONS: list[type[Section]] = []
+"""Every [section] class, in the order `zg config show` lists them."""
+
+
+class Section:
+    """One [section] of settings. A subclass names it (`class SearchSection(Section, name="search")`) and
+    declares each setting as an annotated class attribute holding its default; an instance holds merged values.
+    Plain classes, not dataclasses: the thin client builds these on every command."""
+
+    section: ClassVar[str]
+
+    def __init_subclass__(cls, name: str) -> None:
+        cls.section = name
+        SECTIONS.append(cls)
+
+    def __init__(self, values: dict[str, Value]) -> None:
+        for key in type(self).__annotations__:
+            setattr(self, key, values[f"{self.section}.{key}"])
+
+    @classmethod
+    def defaults(cls) -> dict[str, Value]:
+        """The section's settings by dotted name (`search.limit`) with their defaults, in declaration order."""
+        return {f"{cls.section}.{key}": getattr(cls, key) for key in cls.__annotations__}
+
+
+class EmbeddingSection(Section, name="embedding"):
+    """[embedding]: which model embeds code, where it runs, and what may leave the machine."""
+
+    provider: Provider = "local"
+    model: str = ""
+    url: str = ""
+    api_key_env: str = ""
+    batch_size: int = 64
+    timeout: float = 30.0
+    max_retries: int = 3
+    allow_remote: bool = False
+    allow_secret_files: list[str] = []  # ignore-style patterns of secret-looking files a remote provider may get
+
+
+class MilvusSection(Section, name="milvus"):
+    """[milvus]: a Milvus server's URI instead of the workspace's Milvus Lite file."""
+
+    uri: str = ""
+
+
+class IndexSection(Section, name="index"):
+    """[index]: what is indexed and how chunks are cut."""
+
+    max_file_bytes: int = 1024 * 1024
+    include_hidden: bool = False
+    chunk_context_lines: int = 2
+
+
+class SearchSection(Section, name="search"):
+    """[search]: the default --limit and how the routes' candidates fuse."""
+
+    limit: int = 10
+    fusion: Fusion = "rrf"
+    rrf_k: int = 60
+    dense_weight: float = 0.6
+    lexical_weight: float = 1.0
+    symbol_weight: float = 1.0
+    path_weight: float = 0.3
+    candidates: int = 80
+
+
+class ServerSection(Section, name="server"):
+    """[server]: the daemon's endpoint, idle timeouts and autostart."""
+
+    endpoint: str = ""
+    idle_timeout: float = 1800.0
+    autostart_idle_timeout: float = 300.0  # a daemon an auto-mode search started: release and exit sooner
+    probe_timeout_ms: int = 30
+    autostart: bool = True  # auto mode: a search that finds no daemon starts one for the next command
+
+
+class AdrSection(Section, name="adr"):
+    """[adr]: where decision records and spec/plan documents live."""
+
+    dir: str = "docs/adr"
+    doc_dirs: list[str] = ["docs/specs", "docs/plans"]
+
+
+class TelemetrySection(Section, name="telemetry"):
+    """[telemetry]: local JSONL usage lines in the user's state dir (zg stats); never sent."""
+
+    enabled: bool = False  # a cloned repository may not turn on recording (GATED)
+    include_queries: bool = False
+
+
+DEFAULTS: dict[str, Value] = {"mode": "auto"}  # `mode`, the one setting outside a section, then every section's
+for _section in SECTIONS:
+    DEFAULTS.update(_section.defaults())
 
 MINIMUMS: dict[str, float] = {
     "index.max_file_bytes": 1, "index.chunk_context_lines": 0, "search.limit": 1, "search.rrf_k": 1,
@@ -82,8 +148,7 @@ MINIMUMS: dict[str, float] = {
 MAXIMUMS: dict[str, float] = {"search.candidates": 3000, "search.limit": 1000}
 FALSE_WORDS = ("0", "false", "no", "off", "")  # a boolean's text (any case) that means off; the others, on
 CHOICES: dict[str, tuple[str, ...]] = {
-    "mode": ("auto", "server", "direct"), "search.fusion": ("rrf", "weighted"),
-    "embedding.provider": ("local", "ollama", "openai"),
+    "mode": MODES, "search.fusion": get_args(Fusion), "embedding.provider": get_args(Provider),
 }
 
 
@@ -275,19 +340,30 @@ def _untrusted_notice(root: Path, ignored: list[str], capped: list[str], state: 
 
 def _exceeds_default(key: str, value: Any) -> bool:
     """Whether a workspace file's value for the limit `key` is a number above its default."""
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and value > DEFAULTS[key]
+    default = DEFAULTS[key]
+    return (isinstance(value, (int, float)) and not isinstance(value, bool) and isinstance(default, (int, float))
+            and value > default)
 
 
-@dataclass
 class Config:
-    """Merged settings with the source of each value."""
+    """Merged settings by section (`cfg.search.limit`), by dotted name (`values`), and the source of each."""
 
-    values: dict[str, Any] = field(default_factory=dict)
-    sources: dict[str, str] = field(default_factory=dict)
-    notice: str = ""  # one line naming the workspace settings ignored until `zg trust`
+    mode: Mode
+    embedding: EmbeddingSection
+    milvus: MilvusSection
+    index: IndexSection
+    search: SearchSection
+    server: ServerSection
+    adr: AdrSection
+    telemetry: TelemetrySection
 
-    def __getitem__(self, key: str) -> Any:
-        return self.values[key]
+    def __init__(self, values: dict[str, Value], sources: dict[str, str], notice: str = "") -> None:
+        self.values = values
+        self.sources = sources
+        self.notice = notice  # one line naming the workspace settings ignored until `zg trust`
+        self.mode = cast(Mode, values["mode"])
+        for section in SECTIONS:
+            setattr(self, section.section, section(values))
 
     def source(self, key: str) -> str:
         """Where `key`'s value came from (default, a file path, an env var, or a flag)."""
@@ -296,40 +372,45 @@ class Config:
     @classmethod
     def load(cls, root: Path | None, flags: dict[str, Any] | None = None) -> Config:
         """Merge all layers for workspace `root` (None: no workspace layer)."""
-        cfg = cls(dict(DEFAULTS), {k: "default" for k in DEFAULTS})
+        values, sources = dict(DEFAULTS), dict.fromkeys(DEFAULTS, "default")
+
+        def put(key: str, value: Any, source: str) -> None:
+            values[key] = _check(key, value, source)
+            sources[key] = source
+
         layers = [(str(user_config_path()), read_toml(user_config_path())[0])]
+        notice = ""
         if root is not None:
-            layers.append((str(root / WORKSPACE_FILE), cfg._workspace_layer(root)))
+            data, notice = _workspace_layer(root)
+            layers.append((str(root / WORKSPACE_FILE), data))
         for source, data in layers:
             for key, value in data.items():
                 if key not in DEFAULTS:
                     raise _unknown(key, source)
-                cfg._set(key, _coerce(key, value, source), source)
+                put(key, _coerce(key, value, source), source)
         for key in DEFAULTS:
             name = env_name(key)
             if name in os.environ:
-                cfg._set(key, _coerce(key, os.environ[name], name, text=True), f"env {name}")
+                put(key, _coerce(key, os.environ[name], name, text=True), f"env {name}")
         for key, value in (flags or {}).items():
             if key not in DEFAULTS:
                 raise _unknown(key, "flag")
             if value is not None:
-                cfg._set(key, _coerce(key, value, "flag", text=True), "flag")
-        return cfg
+                put(key, _coerce(key, value, "flag", text=True), "flag")
+        return cls(values, sources, notice)
 
-    def _workspace_layer(self, root: Path) -> dict[str, Any]:
-        """The workspace file's settings, without the GATED ones and with LIMITS capped at their defaults unless
-        its content (and the root's ignore files) is trusted; never the USER_ONLY ones."""
-        data, digest = read_toml(root / WORKSPACE_FILE)
-        data = {k: v for k, v in data.items() if k not in USER_ONLY}
-        gated = [key for key in GATED if key in data]
-        source = str(root / WORKSPACE_FILE)
-        raised = [key for key in LIMITS if key in data and _exceeds_default(key, _check(key, _coerce(key, data[key], source), source))]
-        state = trust_state(root, trust_digest(root, digest)) if gated or raised else "trusted"
-        if state != "trusted":
-            self.notice = _untrusted_notice(root, gated, raised, state)
-            data = {k: (DEFAULTS[k] if k in raised else v) for k, v in data.items() if k not in gated}
-        return data
 
-    def _set(self, key: str, value: Any, source: str) -> None:
-        self.values[key] = _check(key, value, source)
-        self.sources[key] = source
+def _workspace_layer(root: Path) -> tuple[dict[str, Any], str]:
+    """The workspace file's settings, without the GATED ones and with LIMITS capped at their defaults unless
+    its content (and the root's ignore files) is trusted; never the USER_ONLY ones. And the notice naming what
+    was left out ("" when nothing was)."""
+    data, digest = read_toml(root / WORKSPACE_FILE)
+    data = {k: v for k, v in data.items() if k not in USER_ONLY}
+    gated = [key for key in GATED if key in data]
+    source = str(root / WORKSPACE_FILE)
+    raised = [key for key in LIMITS if key in data and _exceeds_default(key, _check(key, _coerce(key, data[key], source), source))]
+    state = trust_state(root, trust_digest(root, digest)) if gated or raised else "trusted"
+    if state == "trusted":
+        return data, ""
+    return ({k: (DEFAULTS[k] if k in raised else v) for k, v in data.items() if k not in gated},
+            _untrusted_notice(root, gated, raised, state))

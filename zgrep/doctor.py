@@ -50,7 +50,7 @@ def _milvus(cfg: Config, root: Path) -> str:
     from zgrep.store.milvus import MilvusStore
     from zgrep.store.native import describe
 
-    uri = cfg["milvus.uri"]
+    uri = cfg.milvus.uri
     if uri:
         store = MilvusStore(uri, "zg_doctor_probe", 4)
         store.client.list_collections()

@@ -59,18 +59,18 @@ def load_embedder(config: Config, root: Path, timeout: float | None = None) -> A
     provider's own)."""
     from zgrep.embedding.factory import make_embedder
 
-    provider = config["embedding.provider"]
-    opted_in = config["embedding.allow_remote"] and config.source("embedding.allow_remote") != str(user_config_path())
+    provider = config.embedding.provider
+    opted_in = config.embedding.allow_remote and config.source("embedding.allow_remote") != str(user_config_path())
     if provider != "local" and not opted_in:
         raise ZgError(
             ErrorCode.REMOTE_NOT_ALLOWED, f"embedding provider {provider!r} {_where_code_goes(provider, config)}; opt in for this workspace with "
             f"`allow_remote = true` under [embedding] in {root / '.zgrep.toml'} (the user-wide config cannot opt in "
             "every workspace)")
     return make_embedder(
-        provider, config["embedding.model"] or None, config["embedding.url"] or None,
-        api_key_env=config["embedding.api_key_env"] or None, batch_size=config["embedding.batch_size"],
-        timeout=min(config["embedding.timeout"], timeout or config["embedding.timeout"]),
-        max_retries=config["embedding.max_retries"])
+        provider, config.embedding.model or None, config.embedding.url or None,
+        api_key_env=config.embedding.api_key_env or None, batch_size=config.embedding.batch_size,
+        timeout=min(config.embedding.timeout, timeout or config.embedding.timeout),
+        max_retries=config.embedding.max_retries)
 
 
 def _signature(path: Path) -> list[int] | None:
@@ -87,7 +87,7 @@ def _where_code_goes(provider: str, config: Config) -> str:
     still needs the workspace's opt-in), any other host takes it off the machine."""
     from zgrep.embedding import http
 
-    url = config["embedding.url"] or (http.OllamaEmbedder if provider == "ollama" else http.OpenAIEmbedder).example_url
+    url = config.embedding.url or (http.OllamaEmbedder if provider == "ollama" else http.OpenAIEmbedder).example_url
     host = urllib.parse.urlsplit(url).hostname or ""
     try:
         loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
@@ -128,7 +128,7 @@ class Engine:
     # ----- lifecycle -------------------------------------------------------------------
     @property
     def milvus_uri(self) -> str:
-        return self.config["milvus.uri"] or str(self.ws.path(MILVUS_LITE))
+        return self.config.milvus.uri or str(self.ws.path(MILVUS_LITE))
 
     @property
     def embedder(self) -> Any:

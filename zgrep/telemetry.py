@@ -64,7 +64,7 @@ def recorded_call(cfg: Config, op: str, root: str, args: dict[str, Any], mode: s
     a ClientError is recorded with its exit code and raised again. Every front end calls through here."""
     started = time.monotonic()
     try:
-        result, used = call(op, root, args, mode, probe_ms=cfg["server.probe_timeout_ms"], on_progress=on_progress,
+        result, used = call(op, root, args, mode, probe_ms=cfg.server.probe_timeout_ms, on_progress=on_progress,
                             autostart=Autostart.from_config(cfg))
     except ClientError as exc:
         record(cfg, op, started, None, None, exc.exit_code, frontend, args.get("queries"))
@@ -76,10 +76,10 @@ def recorded_call(cfg: Config, op: str, root: str, args: dict[str, Any], mode: s
 def record(cfg: Config, command: str, started: float, mode: str | None, result: dict[str, Any] | None,
            exit_code: int | None = None, frontend: str = "cli", queries: list[str] | None = None) -> None:
     """Append one line for `command` (begun at monotonic `started`) when telemetry is on; never raises."""
-    if command not in RECORDED or not cfg["telemetry.enabled"]:
+    if command not in RECORDED or not cfg.telemetry.enabled:
         return
     doc = line(command, frontend, mode, (time.monotonic() - started) * 1000, result, exit_code,
-               queries if cfg["telemetry.include_queries"] else None)
+               queries if cfg.telemetry.include_queries else None)
     try:
         path = state_dir(create=True) / FILE
         if path.exists() and path.stat().st_size > MAX_BYTES:

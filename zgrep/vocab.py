@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Literal, get_args
 
+Mode = Literal["auto", "server", "direct"]
+"""Where an op runs: the daemon when one is ready (auto), only the daemon (server), or in this process (direct)."""
 SymbolKind = Literal["module", "class", "interface", "function", "value", "alias"]
 """What a definition is: a chunk's and a hit's `symbol_kind`."""
 HitKind = Literal[SymbolKind, "section"]
@@ -18,6 +20,7 @@ Preview = Literal["none", "short", "full"]
 Refresh = Literal["wait", "off", "background"]
 """Whether a search updates the index first, not at all, or after answering (daemon only)."""
 
+MODES: tuple[Mode, ...] = get_args(Mode)
 SYMBOL_KINDS: tuple[SymbolKind, ...] = get_args(SymbolKind)
 HIT_KINDS: tuple[HitKind, ...] = get_args(HitKind)
 SEARCH_MODES: tuple[SearchMode, ...] = get_args(SearchMode)

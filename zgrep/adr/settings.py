@@ -30,9 +30,9 @@ def load_settings(start: Path | None = None) -> AdrSettings:
     cfg = Config.load(root)
     chosen = _adr_dir(root, cfg)
     unread = () if cfg.source("adr.dir") != "default" or (root / ADR_TOOLS_FILE).is_file() else tuple(
-        rel for rel in (cfg["adr.dir"], *CONVENTIONAL_DIRS) if rel != chosen and (root / rel).is_dir())
+        rel for rel in (cfg.adr.dir, *CONVENTIONAL_DIRS) if rel != chosen and (root / rel).is_dir())
     return AdrSettings(root, chosen,
-                       tuple(_confined(root, cfg.source("adr.doc_dirs"), "adr.doc_dirs", d) for d in cfg["adr.doc_dirs"]),
+                       tuple(_confined(root, cfg.source("adr.doc_dirs"), "adr.doc_dirs", d) for d in cfg.adr.doc_dirs),
                        unread)
 
 
@@ -48,11 +48,11 @@ def _adr_dir(root: Path, cfg: Config) -> str:
             first = (marker.read_text(encoding="utf-8", errors="replace").splitlines() or [""])[0].strip()
             if first:
                 return _confined(root, str(marker), ADR_TOOLS_FILE, first)
-        if not (root / cfg["adr.dir"]).is_dir():
+        if not (root / cfg.adr.dir).is_dir():
             for rel in CONVENTIONAL_DIRS:
                 if (root / rel).is_dir():
                     return _confined(root, str(root / rel), "the ADR directory", rel)
-    return _confined(root, cfg.source("adr.dir"), "adr.dir", cfg["adr.dir"])
+    return _confined(root, cfg.source("adr.dir"), "adr.dir", cfg.adr.dir)
 
 
 def _confined(root: Path, source: str, key: str, value: str) -> str:

@@ -29,10 +29,10 @@ def eval_cmd(annotations: tuple[str, ...], history: int | None, as_json: bool) -
     root, cfg = resolve(None)
     try:
         if history is not None:
-            result = evaluate_history(root, cfg, history, mode=cfg["mode"])
+            result = evaluate_history(root, cfg, history, mode=cfg.mode)
         else:
             queries = [q for p in annotations for q in load_annotations(Path(p))]
-            result = evaluate_workspace(root, queries, mode=cfg["mode"])
+            result = evaluate_workspace(root, queries, mode=cfg.mode)
     except (AnnotationError, HistoryError) as exc:
         fail(str(exc))
     except ClientError as exc:

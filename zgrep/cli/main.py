@@ -184,7 +184,7 @@ def run(op: Operation, root: Path, cfg: Config, args: dict[str, Any], mode: str 
     from zgrep import telemetry
 
     try:
-        return telemetry.recorded_call(cfg, op.name, str(root), args, mode or cfg["mode"])
+        return telemetry.recorded_call(cfg, op.name, str(root), args, mode or cfg.mode)
     except ClientError as exc:
         fail(str(exc), exc.exit_code)
 

@@ -107,9 +107,9 @@ ALLOW_NON_LOOPBACK_HELP = ("Listen on a non-loopback tcp address. RISK: other ma
 def on(endpoint: str | None, allow_non_loopback: bool, idle_timeout: float | None, timeout: float) -> None:
     """Start the daemon in the background; exit 0 once it answers (idempotent)."""
     cfg = _config()
-    endpoint = endpoint if endpoint is not None else cfg["server.endpoint"]
+    endpoint = endpoint if endpoint is not None else cfg.server.endpoint
     _check_endpoint(endpoint, allow_non_loopback)
-    idle_timeout = idle_timeout if idle_timeout is not None else cfg["server.idle_timeout"]
+    idle_timeout = idle_timeout if idle_timeout is not None else cfg.server.idle_timeout
     info = client.probe(500)
     if info is not None:
         click.echo(f"zg daemon already running (pid {info['pid']}, {info['endpoint']})")
@@ -235,10 +235,10 @@ def run(endpoint: str | None, allow_non_loopback: bool, idle_timeout: float | No
     from zgrep.server.daemon import AlreadyRunning, run_daemon
 
     cfg = _config()
-    endpoint = endpoint if endpoint is not None else cfg["server.endpoint"]
+    endpoint = endpoint if endpoint is not None else cfg.server.endpoint
     _check_endpoint(endpoint, allow_non_loopback)
     try:
-        run_daemon(endpoint, idle_timeout if idle_timeout is not None else cfg["server.idle_timeout"], not quiet,
+        run_daemon(endpoint, idle_timeout if idle_timeout is not None else cfg.server.idle_timeout, not quiet,
                    started_by=started_by, warm=warm, warm_config=_warm_config(warm_config),
                    start_lock_fd=start_lock_fd)
     except AlreadyRunning as exc:

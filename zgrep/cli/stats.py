@@ -54,7 +54,7 @@ def stats(as_json: bool) -> None:
     path = telemetry.log_path()
     docs = telemetry.read_lines(path)
     if not docs:
-        if cfg["telemetry.enabled"]:
+        if cfg.telemetry.enabled:
             click.echo(f"zg: no usage recorded yet in {path}", err=True)
         else:
             click.echo(f"zg: telemetry is off (the default), so nothing is recorded; turn it on with "
@@ -63,7 +63,7 @@ def stats(as_json: bool) -> None:
         sys.exit(1)
     summary = telemetry.summarize(docs)
     if as_json:
-        output.write_json({"path": str(path), "lines": len(docs), "enabled": cfg["telemetry.enabled"],
+        output.write_json({"path": str(path), "lines": len(docs), "enabled": cfg.telemetry.enabled,
                            "commands": summary})
     else:
         write_stats(summary, len(docs), str(path))

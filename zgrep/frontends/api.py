@@ -52,7 +52,7 @@ class Workspace:
     def call(self, op: Operation, args: dict[str, Any], on_progress: Progress | None = None) -> dict[str, Any]:
         """`op`'s result with `mode` added as `--json` places it; FrontendError with the CLI's line."""
         try:  # (calls run concurrently: the daemon, or dispatch's direct mode, lets reads pass an index job)
-            result, used = telemetry.recorded_call(self.cfg, op.name, str(self.root), args, self.cfg["mode"],
+            result, used = telemetry.recorded_call(self.cfg, op.name, str(self.root), args, self.cfg.mode,
                                                    self.frontend, on_progress)
         except ClientError as exc:
             raise FrontendError(exc.code, f"zg: {exc}") from None

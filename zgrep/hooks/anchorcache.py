@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from zgrep import git
 from zgrep.adr.settings import CONVENTIONAL_DIRS
-from zgrep.config import DEFAULTS, WORKSPACE_FILE, user_config_path
+from zgrep.config import WORKSPACE_FILE, AdrSection, user_config_path
 from zgrep.fsutil import atomic_write
 
 if TYPE_CHECKING:
@@ -29,7 +29,7 @@ KEY_VERSION = "v1"  # the shell runner compares this too; bump both when the key
 def key(root: Path) -> str:
     """The ADRs' state exactly as `zgrep-hook`'s adr_key prints it (trailing newlines dropped, as `$(...)` does):
     the directories present, the config files' blob ids (a changed config is checked again), the staged ADRs."""
-    dirs = (str(DEFAULTS["adr.dir"]), *CONVENTIONAL_DIRS)
+    dirs = (AdrSection.dir, *CONVENTIONAL_DIRS)
     present = "".join(f" {d}" for d in dirs if (root / d).is_dir())
     configs = [str(p) for p in (root / WORKSPACE_FILE, user_config_path()) if p.is_file()]
     blobs = git.run(root, "hash-object", "--", *configs).decode() if configs else ""
@@ -44,7 +44,7 @@ def save(settings: AdrSettings) -> None:
     from zgrep.adr.trees import IndexTree
 
     root = settings.root
-    if settings.dir not in (str(DEFAULTS["adr.dir"]), *CONVENTIONAL_DIRS):
+    if settings.dir not in (AdrSection.dir, *CONVENTIONAL_DIRS):
         return  # the shell hook knows only the conventional directories: it always asks Python
     tree = IndexTree(root)
     try:

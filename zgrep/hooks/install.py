@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from zgrep.adr.settings import CONVENTIONAL_DIRS
-from zgrep.config import DEFAULTS, WORKSPACE_FILE
+from zgrep.config import WORKSPACE_FILE, AdrSection
 from zgrep.fsutil import atomic_write
 from zgrep.git import head_commit, try_run
 from zgrep.hooks import anchorcache, pending
@@ -59,7 +59,7 @@ def runner_text() -> str:
     state = {name: f"{STATE_DIR}/{file}" for name, file in (
         ("ZG_MANIFEST", MANIFEST), ("ZG_QUEUE", pending.QUEUE), ("ZG_QUEUE_LOCK", pending.QUEUE_LOCK),
         ("ZG_WORKER_LOCK", pending.WORKER_LOCK), ("ZG_LOG", pending.LOG))}
-    values = {"ZG_PYTHON": sys.executable, "ZG_RUN": str(RUN_PY), "ZG_ADR_DIR": str(DEFAULTS["adr.dir"]),
+    values = {"ZG_PYTHON": sys.executable, "ZG_RUN": str(RUN_PY), "ZG_ADR_DIR": AdrSection.dir,
               "ZG_CONVENTIONAL_DIRS": " ".join(CONVENTIONAL_DIRS), "ZG_ANCHOR_KEY": anchorcache.KEY_FILE,
               "ZG_ANCHOR_LIST": anchorcache.LIST_FILE, "ZG_ANCHOR_VERSION": anchorcache.KEY_VERSION,
               "ZG_DAEMON_INFO": INFO_FILE, "ZG_DAEMON_HOLDER": f"{STATE_DIR}/{HOLDER_FILE}",

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from zgrep.chunking import CHUNKER_VERSION
+from zgrep.config import Config
 from zgrep.contracts import IndexArgs, IndexReport
 from zgrep.engine import REBUILD_STATE, Engine, FileRecord, root_hash
 from zgrep.fsutil import atomic_write
@@ -81,7 +82,7 @@ def plan(engine: Engine, paths: list[str] | None, full: bool, read_new: bool = T
     cfg = engine.config
     rules = ignore_rules(root, cfg)
     known = engine.files()
-    max_bytes = cfg["index.max_file_bytes"]
+    max_bytes = cfg.index.max_file_bytes
     tally = discovery.Tally()
     if paths is None:
         listed = discovery.list_files(root, rules, tally)
@@ -132,11 +133,11 @@ def plan(engine: Engine, paths: list[str] | None, full: bool, read_new: bool = T
     return result
 
 
-def ignore_rules(root: Path, cfg: Any) -> IgnoreRules:
+def ignore_rules(root: Path, cfg: Config) -> IgnoreRules:
     """The ignore rules an index run of `root` applies: strict when a remote provider embeds the files."""
-    return IgnoreRules.for_root(root, include_hidden=cfg["index.include_hidden"],
-                                strict=cfg["embedding.provider"] != "local",
-                                allowed_secrets=cfg["embedding.allow_secret_files"])
+    return IgnoreRules.for_root(root, include_hidden=cfg.index.include_hidden,
+                                strict=cfg.embedding.provider != "local",
+                                allowed_secrets=cfg.embedding.allow_secret_files)
 
 
 def run_index(engine: Engine, args: IndexArgs, progress: Progress | None = None) -> IndexReport:
@@ -261,7 +262,7 @@ def _write_batches(engine: Engine, work: Plan, store: Any, relations: Any, files
     batches = _read_batches(engine, work, meta, unreadable, clock)
     workers = worker_count(len(work.changed))
     model = getattr(engine.embedder, "source", None) if workers else None
-    recipe = Recipe(engine.config["index.chunk_context_lines"], model, str(engine.cache.path) if model else None)
+    recipe = Recipe(engine.config.index.chunk_context_lines, model, str(engine.cache.path) if model else None)
     prepared = prepared_batches(batches, recipe, workers)
     while True:
         with clock.phase("prepare_wait"):
@@ -312,7 +313,7 @@ def _read_batches(engine: Engine, work: Plan, meta: dict[str, discovery.LoadedFi
                   clock: PhaseClock) -> Iterator[list[tuple[str, str]]]:
     """`(path, text)` batches of `work.changed`, read lazily; what cannot be read is counted as skipped
     and listed in `unreadable`, each file's size, hash and times go to `meta`."""
-    root, max_bytes = engine.ws.root, engine.config["index.max_file_bytes"]
+    root, max_bytes = engine.ws.root, engine.config.index.max_file_bytes
     for i in range(0, len(work.changed), FILES_PER_BATCH):
         items = []
         with clock.phase("read"):

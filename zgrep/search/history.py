@@ -42,8 +42,8 @@ def history_queries(root: Path, cfg: Config, count: int) -> History:
     log = git.try_run(root, "log", f"-n{count * SCAN_FACTOR}", "--format=%H%x00%P%x00%s%x00")
     if not log:
         raise HistoryError(f"{root} has no commits to score")
-    rules = IgnoreRules.for_root(root, include_hidden=cfg["index.include_hidden"])
-    max_bytes = cfg["index.max_file_bytes"]
+    rules = IgnoreRules.for_root(root, include_hidden=cfg.index.include_hidden)
+    max_bytes = cfg.index.max_file_bytes
     admitted: dict[str, bool] = {}
     out = History()
     fields = log.decode("utf-8", "replace").split("\0")

@@ -62,7 +62,7 @@ def run_search(engine: Engine, args: SearchArgs, progress: Progress | None = Non
     if preview not in PREVIEWS:
         raise ZgError(ErrorCode.BAD_REQUEST, f"unknown preview {preview!r}; choose from {', '.join(PREVIEWS)}")
     limit_arg = args.get("limit")
-    limit = engine.config["search.limit"] if limit_arg is None else limit_arg
+    limit = engine.config.search.limit if limit_arg is None else limit_arg
     if not limit >= 1:  # (NaN too)
         raise ZgError(ErrorCode.BAD_REQUEST, "--limit must be at least 1")
     if limit > MAX_LIMIT:
@@ -134,7 +134,7 @@ def refuse_unasked_tree(engine: Engine, args: SearchArgs | dict[str, Any]) -> No
     root = engine.ws.root
     if args.get("yes") or git.is_git_repo(root):
         return
-    rules = IgnoreRules.for_root(root, include_hidden=engine.config["index.include_hidden"])
+    rules = IgnoreRules.for_root(root, include_hidden=engine.config.index.include_hidden)
     count = len(discovery.list_files(root, rules))
     if count > UNASKED_TREE_FILES:
         raise ZgError(ErrorCode.BAD_REQUEST,
@@ -159,7 +159,7 @@ def _search_one(engine: Engine, query: str, search_mode: str, expr: str, limit: 
                 preview: str, admits: Callable[[str], bool] | None, file_lines: FileLines,
                 context: tuple[int, int], generated: frozenset[str]) -> list[SearchHit]:
     cfg = engine.config
-    pool = max(cfg["search.candidates"], limit * 3) * (POST_FILTER_POOL_FACTOR if admits else 1)
+    pool = max(cfg.search.candidates, limit * 3) * (POST_FILTER_POOL_FACTOR if admits else 1)
     routes = _routes(engine, query, search_mode, expr, pool, admits)
     if admits is not None:
         routes = {name: [h for h in hits if admits(h.fields["path"])] for name, hits in routes.items()}
@@ -170,16 +170,16 @@ def _search_one(engine: Engine, query: str, search_mode: str, expr: str, limit: 
         return []
     if search_mode != "semantic" and _invented(engine, query, routes, bool(expr or admits)):
         return []
-    settings = RankSettings(fusion=cfg["search.fusion"], rrf_k=cfg["search.rrf_k"], weights={
-        "lexical": cfg["search.lexical_weight"], "semantic": cfg["search.dense_weight"],
-        "symbol": cfg["search.symbol_weight"], "path": cfg["search.path_weight"]})
+    settings = RankSettings(fusion=cfg.search.fusion, rrf_k=cfg.search.rrf_k, weights={
+        "lexical": cfg.search.lexical_weight, "semantic": cfg.search.dense_weight,
+        "symbol": cfg.search.symbol_weight, "path": cfg.search.path_weight})
     ranked = rerank(query, fuse(routes, settings), generated=generated)
     wanted = set(_IDENT.findall(query)) | {part for token in _IDENT.findall(query) for part in QUALIFIER.split(token)}
     min_score = args.get("min_score")
     min_diff = args.get("min_score_diff")
     best = ranked[0].score if ranked else 0.0
     gap_blank = _gap_check(file_lines)
-    merging = int(cfg["search.limit"])  # the best candidates, as many as the default --limit, merge into spans:
+    merging = int(cfg.search.limit)  # the best candidates, as many as the default --limit, merge into spans:
     spans: list[Span] = []  # later ones stay apart, so a hit's range and label are the same whatever --limit is
     seen = 0
     for cand in ranked:
@@ -206,7 +206,7 @@ def _indexed_lines(engine: Engine) -> FileLines:
         if path not in cache:
             cache[path] = None
             record = engine.files().get(path)
-            loaded = read_file(engine.ws.root, path, max_bytes=engine.config["index.max_file_bytes"])
+            loaded = read_file(engine.ws.root, path, max_bytes=engine.config.index.max_file_bytes)
             if record is not None and isinstance(loaded, LoadedFile) and loaded.sha256 == record.sha256:
                 lines = loaded.text.split("\n")
                 cache[path] = lines[:-1] if len(lines) > 1 and not lines[-1] else lines  # no line after the last newline

@@ -16,7 +16,7 @@ from typing import Any
 
 from zgrep.server import protocol, runtime, zmtp
 from zgrep.service import PING, SEARCH, SHUTDOWN, ErrorCode, ZgError, operation
-from zgrep.config import DEFAULTS, Config, env_name, in_ci
+from zgrep.config import DEFAULTS, Config, ServerSection, env_name, in_ci
 from zgrep.locking import ENGINE_LOCK, lock_holder
 from zgrep.procfs import process_state
 from zgrep.progress import Progress
@@ -163,9 +163,9 @@ class Autostart:
     @classmethod
     def from_config(cls, cfg: Config) -> Autostart | None:
         """The settings, or None when `server.autostart` is off or this runs under CI (`in_ci`)."""
-        if not cfg["server.autostart"] or in_ci():
+        if not cfg.server.autostart or in_ci():
             return None
-        return cls(cfg["server.endpoint"], cfg["server.autostart_idle_timeout"])
+        return cls(cfg.server.endpoint, cfg.server.autostart_idle_timeout)
 
 
 def start_daemon(autostart: Autostart, root: str, config: dict[str, Any] | None = None) -> bool:
@@ -319,7 +319,7 @@ def held_by_other_install(root: str, pid: int, other: str) -> ClientError:
 
 
 def call(op: str, root: str, args: dict[str, Any], mode: str = "auto",
-         probe_ms: int = DEFAULTS["server.probe_timeout_ms"],
+         probe_ms: int = ServerSection.probe_timeout_ms,
          on_progress: Progress | None = None, autostart: Autostart | None = None) -> tuple[dict[str, Any], str]:
     """Run `op` for workspace `root`; return (result, mode actually used). `on_progress` gets a progress
     op's events (default: a stderr line when stderr is a terminal). `autostart`: in auto mode, an op of

@@ -108,10 +108,10 @@ class EmbedderPool:
     def key(config: Config) -> tuple[str, ...]:
         """Models are shared per settings; a remote one also per consent (value and source), so a
         model loaded under one request's opt-in is never handed to a request without it."""
-        provider = config["embedding.provider"]
-        consent = ("", "") if provider == "local" else (str(config["embedding.allow_remote"]),
+        provider = config.embedding.provider
+        consent = ("", "") if provider == "local" else (str(config.embedding.allow_remote),
                                                         config.source("embedding.allow_remote"))
-        return (provider, config["embedding.model"], config["embedding.url"], config["embedding.api_key_env"], *consent)
+        return (provider, config.embedding.model, config.embedding.url, config.embedding.api_key_env, *consent)
 
     def get(self, config: Config, root: Path) -> Any:
         """The shared model for `config`, loaded on first use (ZgError without a remote opt-in)."""
@@ -211,12 +211,12 @@ class Held:
     def consent_is_per_request(self) -> bool:
         """Whether code goes to a remote embedder only on the sending command's opt-in (a forwarded flag)."""
         config = self.engine.config
-        return config["embedding.provider"] != "local" and config.source("embedding.allow_remote") == "flag"
+        return config.embedding.provider != "local" and config.source("embedding.allow_remote") == "flag"
 
     def start_watcher(self) -> None:
         """Watch for edits, unless indexing them would outlive a one-command remote opt-in."""
         if self.watcher is None and not self.closed and not self.consent_is_per_request():
-            self.watcher = Watcher(self.root, bool(self.engine.config["index.include_hidden"]), self.on_change)
+            self.watcher = Watcher(self.root, bool(self.engine.config.index.include_hidden), self.on_change)
             self.watcher.start()
 
     def watching(self) -> bool:
@@ -807,7 +807,7 @@ def warm_up(pool: EmbedderPool) -> None:
             if operation.scope is not Scope.DAEMON:
                 service.handler(operation)
         config = Config.load(None)
-        if config["embedding.provider"] == "local":
+        if config.embedding.provider == "local":
             pool.get(config, Path.cwd())
     except Exception:  # warm-up is an optimisation; requests report real failures
         log.exception("warm-up failed")
