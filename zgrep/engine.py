@@ -139,10 +139,10 @@ class Engine:
     def model_identity(self) -> tuple[str, int]:
         """The configured model's id and dimension: read from its folder while the model is not loaded and is
         a local one read on first embedding (no numpy, no tokenizer), else the model's own."""
-        if self._embedder is None and self.config["embedding.provider"] == "local":
+        if self._embedder is None and self.config.embedding.provider == "local":
             from zgrep.embedding.factory import local_identity
 
-            known = local_identity(self.config["embedding.model"] or None)
+            known = local_identity(self.config.embedding.model or None)
             if known is not None:
                 return known
         return self.embedder.model_id, self.embedder.dim
