@@ -10,16 +10,6 @@ from pathlib import Path
 from zgrep.config import Config
 from zgrep.workspace import redact
 
-GRAMMAR_SAMPLES = {
-    "python": "def f():\n    pass\n", "javascript": "function f() {}\n", "typescript": "function f(): void {}\n",
-    "tsx": "const A = () => <div/>;\n", "go": "package m\nfunc F() {}\n", "rust": "fn f() {}\n",
-    "java": "class A { void f() {} }\n", "c": "int f(void) { return 0; }\n", "cpp": "int f() { return 0; }\n",
-    "csharp": "class A { void F() {} }\n", "scala": "object A { def f = 1 }\n", "php": "<?php function f() {}\n",
-    "ruby": "def f\nend\n", "kotlin": "fun f() {}\n", "swift": "func f() {}\n", "bash": "f() { :; }\n",
-    "lua": "function f() end\n", "haskell": "f :: Int\nf = 1\n", "elixir": "defmodule A do\n  def f, do: 1\nend\n",
-    "zig": "fn f() void {}\n",
-}
-
 
 @dataclass
 class Check:
@@ -72,11 +62,13 @@ def _milvus(cfg: Config, root: Path) -> str:
 
 def _grammars() -> str:
     from zgrep.chunking import extract_symbols
+    from zgrep.languages.registry import samples
 
-    missing = [lang for lang, src in GRAMMAR_SAMPLES.items() if not extract_symbols(src, lang)]
+    grammars = samples()  # each language record's sample
+    missing = [lang for lang, src in grammars.items() if not extract_symbols(src, lang)]
     if missing:
         raise RuntimeError(f"no definitions found with the grammars for: {', '.join(missing)}")
-    return f"{len(GRAMMAR_SAMPLES)} grammars parse"
+    return f"{len(grammars)} grammars parse"
 
 
 def _index(root: Path, cfg: Config) -> str:

@@ -1,7 +1,8 @@
 """ripgrep-style file types (`-t/-T`) and ripgrep-style path globs (`-g/--iglob`).
 
-The type table follows ripgrep's `crates/ignore/src/default_types.rs` for the names it
-shares (one deliberate difference: `py` also covers `*.pyi`). Globs follow ripgrep's
+The types are the language records' (`zgrep.languages`), following ripgrep's
+`crates/ignore/src/default_types.rs` for the names they share (one deliberate difference: `py`
+also covers `*.pyi`). Globs follow ripgrep's
 override semantics: `!` negates, a glob without `/` matches the file name at any depth,
 the last matching glob wins, and when any non-negated glob is given a path must match one.
 """
@@ -11,6 +12,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+
+from zgrep.languages.registry import TYPES
 
 # Documentation: prose about the code (search ranks it below code, ADR suggestions skip it).
 PROSE_SUFFIXES = (".md", ".markdown", ".mdx", ".rst", ".txt", ".adoc")
@@ -29,61 +32,6 @@ _TEST_PATH = re.compile(r"(^|/)(tests?|__tests__|spec|specs|testing)(/|$)|(^|/)(
 def is_test(path: str) -> bool:
     """Whether a path is test code (tests/ folders, test_*.py, *_test.go, *.test.ts, FooTest.java, conftest.py)."""
     return bool(_TEST_PATH.search(path))
-
-
-_MARKDOWN = ("*.markdown", "*.md", "*.mdown", "*.mdwn", "*.mkd", "*.mkdn")
-_SH = ("*.bash", "*.csh", "*.ksh", "*.sh", "*.tcsh", "*.zsh", ".bashrc", ".bash_profile",
-       ".profile", ".zshrc", ".zshenv", ".zprofile")
-
-TYPES: dict[str, tuple[str, ...]] = {
-    "c": ("*.[chH]", "*.[chH].in", "*.cats"),
-    "clojure": ("*.clj", "*.cljc", "*.cljs", "*.cljx"),
-    "cmake": ("*.cmake", "CMakeLists.txt"),
-    "cpp": ("*.[ChH]", "*.cc", "*.[ch]pp", "*.[ch]xx", "*.hh", "*.inl",
-            "*.[ChH].in", "*.cc.in", "*.[ch]pp.in", "*.[ch]xx.in", "*.hh.in"),
-    "cs": ("*.cs",),
-    "csharp": ("*.cs",),
-    "css": ("*.css", "*.scss"),
-    "csv": ("*.csv",),
-    "dart": ("*.dart",),
-    "docker": ("*Dockerfile*",),
-    "elixir": ("*.ex", "*.eex", "*.exs"),
-    "erlang": ("*.erl", "*.hrl"),
-    "go": ("*.go",),
-    "haskell": ("*.hs", "*.lhs", "*.cpphs", "*.c2hs", "*.hsc"),
-    "html": ("*.htm", "*.html", "*.ejs"),
-    "java": ("*.java", "*.jsp", "*.jspx", "*.properties"),
-    "js": ("*.js", "*.jsx", "*.vue", "*.cjs", "*.mjs"),
-    "json": ("*.json", "composer.lock"),
-    "jsonl": ("*.jsonl",),
-    "kotlin": ("*.kt", "*.kts"),
-    "lua": ("*.lua",),
-    "make": ("[Gg][Nn][Uu]makefile", "[Mm]akefile", "[Gg][Nn][Uu]makefile.am",
-             "[Mm]akefile.am", "[Gg][Nn][Uu]makefile.in", "[Mm]akefile.in", "*.mk", "*.mak"),
-    "markdown": _MARKDOWN,
-    "md": _MARKDOWN,
-    "ocaml": ("*.ml", "*.mli", "*.mll", "*.mly"),
-    "perl": ("*.perl", "*.pl", "*.PL", "*.plh", "*.plx", "*.pm", "*.t"),
-    "php": ("*.php", "*.php3", "*.php4", "*.php5", "*.php7", "*.php8", "*.pht", "*.phtml"),
-    "protobuf": ("*.proto",),
-    "py": ("*.py", "*.pyi"),
-    "r": ("*.R", "*.r", "*.Rmd", "*.Rnw"),
-    "rst": ("*.rst",),
-    "ruby": ("config.ru", "Gemfile", ".irbrc", "Rakefile", "*.gemspec", "*.rb", "*.rbw"),
-    "rust": ("*.rs",),
-    "scala": ("*.scala", "*.sbt"),
-    "sh": _SH,
-    "sql": ("*.sql", "*.psql"),
-    "swift": ("*.swift",),
-    "tex": ("*.tex", "*.ltx", "*.cls", "*.sty", "*.bib", "*.dtx", "*.ins"),
-    "toml": ("*.toml", "Cargo.lock"),
-    "ts": ("*.ts", "*.tsx", "*.cts", "*.mts"),
-    "txt": ("*.txt",),
-    "xml": ("*.xml", "*.xml.dist", "*.dtd", "*.xsl", "*.xslt", "*.xsd", "*.xjb", "*.rng",
-            "*.sch", "*.xhtml"),
-    "yaml": ("*.yaml", "*.yml"),
-    "zig": ("*.zig",),
-}
 
 
 def type_globs(name: str) -> tuple[str, ...]:

@@ -1,7 +1,7 @@
 """Split source files into searchable chunks and list their definitions.
 
 Code is chunked at definition boundaries with tree-sitter (one node-type table per language
-in `languages.py`, one generic walker in `definitions.py`, shaping in `shaping.py`);
+in its `zgrep.languages` record, one generic walker in `definitions.py`, shaping in `shaping.py`);
 markdown by heading; anything else, or a file whose chunking fails, by line windows.
 
 Chunk context: for a piece inside a class (or a continuation piece of a split function)
@@ -12,10 +12,10 @@ for a sub-section of markdown, its parent heading; otherwise the non-blank lines
 from __future__ import annotations
 
 from zgrep.chunking.definitions import Definition, outermost_first, parse, walk_definitions
-from zgrep.chunking.languages import TABLE, detect_language
 from zgrep.chunking.markdown import markdown_pieces, sections
 from zgrep.chunking.shaping import code_pieces
 from zgrep.chunking.windows import Lines, Piece, window_pieces
+from zgrep.languages.registry import chunk_spec, detect_language
 from zgrep.types import Chunk, Symbol
 
 __all__ = ["CHUNKER_VERSION", "chunk_file", "detect_language", "extract_symbols"]
@@ -30,7 +30,7 @@ def chunk_file(path: str, text: str, *, context_lines: int = 2) -> list[Chunk]:
     language = detect_language(path, text)
     lines = Lines(text)
     try:
-        if language in TABLE:
+        if chunk_spec(language) is not None:
             tree = parse(text, language)
             pieces = code_pieces(lines, walk_definitions(tree, language))
         elif language == "markdown":
@@ -46,7 +46,7 @@ def extract_symbols(text: str, language: str) -> list[Symbol]:
     """Every definition the chunker sees, outermost first; markdown gives its heading sections."""
     if language == "markdown":
         return [Symbol(h.text, "module", h.line, end) for h, end in sections(Lines(text))]
-    if language not in TABLE or not text.strip():
+    if chunk_spec(language) is None or not text.strip():
         return []
     definitions = walk_definitions(parse(text, language), language)
     return [_symbol(d) for d in outermost_first(definitions) if d.is_symbol]

@@ -1,4 +1,4 @@
-"""The generic definition walker: one tree-sitter walk driven by a language's `LangSpec`."""
+"""The generic definition walker: one tree-sitter walk driven by a language's `ChunkSpec`."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from typing import cast
 from tree_sitter import Language, Node, Parser, Tree
 from tree_sitter_language_pack import SupportedLanguage, get_language, get_parser
 
-from zgrep.chunking.languages import TABLE, LangSpec
+from zgrep.languages.registry import chunk_spec
+from zgrep.languages.spec import ChunkSpec
 
 IDENT_TYPES = frozenset({
     "identifier", "type_identifier", "field_identifier", "property_identifier",
@@ -77,8 +78,8 @@ def end_line(node: Node) -> int:
 
 
 def parser_for(language: str) -> Parser | None:
-    """The tree-sitter parser for a language of the table (cached per thread), or None."""
-    spec = TABLE.get(language)
+    """The tree-sitter parser for a language with a grammar (cached per thread), or None."""
+    spec = chunk_spec(language)
     if spec is None:
         return None
     cache: dict[str, Parser] = _PARSERS.__dict__.setdefault("by_language", {})
@@ -88,8 +89,15 @@ def parser_for(language: str) -> Parser | None:
 
 
 def grammar_of(language: str) -> Language:
-    """The tree-sitter grammar of a language of the table."""
-    return get_language(cast(SupportedLanguage, TABLE[language].grammar))
+    """The tree-sitter grammar of a language with a grammar."""
+    return get_language(cast(SupportedLanguage, _spec(language).grammar))
+
+
+def _spec(language: str) -> ChunkSpec:
+    spec = chunk_spec(language)
+    if spec is None:
+        raise ValueError(f"no grammar for {language!r}")
+    return spec
 
 
 def node_text(node: Node) -> str:
@@ -98,7 +106,7 @@ def node_text(node: Node) -> str:
 
 
 def parse(text: str, language: str) -> Tree:
-    """Parse text with the language's grammar (a language of the table). The last tree of each
+    """Parse text with the language's grammar (a language with one). The last tree of each
     thread is kept, so chunking and relation extraction of one file string parse it once."""
     last = getattr(_PARSERS, "last", None)
     if last is not None and last[0] is text and last[1] == language:
@@ -145,7 +153,7 @@ def _resolve(node: Node, loose: bool, depth: int = 0) -> tuple[str, str] | None:
     return None
 
 
-def _value_kind(node: Node, spec: LangSpec) -> tuple[str, Node | None]:
+def _value_kind(node: Node, spec: ChunkSpec) -> tuple[str, Node | None]:
     """"function"/"class" when a declaration assigns a function or class, else "value"; with the
     body of a class assigned as a value (Zig's `const Parser = struct {...}`)."""
     level = [node]
@@ -170,7 +178,7 @@ def _value_kind(node: Node, spec: LangSpec) -> tuple[str, Node | None]:
     return "value", None
 
 
-def _kind(node: Node, spec: LangSpec) -> str:
+def _kind(node: Node, spec: ChunkSpec) -> str:
     """The table's kind, unless a direct child hints otherwise (never for functions)."""
     kind = spec.defs[node.type]
     if spec.hints and kind != "function":
@@ -180,7 +188,7 @@ def _kind(node: Node, spec: LangSpec) -> str:
     return kind
 
 
-def _body(node: Node, spec: LangSpec) -> Node | None:
+def _body(node: Node, spec: ChunkSpec) -> Node | None:
     """The container node holding a definition's members."""
     body = node.child_by_field_name("body")
     if body is not None and body.type in spec.containers:
@@ -191,11 +199,11 @@ def _body(node: Node, spec: LangSpec) -> Node | None:
     return None
 
 
-def _is_comment(node: Node, spec: LangSpec) -> bool:
+def _is_comment(node: Node, spec: ChunkSpec) -> bool:
     return "comment" in node.type or node.type in spec.prefixes
 
 
-def _lead(outer: Node, start: int, spec: LangSpec) -> int:
+def _lead(outer: Node, start: int, spec: ChunkSpec) -> int:
     """First line of the comments/attributes directly above a definition (no blank line)."""
     lead = start
     node = outer
@@ -218,7 +226,7 @@ def _lead(outer: Node, start: int, spec: LangSpec) -> int:
 class _Walker:
     """Collects the definitions of one tree, nested by scope."""
 
-    def __init__(self, spec: LangSpec) -> None:
+    def __init__(self, spec: ChunkSpec) -> None:
         self.spec = spec
 
     def level(self, container: Node, scope: str) -> list[Definition]:
@@ -330,4 +338,4 @@ def outermost_first(definitions: list[Definition]) -> Iterator[Definition]:
 
 def walk_definitions(tree: Tree, language: str) -> list[Definition]:
     """Top-level definitions of a parsed file, each with its nested definitions."""
-    return _Walker(TABLE[language]).level(tree.root_node, "")
+    return _Walker(_spec(language)).level(tree.root_node, "")

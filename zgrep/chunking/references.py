@@ -7,18 +7,20 @@ from functools import cache
 from tree_sitter import Query
 
 from zgrep.chunking.definitions import grammar_of
+from zgrep.languages.registry import rel_spec
 
 _REFERENCE_TYPES = (
     "identifier", "type_identifier", "field_identifier", "property_identifier",
     "simple_identifier", "constant", "name", "shorthand_property_identifier",
     "command_name", "variable_name", "namespace_identifier", "IDENTIFIER",
 )
-_LANGUAGE_TYPES = {"haskell": ("variable",)}  # (Lua's `variable` is a whole `a.b[c]` expression)
 
 
 @cache
 def identifier_query(language: str) -> Query:
-    """One capture (`ref`) per identifier-like node kind the grammar has."""
+    """One capture (`ref`) per identifier-like node kind the grammar has (with the language's own)."""
     grammar = grammar_of(language)
-    kinds = [k for k in (*_REFERENCE_TYPES, *_LANGUAGE_TYPES.get(language, ())) if grammar.id_for_node_kind(k, True)]
+    spec = rel_spec(language)
+    extra = sorted(spec.identifiers) if spec is not None else []
+    kinds = [k for k in (*_REFERENCE_TYPES, *extra) if grammar.id_for_node_kind(k, True)]
     return Query(grammar, "[" + " ".join(f"({k})" for k in kinds) + "] @ref")

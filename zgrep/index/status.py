@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from zgrep.contracts import NoArgs, Status
 from zgrep.engine import REBUILD_STATE, Engine
-from zgrep.chunking.languages import TABLE, detect_language
+from zgrep.languages.registry import chunk_spec, detect_language
 from zgrep.git import head_commit, split_names, try_run
 from zgrep.index.run import plan
 from zgrep.progress import Progress
@@ -46,7 +46,7 @@ def code_files(engine: Engine, indexed: set[str]) -> dict[str, int] | None:
     out = try_run(engine.ws.root, "ls-files", "-z", "--cached")
     if out is None:
         return None
-    tracked = {name for name in split_names(out) if detect_language(name) in TABLE}
+    tracked = {name for name in split_names(out) if chunk_spec(detect_language(name)) is not None}
     return {"tracked": len(tracked), "indexed": len(tracked & indexed)}
 
 

@@ -1,26 +1,25 @@
 """Definitions, reference sites and imports of one source file, from its tree-sitter parse.
 
-One `RelSpec` per language names the node types involved; the walk itself is generic. Python has its own
-scoped extraction (`relations.python`), which `extract` hands the parse to.
+A language's record may add a `RelSpec` naming the node types involved; the walk itself is generic. A language
+with its own extraction (Python's scoped one, `relations.python`) names it there, and `extract` hands it the parse.
 Changed files are parsed a second time (after the chunker): parsing is ~1/6 of chunking plus
 extraction and far below embedding, while sharing the tree would change `chunk_file`'s contract.
 """
 
 from __future__ import annotations
 
+import importlib
 import re
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable
 from functools import cache
-from types import MappingProxyType
 
-from tree_sitter import Node, Query, QueryCursor
+from tree_sitter import Node, Query, QueryCursor, Tree
 
 from zgrep.chunking.definitions import grammar_of, node_text, outermost_first, parse, walk_definitions
-from zgrep.chunking.languages import TABLE, detect_language
 from zgrep.chunking.references import identifier_query
+from zgrep.languages.registry import chunk_spec, detect_language, rel_spec
+from zgrep.languages.spec import RelSpec
 from zgrep.relations.model import Def, FileRelations, Import, Ref
-from zgrep.relations.python import extract_python
 
 __all__ = ["Def", "FileRelations", "Import", "Ref", "extract"]
 
@@ -32,181 +31,52 @@ _BINDING_FIELDS = frozenset({"left", "name", "pattern", "key"})
 _LISTS = frozenset({"expression_list", "pattern_list", "tuple_pattern", "identifier_list"})
 
 
-ImportParser = Callable[[str], list[tuple[str, str, str]]]
-
-
-def _js_imports(text: str) -> list[tuple[str, str, str]]:
-    source = re.search(r"""(?:from\s*|require\s*\(\s*)['"`]([^'"`]+)['"`]""", text)
-    if source is None:
-        return []
-    module = source.group(1)
-    head = text[: source.start()]
-    require = head.strip().endswith("=") or "require" in text[source.start(): source.start() + 9]
-    if require:
-        head = head.split("=", 1)[0]
-    head = re.sub(r"^\s*(import|export|const|let|var)\s+(type\s+)?", "", head).strip()
-    out: list[tuple[str, str, str]] = []
-    braces = re.search(r"\{([^}]*)\}", head)
-    if braces:
-        for part in braces.group(1).split(","):
-            sep = ":" if require else " as "
-            name, _, alias = (p.strip() for p in part.partition(sep))
-            name = re.sub(r"^type\s+", "", name)
-            if name:
-                out.append((module, name, alias or name))
-        head = head[: braces.start()] + head[braces.end():]
-    star = re.search(r"\*\s*(?:as\s+([\w$]+))?", head)
-    if star:
-        out.append((module, "" if star.group(1) else "*", star.group(1) or ""))
-        head = head[: star.start()] + head[star.end():]
-    default = re.match(r"\s*([\w$]+)", head.replace(",", " "))
-    if default and default.group(1) != "from":
-        out.append((module, "" if require else "default", default.group(1)))
-    return out
-
-
-def _go_imports(text: str) -> list[tuple[str, str, str]]:
-    match = re.match(r"\s*([\w.]+)?\s*\"([^\"]+)\"", text)
-    if match is None or match.group(1) == "_":
-        return []
-    path, alias = match.group(2), match.group(1)
-    if alias == ".":
-        return [(path, "*", "")]
-    return [(path, "", alias or path.rsplit("/", 1)[-1])]
-
-
-def _rust_tree(prefix: str, text: str, out: list[tuple[str, str, str]]) -> None:
-    """Expand one `use` tree (`a::{b, c as d, e::*}`) into (module, name, alias)."""
-    text = text.strip()
-    brace = text.find("{")
-    if brace >= 0 and text.endswith("}"):
-        base = "::".join(p for p in (prefix, text[:brace].rstrip(":").strip()) if p)
-        depth, start = 0, brace + 1
-        for i in range(brace + 1, len(text) - 1):
-            depth += {"{": 1, "}": -1}.get(text[i], 0)
-            if text[i] == "," and depth == 0:
-                _rust_tree(base, text[start:i], out)
-                start = i + 1
-        _rust_tree(base, text[start:-1], out)
-        return
-    path, _, alias = (p.strip() for p in text.partition(" as "))
-    full = "::".join(p for p in (prefix, path) if p)
-    module, _, name = full.rpartition("::")
-    if name == "self":
-        module, _, name = module.rpartition("::")
-    if name:
-        out.append((module, name, "" if name == "*" else alias or name))
-
-
-def _rust_imports(text: str) -> list[tuple[str, str, str]]:
-    text = re.sub(r"^\s*(pub(\([^)]*\))?\s+)?use\s+|;\s*$", "", text.strip())
-    out: list[tuple[str, str, str]] = []
-    _rust_tree("", re.sub(r"\s+", "", re.sub(r"\s+as\s+", "\0", text)).replace("\0", " as "), out)
-    return out
-
-
-def _jvm_imports(text: str) -> list[tuple[str, str, str]]:
-    text = re.sub(r"^\s*import\s+(static\s+)?|;\s*$", "", text.strip())
-    braces = re.match(r"([\w.]+)\.\{([^}]*)\}", text)
-    if braces:
-        parts = [(braces.group(1), *_jvm_alias(part)) for part in braces.group(2).split(",")]
-    else:
-        parts = [(module, name, alias) for module, _, name, alias in
-                 ((*_jvm_alias(part)[0].rpartition("."), _jvm_alias(part)[1]) for part in text.split(","))]
-    out = []
-    for module, name, alias in parts:
-        if name:
-            star = name in ("*", "_")
-            out.append((module, "*" if star else name, "" if star else alias or name))
-    return out
-
-
-def _jvm_alias(part: str) -> tuple[str, str]:
-    """`a.B as C` (Kotlin) or `B => C` (Scala) -> (path, alias)."""
-    match = re.match(r"(.*?)\s*(?:=>|\sas\s)\s*(.*)", part.strip())
-    return (match.group(1).strip(), match.group(2).strip()) if match else (part.strip(), "")
-
-
-def _c_imports(text: str) -> list[tuple[str, str, str]]:
-    match = re.search(r"[\"<]([^\">]+)[\">]", text)
-    return [(match.group(1), "*", "")] if match else []
-
-
-@dataclass(frozen=True)
-class RelSpec:
-    """Node types of one grammar: import statements (and their parser) and member accesses.
-
-    members: node types whose first named child is the object of the others (`m.f`);
-    suffixes: node types holding the member name after the object (Kotlin `navigation_suffix`).
-    """
-
-    imports: frozenset[str]
-    parse_imports: ImportParser
-    members: frozenset[str] = frozenset()
-    suffixes: frozenset[str] = frozenset()
-
-
-def _f(*names: str) -> frozenset[str]:
-    return frozenset(names)
-
-
-_JS = RelSpec(_f("import_statement", "export_statement", "variable_declarator"), _js_imports,
-              _f("member_expression", "nested_identifier", "qualified_type"))
-_JVM_MEMBERS = _f("method_invocation", "field_access", "scoped_type_identifier", "stable_identifier",
-                  "field_expression", "select_expression")
-_C = RelSpec(_f("preproc_include"), _c_imports,
-             _f("field_expression", "qualified_identifier", "template_function"))
-
-SPECS: Mapping[str, RelSpec] = MappingProxyType({
-    "javascript": _JS, "typescript": _JS, "tsx": _JS,
-    "go": RelSpec(_f("import_spec"), _go_imports, _f("selector_expression", "qualified_type")),
-    "rust": RelSpec(_f("use_declaration"), _rust_imports,
-                    _f("scoped_identifier", "scoped_type_identifier", "field_expression")),
-    "java": RelSpec(_f("import_declaration"), _jvm_imports, _JVM_MEMBERS),
-    "kotlin": RelSpec(_f("import_header"), _jvm_imports, _JVM_MEMBERS, _f("navigation_suffix")),
-    "scala": RelSpec(_f("import_declaration"), _jvm_imports, _JVM_MEMBERS),
-    "c": _C, "cpp": _C,
-})
+@cache
+def _import_query(language: str, imports: frozenset[str]) -> Query:
+    grammar = grammar_of(language)
+    kinds = [k for k in sorted(imports) if grammar.id_for_node_kind(k, True)]
+    return Query(grammar, "[" + " ".join(f"({k})" for k in kinds) + "] @imp")
 
 
 @cache
-def _import_query(language: str) -> Query:
-    grammar = grammar_of(language)
-    kinds = [k for k in SPECS[language].imports if grammar.id_for_node_kind(k, True)]
-    return Query(grammar, "[" + " ".join(f"({k})" for k in kinds) + "] @imp")
+def _extractor(name: str) -> Callable[[Tree, FileRelations], None]:
+    """A language's own extraction, by its "module:function" name."""
+    module, _, function = name.partition(":")
+    found: Callable[[Tree, FileRelations], None] = getattr(importlib.import_module(module), function)
+    return found
 
 
 def extract(path: str, text: str) -> FileRelations:
     """Definitions, references and imports of one file; empty for unsupported or unparsable files."""
     language = detect_language(path, text)
     result = FileRelations(path, language, text.count("\n") + (0 if text.endswith("\n") else 1))
-    if language not in TABLE or not text.strip():
+    if chunk_spec(language) is None or not text.strip():
         return result
+    spec = rel_spec(language)
     try:
         tree = parse(text, language)
-        if language == "python":
-            extract_python(tree, result)
+        if spec is not None and spec.extractor:
+            _extractor(spec.extractor)(tree, result)
             return result
         result.defs = [Def(d.name, d.scope, d.kind, d.start, d.end)
                        for d in outermost_first(walk_definitions(tree, language)) if d.is_symbol]
-        if language in ("javascript", "typescript", "tsx"):  # (the walker sees TypeScript's, not object methods)
+        if spec is not None and spec.nested_functions:  # (the walker sees TypeScript's, not object methods)
             seen = {(d.name, d.start) for d in result.defs}
             result.defs += [d for d in _nested_functions(tree.root_node, result.defs) if (d.name, d.start) not in seen]
         result.defs.sort(key=lambda d: (d.start, -d.end))
-        spans = _import_spans(tree.root_node, language, result)
-        result.refs = _references(tree.root_node, language, result, spans) + _import_refs(result)
+        spans = _import_spans(tree.root_node, language, spec, result)
+        result.refs = _references(tree.root_node, language, spec, result, spans) + _import_refs(result)
     except Exception:  # a grammar failure costs this file's relations, never the index run
         result.defs, result.refs, result.imports = [], [], []
     return result
 
 
-def _import_spans(root: Node, language: str, result: FileRelations) -> list[tuple[int, int]]:
+def _import_spans(root: Node, language: str, spec: RelSpec | None, result: FileRelations) -> list[tuple[int, int]]:
     """Record the file's imports; return the byte spans of import statements."""
-    spec = SPECS.get(language)
-    if spec is None:
+    if spec is None or spec.parse_imports is None or not spec.imports:
         return []
     spans = []
-    for node in QueryCursor(_import_query(language)).captures(root).get("imp", []):
+    for node in QueryCursor(_import_query(language, spec.imports)).captures(root).get("imp", []):
         found = spec.parse_imports(node_text(node))
         if node.type in ("variable_declarator", "export_statement") and not found:
             continue
@@ -291,17 +161,18 @@ def _qualifier(node: Node, spec: RelSpec | None) -> str:
     return text if len(text) <= 200 and _QUALIFIER.match(text) else "?"
 
 
-def _references(root: Node, language: str, result: FileRelations, spans: list[tuple[int, int]]) -> list[Ref]:
+def _references(root: Node, language: str, spec: RelSpec | None, result: FileRelations,
+                spans: list[tuple[int, int]]) -> list[Ref]:
     """Distinct (name, qualifier, caller) uses in the file, each at its first line."""
     from bisect import bisect_right
 
-    spec = SPECS.get(language)
-    definers = TABLE[language].calls  # `defmodule`, `def`: how definitions are written, not uses
+    grammar = chunk_spec(language)
+    definers = grammar.calls if grammar is not None else {}  # `defmodule`, `def`: how definitions are written, not uses
     owner = _innermost(result.defs, result.lines)
     seen: dict[tuple[str, str, Def | None, str], Ref] = {}
     nodes = QueryCursor(identifier_query(language)).captures(root).get("ref", [])
     nodes.sort(key=lambda n: n.start_byte)
-    local = _function_locals(nodes, owner, result.defs) if language in ("javascript", "typescript", "tsx") else {}
+    local = _function_locals(nodes, owner, result.defs) if spec is not None and spec.nested_functions else {}
     for node in nodes:
         at = bisect_right(spans, (node.start_byte, 1 << 62)) - 1
         if at >= 0 and spans[at][0] <= node.start_byte < spans[at][1]:

@@ -12,7 +12,7 @@ import sqlite3
 from dataclasses import dataclass, field
 from typing import Any
 
-from zgrep.relations.resolve import FileSet, local_files, module_files, submodule
+from zgrep.relations.resolve import FileSet, local_files, module_files, resolver, submodule
 
 SELF_NAMES = frozenset({"self", "this", "cls", "Self", "super"})
 REEXPORT_DEPTH = 3
@@ -222,9 +222,10 @@ class Graph:
 
     def files_of(self, path: str, module: str) -> set[str]:
         """The project files a module named in `path` is (memoised `module_files`, by what it reads of the importer:
-        its language and folder, and a Rust file's own name, since `super` in a mod.rs is the folder's parent)."""
+        its language and folder, and its own name when the resolver reads it: `super` in a Rust mod.rs is the
+        folder's parent)."""
         language = self.files.languages.get(path, "")
-        key = ("module", module, language, path if language == "rust" else posixpath.dirname(path))
+        key = ("module", module, language, path if resolver(language).by_name else posixpath.dirname(path))
         if key not in self.cache:
             self.cache[key] = module_files(self.files, path, module)
         files: set[str] = self.cache[key]

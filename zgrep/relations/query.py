@@ -17,6 +17,7 @@ from zgrep.progress import Progress
 from zgrep.relations.graph import Definition, Graph, Match, Use, strongest
 from zgrep.relations.model import EDGE_KINDS
 from zgrep.relations.pyresolve import UNKNOWN_RECEIVER, resolve
+from zgrep.relations.resolve import resolver
 from zgrep.relations.store import RELATIONS_DB, connect, is_ready
 from zgrep.service import ErrorCode, FixedCodeError, ZgError
 
@@ -36,8 +37,8 @@ def meaning(graph: Graph, use: Use) -> Match | None:
     """The definitions a use resolves to (Python by its scopes and types, others by imports); None = nothing here."""
     key = (use.path, use.name, use.qualifier, use.home, use.caller_qualname)
     if key not in graph.matches:
-        python = graph.files.languages.get(use.path) == "python"
-        graph.matches[key] = resolve(graph, use) if python else graph.generic(use)
+        by_scopes = resolver(graph.files.languages.get(use.path, "")).by_scopes
+        graph.matches[key] = resolve(graph, use) if by_scopes else graph.generic(use)
     return graph.matches[key]
 
 

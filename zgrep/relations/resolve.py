@@ -1,15 +1,18 @@
-"""Map an import's module, as written in a file, to the workspace files that define it."""
+"""Map an import's module, as written in a file, to the workspace files that define it: one `Resolver` per
+resolver family (a language record names its family)."""
 
 from __future__ import annotations
 
 import posixpath
 from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
 from functools import cached_property
+
+from zgrep.languages.registry import family, resolver_family
 
 _JS_EXTS = ("", ".ts", ".tsx", ".d.ts", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
 _C_EXTS = (".h", ".hh", ".hpp", ".hxx", ".c", ".cc", ".cpp", ".cxx")
-_JVM = frozenset({"java", "kotlin", "scala"})
-_SEPARATORS = {"python": ".", "rust": "::", "java": ".", "kotlin": ".", "scala": "."}
 
 
 class FileSet:
@@ -57,18 +60,49 @@ class FileSet:
         return [d for d in self._by_dir if d == tail or d.endswith("/" + tail)]
 
 
-def family(language: str) -> frozenset[str]:
-    """Languages that import one another's files."""
-    if language in ("javascript", "typescript", "tsx"):
-        return frozenset({"javascript", "typescript", "tsx"})
-    if language in ("c", "cpp"):
-        return frozenset({"c", "cpp"})
-    return _JVM if language in _JVM else frozenset({language})
+def _own_file(files: FileSet, path: str) -> set[str]:
+    return {path}
+
+
+def _package(files: FileSet, path: str) -> set[str]:
+    """The files of `path`'s directory in its family (a Go or JVM package)."""
+    return files.in_dir(posixpath.dirname(path), family(files.languages.get(path, ""))) | {path}
+
+
+@dataclass(frozen=True)
+class Resolver:
+    """The import rules of one family of languages.
+
+    module_files: (files, importer, module) -> the workspace files the import means. local: the files whose
+    definitions a file sees unqualified. separator: between a module and a name inside it, when names can be
+    modules (None: they cannot). by_scopes: uses are resolved by scopes and types (`pyresolve`), not by the
+    generic import lookup. by_name: what a module means depends on the importer's file name, not only its
+    folder (Rust's `super` in a mod.rs).
+    """
+
+    module_files: Callable[[FileSet, str, str], set[str]]
+    local: Callable[[FileSet, str], set[str]] = _own_file
+    separator: str | None = None
+    by_scopes: bool = False
+    by_name: bool = False
+
+
+def _none(files: FileSet, importer: str, module: str) -> set[str]:
+    return set()
+
+
+NO_RESOLVER = Resolver(_none)
+"""The rules of a language without import rules of its own: nothing it imports is placed."""
+
+
+def resolver(language: str) -> Resolver:
+    """The import rules that apply to files of `language`."""
+    return RESOLVERS.get(resolver_family(language), NO_RESOLVER)
 
 
 def submodule(language: str, module: str, name: str) -> str | None:
     """`module` + `name` as a module path (`pkg` + `mod` -> `pkg.mod`), None when names are not modules."""
-    sep = _SEPARATORS.get(language)
+    sep = resolver(language).separator
     if sep is None:
         return None
     return module + name if sep == "." and module.endswith(".") else f"{module}{sep}{name}"
@@ -76,31 +110,12 @@ def submodule(language: str, module: str, name: str) -> str | None:
 
 def local_files(files: FileSet, path: str) -> set[str]:
     """Files whose definitions `path` sees unqualified: itself, its package dir (Go, JVM), header/source twins."""
-    language = files.languages.get(path, "")
-    directory = posixpath.dirname(path)
-    if language == "go" or language in _JVM:
-        return files.in_dir(directory, family(language)) | {path}
-    if language in ("c", "cpp"):
-        return _c_twins(files, path)
-    return {path}
+    return resolver(files.languages.get(path, "")).local(files, path)
 
 
 def module_files(files: FileSet, importer: str, module: str) -> set[str]:
     """The workspace files an import of `module` in `importer` refers to; empty when outside it."""
-    language = files.languages.get(importer, "")
-    if language == "python":
-        return _python(files, importer, module)
-    if language in ("javascript", "typescript", "tsx"):
-        return _js(files, importer, module)
-    if language == "go":
-        return _go(files, module)
-    if language == "rust":
-        return _rust(files, importer, module)
-    if language in _JVM:
-        return _jvm(files, module)
-    if language in ("c", "cpp"):
-        return _c(files, importer, module)
-    return set()
+    return resolver(files.languages.get(importer, "")).module_files(files, importer, module)
 
 
 def _python(files: FileSet, importer: str, module: str) -> set[str]:
@@ -137,7 +152,7 @@ def _js(files: FileSet, importer: str, module: str) -> set[str]:
     return set()
 
 
-def _go(files: FileSet, module: str) -> set[str]:
+def _go(files: FileSet, importer: str, module: str) -> set[str]:
     parts = module.strip("/").split("/")
     for start in range(len(parts)):
         found = files.in_dir("/".join(parts[start:]), frozenset({"go"}))
@@ -165,11 +180,11 @@ def _rust(files: FileSet, importer: str, module: str) -> set[str]:
     return found
 
 
-def _jvm(files: FileSet, module: str) -> set[str]:
+def _jvm(files: FileSet, importer: str, module: str) -> set[str]:
     tail = module.replace(".", "/")
     found: set[str] = set()
     for directory in files.dirs_ending(tail):
-        found |= files.in_dir(directory, _JVM)
+        found |= files.in_dir(directory, family(files.languages.get(importer, "")))
     for ext in (".java", ".kt", ".scala"):
         found |= files.ending(tail + ext)
     return found
@@ -185,3 +200,14 @@ def _c_twins(files: FileSet, path: str) -> set[str]:
     """A header and the source files of the same stem next to it."""
     stem = posixpath.splitext(path)[0]
     return {stem + e for e in _C_EXTS if stem + e in files.languages} | {path}
+
+
+RESOLVERS: dict[str, Resolver] = {
+    "python": Resolver(_python, separator=".", by_scopes=True),
+    "javascript": Resolver(_js),
+    "go": Resolver(_go, local=_package),
+    "rust": Resolver(_rust, separator="::", by_name=True),
+    "jvm": Resolver(_jvm, local=_package, separator="."),
+    "c": Resolver(_c, local=_c_twins),
+}
+"""Resolver family -> its rules."""

@@ -1,0 +1,1 @@
+"""The language registry: one `Language` record per language (`builtin`), read through `registry`."""
