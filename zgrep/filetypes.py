@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
 from zgrep.languages.registry import TYPES
+from zgrep.wildmatch import Pattern, Unusable, translate
 
 # Documentation: prose about the code (search ranks it below code, ADR suggestions skip it).
 PROSE_SUFFIXES = (".md", ".markdown", ".mdx", ".rst", ".txt", ".adoc")
@@ -66,26 +66,11 @@ class TypeFilter:
         return not any(g.matches(path, False) for g in self._avoid)
 
 
-@dataclass(frozen=True)
-class _Glob:
-    regex: re.Pattern[str]
-    negated: bool
-    dir_only: bool
-    basename: bool
-
-    def matches(self, path: str, is_dir: bool) -> bool:
-        """Whether this glob applies to `path` (a file, or a directory when `is_dir`)."""
-        if self.dir_only and not is_dir:
-            return False
-        subject = path.rpartition("/")[2] if self.basename else path
-        return self.regex.fullmatch(subject) is not None
-
-
 class GlobFilter:
     """`-g` globs then `--iglob` globs (case-insensitive), ripgrep override semantics."""
 
     def __init__(self, globs: Sequence[str] = (), iglobs: Sequence[str] = ()) -> None:
-        self._globs = [_compile(g, False) for g in globs] + [_compile(g, True) for g in iglobs]
+        self._globs: list[Pattern] = [_compile(g, False) for g in globs] + [_compile(g, True) for g in iglobs]
         self._whitelist = any(not g.negated for g in self._globs)
 
     def matches(self, path: str) -> bool:
@@ -105,82 +90,20 @@ class GlobFilter:
         return None
 
 
-def _compile(glob: str, icase: bool) -> _Glob:
-    """Parse a gitignore-style glob (`!`, leading/trailing `/`, `**`, `{a,b}`, `[..]`); ValueError when it is
-    malformed (an unclosed `[` or `{`, as ripgrep says)."""
+def _compile(glob: str, icase: bool) -> Pattern:
+    """Parse a gitignore-style glob (`!`, leading/trailing `/`, `**`, `{a,b}`, `[..]`) with the one glob translator
+    (`zgrep.wildmatch`); ValueError when it is malformed (an unclosed `[` or `{`, as ripgrep says)."""
     negated = glob.startswith("!")
     body = glob[1:] if negated else glob
     dir_only = body.endswith("/") and len(body) > 1
     body = body.rstrip("/") if dir_only else body
     basename = "/" not in body
     body = body.lstrip("/")
-    flags = re.IGNORECASE if icase else 0
-    return _Glob(re.compile(_glob_to_regex(body), flags), negated, dir_only, basename)
+    try:
+        regex = translate(body, ripgrep=True)
+    except Unusable as exc:
+        raise ValueError(f"bad glob {body!r}: {_RG_REASONS.get(exc.what, str(exc))}") from None
+    return Pattern(re.compile(regex, re.IGNORECASE if icase else 0), negated, dir_only, basename)
 
 
-def _glob_to_regex(glob: str) -> str:
-    """Translate a glob to a regex where `*`/`?` stop at `/` and `**` spans directories. A run of `*` is one star,
-    and a star that another follows in the same segment matches lazily inside an atomic group (as in
-    index.wildmatch): no glob can make the match backtrack exponentially."""
-    out, i, depth = [], 0, 0
-    star: int | None = None  # where in `out` the segment's last star is, while only fixed-width pieces follow it
-    while i < len(glob):
-        c = glob[i]
-        if glob.startswith("**/", i) and (i == 0 or glob[i - 1] == "/"):
-            out.append("(?:.*/)?")
-            i += 3
-            star = None
-            continue
-        if glob.startswith("**", i) and i + 2 == len(glob) and (i == 0 or glob[i - 1] == "/"):
-            out.append(".*")
-            i += 2
-            continue
-        if c == "*":
-            if star is not None and star == len(out) - 1:
-                i += 1  # `**` inside a name is one star
-                continue
-            if star is not None:
-                out[star] = "(?>[^/]*?"
-                out.append(")")
-            out.append("[^/]*")
-            star = len(out) - 1
-        elif c in "/{},":
-            star = None
-            if c == "/":
-                out.append("/")
-            elif c == "{":
-                depth += 1
-                out.append("(?:")
-            elif c == "}" and depth:
-                depth -= 1
-                out.append(")")
-            elif c == "," and depth:
-                out.append("|")
-            else:
-                out.append(re.escape(c))
-        elif c == "?":
-            out.append("[^/]")
-        elif c == "[" and "]" in glob[i + 2:]:
-            end = glob.index("]", i + 2)
-            out.append(_char_class(glob[i + 1:end]))
-            i = end + 1
-            continue
-        elif c == "[":
-            raise ValueError(f"bad glob {glob!r}: unclosed character class '['")
-        elif c == "\\" and i + 1 < len(glob):
-            i += 1
-            out.append(re.escape(glob[i]))
-        else:
-            out.append(re.escape(c))
-        i += 1
-    if depth:
-        raise ValueError(f"bad glob {glob!r}: unclosed alternate group '{{'")
-    return "".join(out)
-
-
-def _char_class(body: str) -> str:
-    """`[..]` body to a regex class; `!`/`^` negate (never matching `/`)."""
-    negated = body[:1] in ("!", "^")
-    body = body[1:] if negated else body
-    body = body.replace("\\", "\\\\").replace("[", "\\[")
-    return f"[^/{body}]" if negated else f"[{body}]"
+_RG_REASONS = {"class": "unclosed character class '['", "group": "unclosed alternate group '{'"}

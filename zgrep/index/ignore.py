@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from zgrep.fsutil import read_regular
-from zgrep.index.wildmatch import BadLine, Pattern, parse_lines
+from zgrep.wildmatch import BadLine, Pattern, parse_lines
 
 IGNORE_FILE_NAMES = (".zgignore", ".ignore", ".gitignore")
 """Workspace ignore files, highest precedence first; they are never indexed themselves."""

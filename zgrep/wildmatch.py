@@ -1,5 +1,5 @@
-"""Git's ignore-file lines (gitignore(5), git's dir.c and wildmatch.c) as regexes that cannot backtrack
-exponentially.
+"""Globs as regexes that cannot backtrack exponentially: git's ignore-file lines (gitignore(5), git's dir.c and
+wildmatch.c), and with `ripgrep` ripgrep's `-g` globs (`{a,b}` alternates), which `filetypes` parses.
 
 A run of `*` inside a path segment is one star; a star followed by another in the same segment, and a `**/`
 followed by another `**`, match their next piece at its leftmost place inside an atomic group (`(?>…)`), which
@@ -21,8 +21,13 @@ _POSIX_CLASSES = {
 """Each class as single characters or two-character ranges (first and last)."""
 
 
-class _Unusable(ValueError):
-    """Why git can never match a line."""
+class Unusable(ValueError):
+    """Why a glob can never match (git skips such a line; ripgrep refuses such a glob); `what` names the part
+    at fault: "class" for an unclosed `[`, "group" for an unclosed `{`, "" otherwise."""
+
+    def __init__(self, why: str, what: str = "") -> None:
+        super().__init__(why)
+        self.what = what
 
 
 @dataclass(frozen=True)
@@ -64,13 +69,13 @@ def parse_lines(lines: list[str], source: str) -> tuple[list[Pattern], list[BadL
             continue
         try:
             patterns.append(parse_line(text))
-        except _Unusable as exc:
+        except Unusable as exc:
             bad.append(BadLine(source, number, raw, str(exc)))
     return patterns, bad
 
 
 def parse_line(text: str) -> Pattern:
-    """One non-comment line as dir.c's parse_path_pattern reads it; _Unusable when it can never match."""
+    """One non-comment line as dir.c's parse_path_pattern reads it; Unusable when it can never match."""
     negated = text.startswith("!")
     body = text[1:] if negated else text
     dir_only = body.endswith("/")
@@ -80,7 +85,7 @@ def parse_line(text: str) -> Pattern:
     if not basename and body.startswith("/"):
         body = body[1:]
     if not body:
-        raise _Unusable("an empty pattern")
+        raise Unusable("an empty pattern")
     return Pattern(re.compile(translate(body), re.DOTALL), negated, dir_only, basename)
 
 
@@ -106,25 +111,33 @@ def _trim_trailing_spaces(text: str) -> str:
 # --- wildmatch ------------------------------------------------------------------------------------------------
 
 _STAR, _ANY_DIRS, _ANY = "*", "**/", "**"  # a star within a segment; `**/` (zero or more dirs); trailing `**`
+_OPEN, _OR, _CLOSE = "(?:", "|", ")"  # ripgrep's `{`, `,` and `}`
 
 
-def translate(pattern: str) -> str:
-    """A regex (for fullmatch) equivalent to git's wildmatch of `pattern` with WM_PATHNAME."""
-    return _render(_tokens(pattern))
+def translate(pattern: str, ripgrep: bool = False) -> str:
+    """A regex (for fullmatch) equivalent to git's wildmatch of `pattern` with WM_PATHNAME; with `ripgrep`, as
+    ripgrep's globs: `{a,b}` matches either alternate, and only `**` itself (not `***`) spans directories."""
+    return _render(_tokens(pattern, ripgrep))
 
 
-def _tokens(pattern: str) -> list[str]:
-    """Regex pieces for single characters and classes, and the three star tokens."""
+def _tokens(pattern: str, ripgrep: bool) -> list[str]:
+    """Regex pieces for single characters and classes, the three star tokens and the alternates' tokens."""
     out: list[str] = []
     i, n = 0, len(pattern)
+    depth = 0
     while i < n:
         ch = pattern[i]
+        if ripgrep and (ch == "{" or (depth and ch in ",}")):
+            depth += {"{": 1, "}": -1}.get(ch, 0)
+            out.append({"{": _OPEN, ",": _OR, "}": _CLOSE}[ch])
+            i += 1
+            continue
         if ch == "*":
             start = i
             while i < n and pattern[i] == "*":
                 i += 1
             bounded_before = start == 0 or pattern[start - 1] == "/"
-            if i - start >= 2 and bounded_before and (i == n or pattern[i] == "/" or pattern[i:i + 2] == "\\/"):
+            if (i - start == 2 or (i - start > 2 and not ripgrep)) and bounded_before and (i == n or pattern[i] == "/" or pattern[i:i + 2] == "\\/"):
                 if i == n:
                     out.append(_ANY)
                 else:
@@ -142,11 +155,13 @@ def _tokens(pattern: str) -> list[str]:
         elif ch == "\\":
             i += 1
             if i == n:
-                raise _Unusable("a trailing backslash")
+                raise Unusable("a trailing backslash")
             out.append(re.escape(pattern[i]))
         else:
             out.append(re.escape(ch))
         i += 1
+    if depth:
+        raise Unusable("an unclosed {", "group")
     return out
 
 
@@ -162,7 +177,7 @@ def _bracket(pattern: str, i: int) -> tuple[str, int]:
     first = True
     while True:
         if i >= n:
-            raise _Unusable("an unclosed [")
+            raise Unusable("an unclosed [", "class")
         ch = pattern[i]
         if ch == "]" and not first:
             break
@@ -170,7 +185,7 @@ def _bracket(pattern: str, i: int) -> tuple[str, int]:
         if ch == "\\":
             i += 1
             if i >= n:
-                raise _Unusable("an unclosed [")
+                raise Unusable("an unclosed [", "class")
             ch = pattern[i]
             items.append(ch)
             prev = ch
@@ -180,21 +195,21 @@ def _bracket(pattern: str, i: int) -> tuple[str, int]:
             if hi == "\\":
                 i += 1
                 if i >= n:
-                    raise _Unusable("an unclosed [")
+                    raise Unusable("an unclosed [", "class")
                 hi = pattern[i]
             items[-1] = prev + hi
             prev = None
         elif ch == "[" and pattern[i + 1:i + 2] == ":":
             close = pattern.find("]", i + 2)
             if close < 0:
-                raise _Unusable("an unclosed [")
+                raise Unusable("an unclosed [", "class")
             if pattern[close - 1] != ":" or close - 1 < i + 2:
                 items.append("[")
                 prev = "["
             else:
                 name = pattern[i + 2:close - 1]
                 if name not in _POSIX_CLASSES:
-                    raise _Unusable(f"an unknown class [:{name}:]")
+                    raise Unusable(f"an unknown class [:{name}:]")
                 items.extend(_POSIX_CLASSES[name])
                 prev = None
                 i = close
@@ -210,7 +225,8 @@ def _bracket(pattern: str, i: int) -> tuple[str, int]:
 
 
 def _render(tokens: list[str]) -> str:
-    """Join the pieces; a star or `**/` that another of its kind follows matches lazily inside an atomic group."""
+    """Join the pieces; a star or `**/` that another of its kind follows matches lazily inside an atomic group
+    (an alternate's bounds end the piece a star is followed by: a group never straddles an atomic one)."""
     out: list[str] = []
     i, n = 0, len(tokens)
     while i < n:
@@ -220,9 +236,9 @@ def _render(tokens: list[str]) -> str:
         elif token in (_STAR, _ANY_DIRS):
             ends = (_STAR, "/", _ANY_DIRS, _ANY) if token == _STAR else (_ANY_DIRS, _ANY)
             j = i + 1
-            while j < n and tokens[j] not in ends:
+            while j < n and tokens[j] not in ends and tokens[j] not in (_OPEN, _OR, _CLOSE):
                 j += 1
-            follows = j < n and (tokens[j] == _STAR if token == _STAR else True)
+            follows = j < n and (tokens[j] == _STAR if token == _STAR else tokens[j] in ends)
             step = "[^/]*" if token == _STAR else "(?:[^/]*/)*"
             piece = _render(tokens[i + 1:j])
             out.append(f"(?>{step}?{piece})" if follows else step + piece)
