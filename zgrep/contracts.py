@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any, TypedDict
 
+from zgrep.vocab import Direction, HitKind, Preview, Refresh, SearchMode
+
 Setting = str | int | float | bool | list[str] | None
 
 
@@ -28,13 +30,13 @@ class SearchArgs(CommonArgs, total=False):
     iglobs: list[str] | None
     types: list[str] | None
     types_not: list[str] | None
-    symbol_types: list[str] | None
+    symbol_types: list[HitKind] | None
     paths: list[str] | None
     min_score: float | None
     min_score_diff: float | None
-    preview: str | None  # none | short | full
-    search_mode: str | None  # hybrid | semantic | lexical
-    refresh: str | None  # wait | off | background
+    preview: Preview | None
+    search_mode: SearchMode | None
+    refresh: Refresh | None
     no_index: bool | None
     modified_after: float | None  # epoch seconds
     modified_before: float | None
@@ -131,22 +133,23 @@ class CallersArgs(CommonArgs, total=False):
     symbol: str
     source_file: str | None
     limit: int | None
-    edges: list[str] | None  # edge kinds (call, reference, import, annotation, decorator, inherit); None = all
+    edges: list[str] | str | None  # edge kinds (call, reference, import, annotation, decorator, inherit, all; a
+    # list or one comma-separated string); None = all
 
 
 class TraceArgs(CommonArgs, total=False):
     entry: str
-    direction: str | None  # backward | forward
+    direction: Direction | None
     depth: int | None
     source_file: str | None
-    edges: list[str] | None  # edge kinds to follow; None = call
+    edges: list[str] | str | None  # edge kinds to follow; None = call
 
 
 class ImpactArgs(CommonArgs, total=False):
     targets: list[str]  # PATH, PATH:SYMBOL or PATH:START-END
     staged: bool  # targets come from the staged change: files the relations do not know are skipped
     depth: int | None
-    edges: list[str] | None  # None = every kind but annotation
+    edges: list[str] | str | None  # None = every kind but annotation
 
 
 class CallersResult(TypedDict):

@@ -101,7 +101,7 @@ def run_direct(request: dict[str, Any], progress: Progress | None = None) -> dic
         return error_response(exc)
     if lent is not None:
         try:  # the index job in progress refreshes; the borrowed view must not
-            args = {**(request.get("args") or {}), "refresh": "off"} if op is service.SEARCH else request.get("args")
+            args = {**(request.get("args") or {}), "refresh": "off"} if op.refreshes else request.get("args")
             return serve(lent, {**request, "args": args}, progress)
         finally:
             _direct.give_back(root)

@@ -1,6 +1,8 @@
-"""The one table of operations (name, handler, typed arguments and result, read-only, progress,
-scope) and the one error family with its codes. The protocol, the client, the daemon and
-direct mode all derive from here; no other module names an op.
+"""The one table of operations and the one error family with its codes. An op's row holds its handler, its
+typed arguments and result (`zgrep.contracts`), the arguments the agent front ends offer (`Param`) and the
+policy the client and the daemon apply to it (autostart, a daemon-only argument, index jobs, refreshing);
+the protocol's validation, the MCP tools, the HTTP routes and `frontends.api.Workspace`'s methods are built
+from it. Outside this table, only a command, its handler and its human output name an op.
 
 Standard library only (the thin client imports it); handlers are "module:function" strings
 resolved on first use, so importing the table loads no engine.
@@ -9,10 +11,10 @@ resolved on first use, so importing the table loads no engine.
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cache
-from collections.abc import Callable
 from typing import Any, ClassVar
 
 from zgrep import contracts as c
@@ -69,38 +71,164 @@ class Scope(StrEnum):
 
 
 @dataclass(frozen=True)
+class Param:
+    """One argument as `zg mcp` and `zg serve` offer it and `frontends.api.Workspace` takes it (by `key`); its
+    type is the contract's (`Operation.args`)."""
+
+    key: str  # the contract's argument
+    name: str  # the MCP tool's argument and the HTTP query parameter: the CLI's long flag without `--`
+    help: str  # what agents read (the MCP schema's description)
+    default: Any = None
+    required: bool = False  # the MCP tool's argument has no default
+    low: float | None = None  # the bounds the MCP schema states (the handler checks them on every edge)
+    high: float | None = None
+    one: bool = False  # one value of a list argument (MCP's `query`); a list argument otherwise takes one or several
+    listed: bool = False  # a list argument that takes a list only
+    http: str | None = ""  # its HTTP query parameter when that is not `name` ("": `name`; None: not on HTTP)
+    mcp: bool = True  # an argument of the MCP tool
+
+
+@dataclass(frozen=True)
+class Job:
+    """Index work the daemon's job runner coalesces: a full rebuild, or a pass over `paths` (None = all)."""
+
+    full: bool = False
+    paths: frozenset[str] | None = None
+
+    def merge(self, other: Job) -> Job:
+        paths = None if self.paths is None or other.paths is None else self.paths | other.paths
+        return Job(self.full or other.full, paths)
+
+    def args(self) -> dict[str, Any]:
+        """The job op's arguments for this work."""
+        return {"full": self.full, "paths": None if self.paths is None else sorted(self.paths)}
+
+
+@dataclass(frozen=True)
 class Operation:
     """One op: `handler(target, args, progress) -> result`, target an Engine (workspace and
-    relations scope) or the Daemon (daemon scope)."""
+    relations scope) or the Daemon (daemon scope); then how the front ends offer it and the policy the
+    client and the daemon apply to it."""
 
     name: str
     handler: str  # "module:function"
-    args: type
-    result: Any  # a TypedDict (or a union of them)
+    args: type  # its contract's TypedDict: the protocol validates requests by its field types
+    result: type  # the TypedDict of its answer
     scope: Scope
     read_only: bool  # the client gives it a deadline and may retry it in-process if the daemon dies
     progress: bool = False  # streams progress messages (index batches) before its result
+    frontends: frozenset[str] = frozenset()  # served as an MCP tool ("mcp") and an HTTP route at /NAME ("http")
+    params: tuple[Param, ...] = ()  # the arguments they offer
+    about: str = ""  # what agents read: the MCP tool's description
+    mode_leads: bool = True  # `--json` puts the `mode` it adds first (else last)
+    refuse: Callable[[Mapping[str, Any]], str | None] | None = None  # a front end's refusal of its arguments
+    expand: str | None = None  # "module:function"(root, args) -> args: what a front end adds to its arguments
+    present: str | None = None  # "module:function"(root, result) -> answer: what a front end answers with it
+    autostart: bool = False  # answered in-process in auto mode for want of a daemon, it starts one for the next call
+    daemon_only: Callable[[Mapping[str, Any]], str | None] | None = None  # what of its arguments only a daemon serves
+    job: Callable[[Mapping[str, Any]], Job | None] | None = None  # the daemon's job runner runs it (coalesced), or None
+    refreshes: bool = False  # reads after the index pass its `refresh` argument asks for (never on a borrowed view)
+    settles: bool = False  # the daemon settles its heap after the first answer of an index
+    warm: Mapping[str, Any] | None = field(default=None, hash=False)  # a daemon warming a workspace calls it so
 
 
-INDEX = Operation("index", "zgrep.index.run:run_index", c.IndexArgs, c.IndexReport, Scope.WORKSPACE,
-                  read_only=False, progress=True)
-SEARCH = Operation("search", "zgrep.search.run:run_search", c.SearchArgs, c.SearchResult, Scope.WORKSPACE,
-                   read_only=True, progress=True)
-STATUS = Operation("status", "zgrep.index.status:run_status", c.NoArgs, c.Status, Scope.WORKSPACE, read_only=True)
-CALLERS = Operation("callers", "zgrep.relations.query:run_callers", c.CallersArgs, c.CallersResult,
-                    Scope.RELATIONS, read_only=True)
-TRACE = Operation("trace", "zgrep.relations.query:run_trace", c.TraceArgs, c.TraceResult, Scope.RELATIONS,
-                  read_only=True)
-IMPACT = Operation("impact", "zgrep.relations.impact:run_impact", c.ImpactArgs, c.ImpactResult, Scope.RELATIONS,
-                   read_only=True)
+def _index_job(args: Mapping[str, Any]) -> Job | None:
+    """An index request's work for the job runner; a dry run writes nothing and is answered at once (None)."""
+    if args.get("dry_run"):
+        return None
+    paths = args.get("paths")
+    return Job(bool(args.get("full")), None if paths is None else frozenset(paths))
+
+
+def _whole_or_paths(args: Mapping[str, Any]) -> str | None:
+    return "--full rebuilds everything; it cannot be combined with paths" if args.get("full") and args.get("paths") \
+        else None
+
+
+def _background_refresh(args: Mapping[str, Any]) -> str | None:
+    return "--refresh background needs the daemon: zg server on" if args.get("refresh") == "background" else None
+
+
+MCP, HTTP = "mcp", "http"
+EDGES = ("Edge kinds: call, reference, import, annotation, decorator, inherit, or all (a list, or one "
+         "comma-separated string).")
+SOURCE_FILE = Param("source_file", "source_file", "Only the definition in this file.")
+DEFINITION = "A definition: name, Scope.name, or PATH:name."
+
+INDEX = Operation(
+    "index", "zgrep.index.run:run_index", c.IndexArgs, c.IndexReport, Scope.WORKSPACE, read_only=False, progress=True,
+    frontends=frozenset({MCP}), mode_leads=False, refuse=_whole_or_paths, job=_index_job,
+    params=(Param("paths", "paths", "Workspace-relative path(s) to refresh (default: all)."),
+            Param("full", "full", "Rebuild everything from scratch (slow; rarely needed).", default=False)),
+    about="""Bring the index up to date with the working tree (only changed files are re-read), or just `paths`.
+Search refreshes by itself, so call this after large edits or when `status` reports a problem.
+Sends progress notifications (files done of files to index). Returns the `zg index --json` report.""")
+SEARCH = Operation(
+    "search", "zgrep.search.run:run_search", c.SearchArgs, c.SearchResult, Scope.WORKSPACE, read_only=True,
+    progress=True, frontends=frozenset({MCP, HTTP}), autostart=True, daemon_only=_background_refresh, refreshes=True,
+    settles=True, warm={"queries": ["warm_up the search index"], "refresh": "off"},  # every route, as a real search
+    params=(Param("queries", "query", "What the code does, in plain words, or an identifier.", one=True, http=None),
+            Param("queries", "queries", "Several queries at once; results come grouped.", listed=True, http="q"),
+            Param("limit", "limit", "Hits per query (default 10).", low=1, high=100),
+            Param("globs", "glob", "Path glob(s) to include; '!GLOB' excludes."),
+            Param("types", "type", "ripgrep file type(s): py, js, ts, go, rust, ..."),
+            Param("symbol_types", "symbol_type", "Only chunks defining this kind of symbol (one or several)."),
+            Param("paths", "path", "Only under this workspace-relative directory or file."),
+            Param("search_mode", "mode_search", "hybrid (default), semantic (meaning only) or lexical (words).",
+                  default="hybrid"),
+            Param("min_score", "min_score", "Drop hits scoring below this.", low=0, high=1),
+            Param("preview", "preview", "Code shown per hit.", default="short"),
+            Param("iglobs", "iglob", "Like glob, case-insensitive.", mcp=False),
+            Param("types_not", "type_not", "File type(s) to exclude.", mcp=False),
+            Param("min_score_diff", "min_score_diff", "Drop hits more than this below the best hit.", mcp=False),
+            Param("modified_after", "modified_after", "Only files modified after this epoch time.", mcp=False),
+            Param("modified_before", "modified_before", "Only files modified before this epoch time.", mcp=False)),
+    about="""Search the workspace's code by meaning and keyword. Give `query` (one description such as "where
+are failed requests retried with backoff", or an identifier such as `SessionStore`) or `queries` (several
+at once). Each hit has `path`, `start_line`, `end_line` (1-based, inclusive), `score`, `symbol`,
+`symbol_kind`, `language`, `matched_by`, a `preview`, and an `id` for `read_hit`. Narrow with `glob`,
+`type`, `symbol_type` or `path` rather than by reading more hits. No hits is not an error.""")
+STATUS = Operation(
+    "status", "zgrep.index.status:run_status", c.NoArgs, c.Status, Scope.WORKSPACE, read_only=True,
+    frontends=frozenset({MCP, HTTP}), present="zgrep.status:workspace_status",
+    about="""What is indexed (files, chunks, languages, model, Milvus URI, last index time), whether it is fresh
+against the working tree and HEAD, and the daemon's and git hooks' state: `zg status --json`.""")
+CALLERS = Operation(
+    "callers", "zgrep.relations.query:run_callers", c.CallersArgs, c.CallersResult, Scope.RELATIONS, read_only=True,
+    frontends=frozenset({MCP, HTTP}),
+    params=(Param("symbol", "symbol", DEFINITION, required=True), SOURCE_FILE,
+            Param("limit", "limit", "At most this many callers.", low=1), Param("edges", "edges", EDGES)),
+    about="""Who references a definition: its `definitions` and the `callers` (path, line, enclosing symbol, edge
+kinds, whether the reference resolved through imports). Use before changing a function's signature.
+`edges` narrows the kinds of use (default: all).""")
+TRACE = Operation(
+    "trace", "zgrep.relations.query:run_trace", c.TraceArgs, c.TraceResult, Scope.RELATIONS, read_only=True,
+    frontends=frozenset({MCP, HTTP}),
+    params=(Param("entry", "entry", DEFINITION, required=True),
+            Param("direction", "direction", "backward: who calls it; forward: what it calls.", default="backward"),
+            Param("depth", "depth", "Levels to follow.", default=3, low=1, high=10), SOURCE_FILE,
+            Param("edges", "edges", EDGES)),
+    about="""The call tree from a definition, `depth` levels backward (callers) or forward (callees); nodes say
+when a reference is unresolved, a cycle, or expanded elsewhere. `edges` follows other kinds of use than
+calls.""")
+IMPACT = Operation(
+    "impact", "zgrep.relations.impact:run_impact", c.ImpactArgs, c.ImpactResult, Scope.RELATIONS, read_only=True,
+    frontends=frozenset({MCP, HTTP}), expand="zgrep.relations.changes:with_staged_targets",
+    params=(Param("targets", "targets", "What changes: PATH, PATH:SYMBOL or PATH:START-END (one or several)."),
+            Param("staged", "staged", "Also every definition the staged change touches.", default=False),
+            Param("depth", "depth", "Levels of callers to follow.", default=3, low=1, high=10),
+            Param("edges", "edges", EDGES)),
+    about="""What reaches changed definitions: the definitions and files to re-check after changing `targets` (or
+the staged change), tests listed apart, `total` counting them. Call before a refactor to know what to
+re-read and which tests to run. `edges` defaults to every kind but annotation.""")
 PING = Operation("ping", "zgrep.server.daemon:ping", c.NoArgs, c.Pong, Scope.DAEMON, read_only=True)
 SERVER_STATUS = Operation("server_status", "zgrep.server.daemon:server_status", c.NoArgs, c.ServerStatus,
                           Scope.DAEMON, read_only=True)
 SHUTDOWN = Operation("shutdown", "zgrep.server.daemon:shutdown", c.NoArgs, c.Stopping, Scope.DAEMON,
                      read_only=False)
 
-OPERATIONS: dict[str, Operation] = {op.name: op for op in (INDEX, SEARCH, STATUS, CALLERS, TRACE, PING,
-                                                           SERVER_STATUS, SHUTDOWN, IMPACT)}
+OPERATIONS: dict[str, Operation] = {op.name: op for op in (SEARCH, INDEX, STATUS, CALLERS, TRACE, IMPACT, PING,
+                                                           SERVER_STATUS, SHUTDOWN)}
 
 
 def operation(name: str) -> Operation:
@@ -111,8 +239,19 @@ def operation(name: str) -> Operation:
         raise ZgError(ErrorCode.UNKNOWN_OP, f"unknown op {name!r}") from None
 
 
+def job_operation() -> Operation:
+    """The op the daemon's job runner runs (for index requests, refreshes before a read and the watcher's edits)."""
+    return next(op for op in OPERATIONS.values() if op.job is not None)
+
+
 @cache
 def handler(op: Operation) -> Callable[..., Any]:
     """The function serving `op`, imported on first use."""
-    module, _, function = op.handler.partition(":")
-    return getattr(importlib.import_module(module), function)
+    return resolve(op.handler)
+
+
+def resolve(target: str) -> Callable[..., Any]:
+    """The function a "module:function" string names, imported now."""
+    module, _, function = target.partition(":")
+    found: Callable[..., Any] = getattr(importlib.import_module(module), function)
+    return found

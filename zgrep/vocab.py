@@ -19,6 +19,8 @@ Preview = Literal["none", "short", "full"]
 """How much code a hit shows."""
 Refresh = Literal["wait", "off", "background"]
 """Whether a search updates the index first, not at all, or after answering (daemon only)."""
+Direction = Literal["backward", "forward"]
+"""Which way `zg trace` follows uses: to the callers, or to the callees."""
 
 MODES: tuple[Mode, ...] = get_args(Mode)
 SYMBOL_KINDS: tuple[SymbolKind, ...] = get_args(SymbolKind)
@@ -26,3 +28,4 @@ HIT_KINDS: tuple[HitKind, ...] = get_args(HitKind)
 SEARCH_MODES: tuple[SearchMode, ...] = get_args(SearchMode)
 PREVIEWS: tuple[Preview, ...] = get_args(Preview)
 REFRESHES: tuple[Refresh, ...] = get_args(Refresh)
+DIRECTIONS: tuple[Direction, ...] = get_args(Direction)

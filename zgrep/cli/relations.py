@@ -14,6 +14,7 @@ from zgrep.cli import output
 from zgrep.cli.main import common_options, config_flags, fail, resolve, run
 from zgrep.config import Config
 from zgrep.service import CALLERS, IMPACT, TRACE, Operation
+from zgrep.vocab import DIRECTIONS
 
 ROOT_HELP = "Workspace root (default: the git top level of the cwd)."
 EDGES_HELP = "Edge kinds, comma-separated: call, reference, import, annotation, decorator, inherit, or all"
@@ -63,7 +64,7 @@ def callers(symbol: str, source_file: str | None, limit: int | None, edges: str 
 
 @click.command()
 @click.argument("entry")
-@click.option("--direction", type=click.Choice(["backward", "forward"]), default="backward", show_default=True,
+@click.option("--direction", type=click.Choice(DIRECTIONS), default="backward", show_default=True,
               help="backward: who calls ENTRY; forward: what ENTRY calls.")
 @click.option("--depth", type=click.IntRange(1, 10), default=3, show_default=True, help="Levels to follow.")
 @click.option("--source-file", default=None, help="Only the definition in this workspace-relative file.")

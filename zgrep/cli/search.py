@@ -104,8 +104,8 @@ def scope_paths(root: Path, cwd: Path, given: list[str], whole: bool) -> list[st
 @click.option("--min-score-diff", type=float, default=None, help="Drop hits more than this below the best hit.")
 @click.option("--preview", type=click.Choice(PREVIEWS), default=None,
               help="Preview of each hit [default: short; full with --format markdown].")
-@click.option("-A", "--after-context", "after", type=click.IntRange(0), default=None, help="Show NUM file lines after each preview.")
-@click.option("-B", "--before-context", "before", type=click.IntRange(0), default=None, help="Show NUM file lines before each preview.")
+@click.option("-A", "--after-context", "context_after", type=click.IntRange(0), default=None, help="Show NUM file lines after each preview.")
+@click.option("-B", "--before-context", "context_before", type=click.IntRange(0), default=None, help="Show NUM file lines before each preview.")
 @click.option("-C", "--context", "around", type=click.IntRange(0), default=None, help="Show NUM lines before and after.")
 @click.option("-l", "--files-with-matches", "files_only", is_flag=True, help="Print only the paths of files with hits.")
 @click.option("-c", "--count", "count", is_flag=True, help="Print each file with hits and its number of hits.")
@@ -130,7 +130,7 @@ def search(ctx: click.Context, words: tuple[str, ...], extra: tuple[str, ...], l
            globs: tuple[str, ...], iglobs: tuple[str, ...], types: tuple[str, ...], types_not: tuple[str, ...],
            type_list: bool, symbol_types: tuple[str, ...], paths: tuple[str, ...], workspace: bool,
            modified_after: float | None, modified_before: float | None, min_score: float | None,
-           min_score_diff: float | None, preview: str | None, after: int | None, before: int | None,
+           min_score_diff: float | None, preview: str | None, context_after: int | None, context_before: int | None,
            around: int | None, files_only: bool, count: bool, search_mode: str, refresh: str | None,
            no_index: bool, yes: bool, root_dir: str | None, fmt: str | None, as_json: bool, as_jsonl: bool,
            as_md: bool, color: str, mode: str | None, model: str | None, milvus_uri: str | None) -> None:
@@ -149,8 +149,8 @@ def search(ctx: click.Context, words: tuple[str, ...], extra: tuple[str, ...], l
         "iglobs": list(iglobs), "types": list(types), "types_not": list(types_not), "symbol_types": list(symbol_types),
         "paths": scoped, "min_score": min_score, "min_score_diff": min_score_diff,
         "preview": preview or ("full" if fmt == "markdown" else "short"),
-        "context_before": before if before is not None else around or 0,
-        "context_after": after if after is not None else around or 0,
+        "context_before": context_before if context_before is not None else around or 0,
+        "context_after": context_after if context_after is not None else around or 0,
         "search_mode": search_mode, "refresh": refresh, "no_index": no_index, "yes": yes,
         "modified_after": modified_after, "modified_before": modified_before,
         "config": config_flags(model, milvus_uri),

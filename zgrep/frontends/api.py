@@ -1,23 +1,27 @@
 """What the MCP server and the HTTP API may ask of one workspace, each answer the CLI's `--json` document.
 
-Operations go through `server.client.call` (the daemon when it answers, in-process otherwise), slices
+Operations go through `server.client.call` (the daemon when it answers, in-process otherwise), each a
+method built from its row in `zgrep.service`'s table (what MCP's tools and HTTP's routes call too); slices
 through `zg read`'s reader, decision records through the ADR library `zg adr` uses: no feature is
 implemented twice. Failures raise FrontendError carrying the CLI's one-line message.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 import posixpath
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, get_type_hints
 
 from zgrep import telemetry
 from zgrep.cli.output import with_mode
 from zgrep.cli.read import ReadRefused, file_slice
 from zgrep.config import Config, ConfigError
+from zgrep.server import protocol
 from zgrep.server.client import ClientError
-from zgrep.service import IMPACT, INDEX, SEARCH, STATUS, ErrorCode, Operation, Scope, ZgError
+from zgrep.service import OPERATIONS, SEARCH, ErrorCode, Operation, Scope, ZgError, resolve
 from zgrep.progress import Progress
 
 READ_TEXT_MAX_BYTES = 256 * 1024
@@ -39,6 +43,65 @@ def as_list(value: str | Sequence[str] | None) -> list[str]:
     return [value] if isinstance(value, str) else list(value)
 
 
+def kinds(op: Operation) -> dict[str, frozenset[type]]:
+    """The JSON kinds of each of `op`'s contract arguments besides null (`protocol.kinds`)."""
+    return {name: protocol.kinds(kind) for name, kind in get_type_hints(op.args).items()}
+
+
+def _value(kind: frozenset[type], value: Any) -> Any:
+    """A front end's value as the contract takes it: a list argument given one value or several is a list,
+    None when it is empty (one that also takes a string, as `edges` does, as given)."""
+    return (as_list(value) or None) if kind == {list} else value
+
+
+def arguments(op: Operation, given: dict[str, Any]) -> dict[str, Any]:
+    """`op`'s contract arguments from the values of its front-end parameters by `Param.name` (MCP's tool
+    arguments, HTTP's query parameters): an absent one takes its default; list values sharing a key (MCP's
+    `query` and `queries`) join in table order."""
+    kind = kinds(op)
+    args: dict[str, Any] = {}
+    for param in op.params:
+        value = given.get(param.name, param.default)
+        if param.one and not value:
+            value = None
+        if value is None and param.key in args:
+            continue
+        if kind[param.key] == {list} and param.key in args:
+            value = (args[param.key] or []) + as_list(value)
+        args[param.key] = _value(kind[param.key], value)
+    return args
+
+
+def signature(op: Operation) -> inspect.Signature:
+    """The `Workspace` method of `op`: its contract's arguments in table order, each with its first default
+    (and `on_progress` for an op that reports progress)."""
+    params = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY)]
+    for param in op.params:
+        if param.key not in {p.name for p in params}:
+            params.append(inspect.Parameter(param.key, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=param.default))
+    if op.progress:
+        params.append(inspect.Parameter("on_progress", inspect.Parameter.KEYWORD_ONLY, default=None))
+    return inspect.Signature(params)
+
+
+@functools.cache
+def _method(op: Operation) -> Callable[..., dict[str, Any]]:
+    shape, kind = signature(op), kinds(op)
+
+    def method(self: Workspace, *given: Any, **named: Any) -> dict[str, Any]:
+        bound = shape.bind(self, *given, **named)
+        bound.apply_defaults()
+        values = dict(bound.arguments)
+        del values["self"]
+        progress = values.pop("on_progress", None)
+        return self.run(op, {key: _value(kind[key], value) for key, value in values.items()}, progress)
+
+    method.__name__ = method.__qualname__ = op.name
+    method.__doc__ = op.about
+    method.__signature__ = shape  # type: ignore[attr-defined]
+    return method
+
+
 class Workspace:
     """One workspace as a front end sees it; `frontend` names it in telemetry ("mcp", "http")."""
 
@@ -56,49 +119,35 @@ class Workspace:
                                                    self.frontend, on_progress)
         except ClientError as exc:
             raise FrontendError(exc.code, f"zg: {exc}") from None
-        return with_mode(result, used, lead=op is not INDEX)
+        return with_mode(result, used, lead=op.mode_leads)
 
-    def search(self, queries: list[str], limit: int | None = None, globs: str | Sequence[str] | None = None,
-               types: str | Sequence[str] | None = None, symbol_types: str | Sequence[str] | None = None,
-               paths: str | Sequence[str] | None = None, search_mode: str = "hybrid", min_score: float | None = None,
-               preview: str = "short", *, iglobs: Sequence[str] = (), types_not: Sequence[str] = (),
-               min_score_diff: float | None = None, modified_after: float | None = None,
-               modified_before: float | None = None) -> dict[str, Any]:
-        """`zg search --json` for these queries and filters (the CLI's flags by their argument names)."""
-        args = {"queries": queries, "limit": limit, "globs": as_list(globs), "iglobs": list(iglobs),
-                "types": as_list(types), "types_not": list(types_not), "symbol_types": as_list(symbol_types),
-                "paths": as_list(paths), "min_score": min_score, "min_score_diff": min_score_diff, "preview": preview,
-                "search_mode": search_mode, "refresh": None, "no_index": False, "modified_after": modified_after,
-                "modified_before": modified_before}
-        return self.call(SEARCH, args)
+    def run(self, op: Operation, args: dict[str, Any], on_progress: Progress | None = None) -> dict[str, Any]:
+        """`op` as a front end serves it, `args` named as its contract names them: refused, expanded (`impact`
+        with `staged` adds the staged hunks' targets, as `zg impact --staged` does) and presented (`status`
+        adds the daemon's and the hooks' state) as its row says."""
+        if op.refuse is not None and (why := op.refuse(args)):
+            raise _bad(why)
+        if op.expand is not None:
+            try:
+                args = resolve(op.expand)(self.root, args)
+            except ZgError as exc:
+                raise FrontendError(exc.code, f"zg: {exc}") from None
+        result = self.call(op, args, on_progress)
+        return resolve(op.present)(self.root, result) if op.present is not None else result
 
-    def status(self) -> dict[str, Any]:
-        """`zg status --json`: the index, the daemon and the hooks."""
-        from zgrep.status import workspace_status
-
-        return workspace_status(self.root, self.call(STATUS, {}))
-
-    def index(self, paths: list[str] | None = None, full: bool = False,
-              on_progress: Progress | None = None) -> dict[str, Any]:
-        """`zg index --json` (of `paths` only, when given)."""
-        if full and paths:
-            raise _bad("--full rebuilds everything; it cannot be combined with paths")
-        return self.call(INDEX, {"full": full, "dry_run": False, "paths": paths or None}, on_progress)
+    def __getattr__(self, name: str) -> Callable[..., dict[str, Any]]:
+        """`search`, `index`, `status`, `callers`, `trace`, `impact`: each op a front end serves, its arguments
+        those of its table row by their contract names (`Workspace.search(queries, limit, globs, ...)`)."""
+        op = OPERATIONS.get(name)
+        if op is None or not op.frontends or name.startswith("_"):
+            raise AttributeError(name)
+        return functools.partial(_method(op), self)
 
     def relations(self, op: Operation, args: dict[str, Any]) -> dict[str, Any]:
-        """A relations op (`zg callers`, `trace`, `impact` `--json`) with `args` named as its contract names them;
-        `impact` with `staged` adds the staged hunks' targets, as `zg impact --staged` does."""
+        """A relations op (`zg callers`, `trace`, `impact` `--json`) with `args` named as its contract names them."""
         if op.scope is not Scope.RELATIONS:
             raise _bad(f"{op.name} is not a relations operation")
-        if op is IMPACT and args.get("staged"):
-            from zgrep.git import GitError
-            from zgrep.relations.changes import staged_targets
-
-            try:
-                args = {**args, "targets": list(args.get("targets") or []) + staged_targets(self.root)}
-            except GitError as exc:
-                raise _bad(f"--staged needs a git repository: {exc}") from None
-        return self.call(op, args)
+        return self.run(op, args)
 
     # --- files ---------------------------------------------------------------------------------------
 

@@ -1,8 +1,9 @@
 """`zg serve`: a local HTTP JSON API over `frontends.api.Workspace` (standard library server).
 
-GET /search?q=..., /read?path=&start=&end=, /status, /callers?symbol=, /trace?entry=, /impact?targets=,
-/adr/constraints?path=, /adr/search?q=, /adr/check: each answers the JSON the CLI's `--json` prints (the relations
-ops at /OP, their arguments read by their contract); any other method is a JSON 405. Loopback binds answer only
+GET /search?q=..., /status, /callers?symbol=, /trace?entry=, /impact?targets= (each op the table serves on HTTP
+at /OP, its query parameters its row's, read as its contract types them), /read?path=&start=&end=,
+/adr/constraints?path=, /adr/search?q=, /adr/check: each answers the JSON the CLI's `--json` prints; any other
+method is a JSON 405. Loopback binds answer only
 requests addressed to a loopback name (no DNS rebinding); other binds demand `Authorization: Bearer TOKEN`.
 Requests from a web page of another site (an `Origin` that is not loopback, `Sec-Fetch-Site: cross-site`)
 are refused, a request carries at most MAX_QUERIES queries, and a connection idle for IDLE_TIMEOUT_S is closed.
@@ -15,14 +16,12 @@ import hmac
 import json
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import UnionType
-from typing import Any, get_args, get_origin, get_type_hints
+from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from zgrep.frontends.api import FrontendError, Workspace
+from zgrep.frontends.api import FrontendError, Workspace, arguments, kinds
 from zgrep.server.runtime import is_loopback
-from zgrep.contracts import CommonArgs
-from zgrep.service import OPERATIONS, ErrorCode, Operation, Scope
+from zgrep.service import HTTP, OPERATIONS, ErrorCode, Operation, Param
 
 MAX_QUERIES = 20  # q= per request (400 took 5.9 s)
 MAX_FIELDS = 500  # query parameters per request
@@ -72,39 +71,38 @@ def _flag(q: Query, name: str) -> bool | None:
     return BOOLEANS[text.lower()]
 
 
+def _value(q: Query, param: Param, kind: frozenset[type]) -> Any:
+    """A query parameter's value as its contract types it: repeated for a list, true/false, a number, text."""
+    name = param.http or param.name
+    if list in kind:
+        return q[name]
+    if bool in kind:
+        return _flag(q, name)
+    if int in kind or float in kind:
+        return _number(q, name, int if int in kind else float)
+    return _one(q, name) or param.default
+
+
 def op_args(op: Operation, q: Query) -> dict[str, Any]:
-    """`op`'s arguments from query parameters named as its contract (`contracts`) names them, each read as the
-    contract types it: repeated for a list, a number, true/false; what every request carries is not settable."""
-    args: dict[str, Any] = {}
-    for name, kind in get_type_hints(op.args).items():
-        if name in CommonArgs.__annotations__ or name not in q:
-            continue
-        kinds = {get_origin(k) or k for k in (get_args(kind) if isinstance(kind, UnionType) else (kind,))}
-        args[name] = (q[name] if list in kinds else _flag(q, name) if bool in kinds
-                      else _number(q, name, int) if int in kinds else _one(q, name))
-    return args
+    """`op`'s arguments from the query parameters its row offers on HTTP (`Param.http`, else its name), each
+    read as its contract types it; at most MAX_QUERIES queries."""
+    kind = kinds(op)
+    offered = [p for p in op.params if p.http is not None]
+    for param in offered:
+        name = param.http or param.name
+        if param.key == "queries" and len(q.get(name, [])) > MAX_QUERIES:
+            raise Refused(400, ErrorCode.BAD_REQUEST,
+                          f"zg: at most {MAX_QUERIES} queries ({name}=) per request; got {len(q[name])}")
+    return arguments(op, {p.name: _value(q, p, kind[p.key]) for p in offered if (p.http or p.name) in q})
 
 
 def routes(ws: Workspace) -> dict[str, Callable[[Query], dict[str, Any]]]:
-    """Path -> handler of its query parameters (the CLI's flag names, `q` for the query); the relations ops
-    each answer at /OP with their contract's arguments."""
-
-    def search(q: Query) -> dict[str, Any]:
-        if len(q.get("q", [])) > MAX_QUERIES:
-            raise Refused(400, ErrorCode.BAD_REQUEST, f"zg: at most {MAX_QUERIES} queries (q=) per request; got {len(q['q'])}")
-        return ws.search(q.get("q", []), _number(q, "limit", int), q.get("glob"), q.get("type"), q.get("symbol_type"),
-                         q.get("path"), _one(q, "mode_search", "hybrid") or "hybrid", _number(q, "min_score", float),
-                         _one(q, "preview", "short") or "short", iglobs=q.get("iglob", []),
-                         types_not=q.get("type_not", []), min_score_diff=_number(q, "min_score_diff", float),
-                         modified_after=_number(q, "modified_after", float),
-                         modified_before=_number(q, "modified_before", float))
-
+    """Path -> handler of its query parameters: each op its row serves on HTTP at /OP, then `zg read`'s
+    slices and the ADR library."""
     return {
-        "/search": search,
+        **{f"/{op.name}": functools.partial(lambda op, q: ws.run(op, op_args(op, q)), op)
+           for op in OPERATIONS.values() if HTTP in op.frontends},
         "/read": lambda q: ws.read(_required(q, "path"), _number(q, "start", int), _number(q, "end", int)),
-        "/status": lambda q: ws.status(),
-        **{f"/{op.name}": functools.partial(lambda op, q: ws.relations(op, op_args(op, q)), op)
-           for op in OPERATIONS.values() if op.scope is Scope.RELATIONS},
         "/adr/constraints": lambda q: ws.adr_constraints(q.get("path")),
         "/adr/search": lambda q: ws.adr_search(_required(q, "q"), _number(q, "limit", int) or 10),
         "/adr/check": lambda q: ws.adr_check(q.get("path")),

@@ -1,6 +1,7 @@
 """`zg mcp`: a stdio MCP server (the official SDK) whose tools are the workspace's operations.
 
-Each tool is one call of `frontends.api.Workspace`; a failure is an MCP tool error carrying the line
+The table's ops (`zgrep.service`) each give a tool: its arguments, their types, descriptions and bounds from
+the op's row and contract. Each tool is one call of `frontends.api.Workspace`; a failure is an MCP tool error carrying the line
 `zg` prints. Hits carry a short `id` (the clip store) that `read_hit` turns back into the code.
 """
 
@@ -9,8 +10,10 @@ from __future__ import annotations
 import functools
 import inspect
 import json
+import operator
 from collections.abc import Callable
-from typing import Annotated, Any, Literal
+from types import UnionType
+from typing import Annotated, Any, Union, get_args, get_origin, get_type_hints
 
 import anyio
 import anyio.from_thread
@@ -21,9 +24,9 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from zgrep import __version__
-from zgrep.frontends.api import FrontendError, Workspace, as_list
+from zgrep.frontends.api import FrontendError, Workspace, arguments, as_list
 from zgrep.frontends.clips import ClipStore
-from zgrep.service import CALLERS, IMPACT, TRACE, ErrorCode
+from zgrep.service import MCP, OPERATIONS, ErrorCode, Operation, Param
 
 INSTRUCTIONS = """\
 zgrep searches this workspace's code by meaning and by keyword (hybrid dense + BM25, reranked).
@@ -79,13 +82,39 @@ def _refused(line: str) -> FrontendError:
     return FrontendError(ErrorCode.BAD_REQUEST, line)
 
 
-SymbolKind = Literal["module", "class", "interface", "function", "value", "alias"]
-EdgeKinds = Annotated[Many, Field(description="Edge kinds: call, reference, import, annotation, decorator, inherit, "
-                                              "or all (a list, or one comma-separated string).")]
+def _annotation(op: Operation, param: Param) -> Any:
+    """The MCP argument's type: the contract's, a list argument taking one value or several (`Param.one`: one,
+    `listed`: a list), None admitted unless it has a default, with the row's description and bounds."""
+    hint = get_type_hints(op.args)[param.key]
+    members = [m for m in (get_args(hint) if get_origin(hint) in (Union, UnionType) else (hint,)) if m is not type(None)]
+    item: Any = next((get_args(m)[0] for m in members if get_origin(m) is list), None)
+    if item is None:
+        kind = functools.reduce(operator.or_, members)
+    else:
+        listed = list.__class_getitem__(item)  # list[item], of a type known at run time
+        kind = item if param.one else listed if param.listed else item | listed
+    if not param.required and param.default is None:
+        kind = kind | None
+    bounds: dict[str, Any] = {name: value for name, value in (("ge", param.low), ("le", param.high)) if value is not None}
+    return Annotated[kind, Field(description=param.help, **bounds)]
+
+
+def tool_signature(op: Operation) -> inspect.Signature:
+    """The MCP tool of `op`: its row's MCP arguments (and the request's Context for a write op, which reports
+    progress)."""
+    params = [inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Context)] \
+        if not op.read_only else []
+    for param in op.params:
+        if param.mcp:
+            default = inspect.Parameter.empty if param.required else param.default
+            params.append(inspect.Parameter(param.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=default,
+                                            annotation=_annotation(op, param)))
+    return inspect.Signature(params, return_annotation=dict[str, Any])
 
 
 def build_server(ws: Workspace, clips: ClipStore | None = None) -> MCPServer:
-    """The MCP server for workspace `ws`, its hit ids kept in `clips`."""
+    """The MCP server for workspace `ws`, its hit ids kept in `clips`: a tool per op the table serves on MCP,
+    then `read`, `read_hit` and the ADR tools."""
     clips = clips if clips is not None else ClipStore()
     server = MCPServer("zgrep", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
 
@@ -101,33 +130,43 @@ def build_server(ws: Workspace, clips: ClipStore | None = None) -> MCPServer:
     def tag(hits: list[dict[str, Any]]) -> list[dict[str, Any]]:
         return [{"id": clips.add(h["path"], h["start_line"], h["end_line"]), **h} for h in hits]
 
-    @tool(READ_ONLY)
-    def search(
-        query: Annotated[str | None, Field(description="What the code does, in plain words, or an identifier.")] = None,
-        queries: Annotated[list[str] | None, Field(description="Several queries at once; results come grouped.")] = None,
-        limit: Annotated[int | None, Field(ge=1, le=100, description="Hits per query (default 10).")] = None,
-        glob: Annotated[Many, Field(description="Path glob(s) to include; '!GLOB' excludes.")] = None,
-        type: Annotated[Many, Field(description="ripgrep file type(s): py, js, ts, go, rust, ...")] = None,
-        symbol_type: Annotated[SymbolKind | list[SymbolKind] | None,
-                               Field(description="Only chunks defining this kind of symbol (one or several).")] = None,
-        path: Annotated[str | None, Field(description="Only under this workspace-relative directory or file.")] = None,
-        mode_search: Annotated[Literal["hybrid", "semantic", "lexical"],
-                               Field(description="hybrid (default), semantic (meaning only) or lexical (words).")] = "hybrid",
-        min_score: Annotated[float | None, Field(ge=0, le=1, description="Drop hits scoring below this.")] = None,
-        preview: Annotated[Literal["none", "short", "full"], Field(description="Code shown per hit.")] = "short",
-    ) -> dict[str, Any]:
-        """Search the workspace's code by meaning and keyword. Give `query` (one description such as "where
-        are failed requests retried with backoff", or an identifier such as `SessionStore`) or `queries` (several
-        at once). Each hit has `path`, `start_line`, `end_line` (1-based, inclusive), `score`, `symbol`,
-        `symbol_kind`, `language`, `matched_by`, a `preview`, and an `id` for `read_hit`. Narrow with `glob`,
-        `type`, `symbol_type` or `path` rather than by reading more hits. No hits is not an error."""
-        result = ws.search(([query] if query else []) + list(queries or []), limit, glob, type, symbol_type, path,
-                           mode_search, min_score, preview)
+    def tagged(result: dict[str, Any]) -> dict[str, Any]:
+        """Search hits each with an `id` for `read_hit`."""
         if "groups" in result:
             result["groups"] = [{**g, "hits": tag(g["hits"])} for g in result["groups"]]
-        else:
+        elif "hits" in result:
             result["hits"] = tag(result["hits"])
         return result
+
+    def op_tool(op: Operation) -> Callable[..., Any]:
+        """`op` as a tool: a read answers at once; a write runs on a worker thread and sends its progress (files
+        done of files to index) as MCP progress notifications."""
+        if op.read_only:
+            def read(**given: Any) -> dict[str, Any]:
+                return tagged(ws.run(op, arguments(op, given)))
+
+            fn: Callable[..., Any] = read
+        else:
+            async def write(ctx: Context, **given: Any) -> dict[str, Any]:
+                def report(event: dict[str, Any]) -> None:
+                    message = (f"{event.get('files_done', 0)}/{event.get('files_total', 0)} files, "
+                               f"{event.get('chunks_done', 0)} chunks")
+                    anyio.from_thread.run(ctx.report_progress, event.get("files_done", 0), event.get("files_total"),
+                                          message)
+
+                return await anyio.to_thread.run_sync(functools.partial(ws.run, op, arguments(op, given), report))
+
+            fn = write
+        shape = tool_signature(op)
+        fn.__name__ = fn.__qualname__ = op.name
+        fn.__doc__ = op.about
+        fn.__signature__ = shape  # type: ignore[attr-defined]
+        fn.__annotations__ = {**{p.name: p.annotation for p in shape.parameters.values()}, "return": dict[str, Any]}
+        return fn
+
+    for op in OPERATIONS.values():
+        if MCP in op.frontends:
+            tool(READ_ONLY if op.read_only else WRITES_INDEX)(op_tool(op))
 
     @tool(READ_ONLY)
     def read(
@@ -165,67 +204,6 @@ def build_server(ws: Workspace, clips: ClipStore | None = None) -> MCPServer:
         if all("error" in clip for clip in out):
             raise _refused("; ".join(clip["error"] for clip in out))
         return {"clips": out}
-
-    @tool(READ_ONLY)
-    def status() -> dict[str, Any]:
-        """What is indexed (files, chunks, languages, model, Milvus URI, last index time), whether it is fresh
-        against the working tree and HEAD, and the daemon's and git hooks' state: `zg status --json`."""
-        return ws.status()
-
-    @tool(WRITES_INDEX)
-    async def index(
-        ctx: Context,
-        paths: Annotated[Many, Field(description="Workspace-relative path(s) to refresh (default: all).")] = None,
-        full: Annotated[bool, Field(description="Rebuild everything from scratch (slow; rarely needed).")] = False,
-    ) -> dict[str, Any]:
-        """Bring the index up to date with the working tree (only changed files are re-read), or just `paths`.
-        Search refreshes by itself, so call this after large edits or when `status` reports a problem.
-        Sends progress notifications (files done of files to index). Returns the `zg index --json` report."""
-        def report(event: dict[str, Any]) -> None:
-            message = f"{event.get('files_done', 0)}/{event.get('files_total', 0)} files, {event.get('chunks_done', 0)} chunks"
-            anyio.from_thread.run(ctx.report_progress, event.get("files_done", 0), event.get("files_total"), message)
-
-        return await anyio.to_thread.run_sync(functools.partial(ws.index, as_list(paths) or None, full, report))
-
-    @tool(READ_ONLY)
-    def callers(
-        symbol: Annotated[str, Field(description="A definition: name, Scope.name, or PATH:name.")],
-        source_file: Annotated[str | None, Field(description="Only the definition in this file.")] = None,
-        limit: Annotated[int | None, Field(ge=1, description="At most this many callers.")] = None,
-        edges: EdgeKinds = None,
-    ) -> dict[str, Any]:
-        """Who references a definition: its `definitions` and the `callers` (path, line, enclosing symbol, edge
-        kinds, whether the reference resolved through imports). Use before changing a function's signature.
-        `edges` narrows the kinds of use (default: all)."""
-        return ws.relations(CALLERS, {"symbol": symbol, "source_file": source_file, "limit": limit, "edges": edges})
-
-    @tool(READ_ONLY)
-    def trace(
-        entry: Annotated[str, Field(description="A definition: name, Scope.name, or PATH:name.")],
-        direction: Annotated[Literal["backward", "forward"],
-                             Field(description="backward: who calls it; forward: what it calls.")] = "backward",
-        depth: Annotated[int, Field(ge=1, le=10, description="Levels to follow.")] = 3,
-        source_file: Annotated[str | None, Field(description="Only the definition in this file.")] = None,
-        edges: EdgeKinds = None,
-    ) -> dict[str, Any]:
-        """The call tree from a definition, `depth` levels backward (callers) or forward (callees); nodes say
-        when a reference is unresolved, a cycle, or expanded elsewhere. `edges` follows other kinds of use than
-        calls."""
-        return ws.relations(TRACE, {"entry": entry, "direction": direction, "depth": depth,
-                                    "source_file": source_file, "edges": edges})
-
-    @tool(READ_ONLY)
-    def impact(
-        targets: Annotated[Many, Field(description="What changes: PATH, PATH:SYMBOL or PATH:START-END "
-                                                   "(one or several).")] = None,
-        staged: Annotated[bool, Field(description="Also every definition the staged change touches.")] = False,
-        depth: Annotated[int, Field(ge=1, le=10, description="Levels of callers to follow.")] = 3,
-        edges: EdgeKinds = None,
-    ) -> dict[str, Any]:
-        """What reaches changed definitions: the definitions and files to re-check after changing `targets` (or
-        the staged change), tests listed apart, `total` counting them. Call before a refactor to know what to
-        re-read and which tests to run. `edges` defaults to every kind but annotation."""
-        return ws.relations(IMPACT, {"targets": as_list(targets), "staged": staged, "depth": depth, "edges": edges})
 
     @tool(READ_ONLY)
     def adr_constraints(

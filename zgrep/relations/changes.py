@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from zgrep import git
+from zgrep.service import ErrorCode, ZgError
 
 
 def staged_targets(root: Path) -> list[str]:
@@ -18,3 +20,14 @@ def staged_targets(root: Path) -> list[str]:
         for start, count in staged.hunks:
             targets.append(f"{staged.path}:{max(start, 1)}-{max(start + count - 1, start, 1)}")
     return targets
+
+
+def with_staged_targets(root: Path, args: dict[str, Any]) -> dict[str, Any]:
+    """`impact`'s arguments from a front end: with `staged`, the staged hunks' targets added to `targets`
+    (`frontends.api` runs it, as `zg impact --staged` does); ZgError(BAD_REQUEST) outside a git repository."""
+    if not args.get("staged"):
+        return args
+    try:
+        return {**args, "targets": list(args.get("targets") or []) + staged_targets(root)}
+    except git.GitError as exc:
+        raise ZgError(ErrorCode.BAD_REQUEST, f"--staged needs a git repository: {exc}") from None

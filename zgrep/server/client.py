@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from zgrep.server import protocol, runtime, zmtp
-from zgrep.service import PING, SEARCH, SHUTDOWN, ErrorCode, ZgError, operation
+from zgrep.service import PING, SHUTDOWN, ErrorCode, ZgError, operation
 from zgrep.config import DEFAULTS, Config, ServerSection, env_name, in_ci
 from zgrep.locking import ENGINE_LOCK, lock_holder
 from zgrep.procfs import process_state
@@ -32,7 +32,6 @@ ASK_WAIT_S = 1.5  # for the daemon to acknowledge a shutdown request
 RETIRE_WAIT_S = 15.0  # for an autostarted daemon of another install to stop once asked
 NO_DAEMON = "no zgrep daemon is ready; start one with: zg server on"
 RESTART = "restart it: zg server off; zg server on"
-AUTOSTART_OPS = frozenset({SEARCH.name})  # what users repeat; index, status and the relations ops stay in-process
 
 
 class ClientError(ZgError):
@@ -212,13 +211,14 @@ def call_server(info: dict[str, Any], op: str, root: str, args: dict[str, Any],
 
 def call_direct(op: str, root: str, args: dict[str, Any], on_progress: Progress | None = None) -> dict[str, Any]:
     """Run `op` in this process with the same Engine the daemon uses."""
-    if op == SEARCH.name and args.get("refresh") == "background":
-        raise ClientError(ErrorCode.NEEDS_DAEMON, "--refresh background needs the daemon: zg server on")
+    served = operation(op)
+    if served.daemon_only is not None and (why := served.daemon_only(args)):
+        raise ClientError(ErrorCode.NEEDS_DAEMON, why)
     from zgrep.dispatch import run_direct  # the engine stack: loaded only in direct mode (thin client)
     from zgrep.progress import stderr_progress
 
     request = protocol.make_request(op, root, args)
-    response = run_direct(request, (on_progress or stderr_progress()) if operation(op).progress else None)
+    response = run_direct(request, (on_progress or stderr_progress()) if served.progress else None)
     if not response["ok"]:
         err = response["error"]
         raise ClientError(err["code"], err["message"])
@@ -322,8 +322,8 @@ def call(op: str, root: str, args: dict[str, Any], mode: str = "auto",
          probe_ms: int = ServerSection.probe_timeout_ms,
          on_progress: Progress | None = None, autostart: Autostart | None = None) -> tuple[dict[str, Any], str]:
     """Run `op` for workspace `root`; return (result, mode actually used). `on_progress` gets a progress
-    op's events (default: a stderr line when stderr is a terminal). `autostart`: in auto mode, an op of
-    AUTOSTART_OPS answered in-process because no daemon ran then starts one (after its store is closed).
+    op's events (default: a stderr line when stderr is a terminal). `autostart`: in auto mode, an op the
+    table marks `autostart` answered in-process because no daemon ran then starts one (after its store is closed).
     A daemon holding `root` is reached whatever runtime dir this environment names (runtime.following);
     one of another install is restarted when it was autostarted, else answered beside in direct mode."""
     if mode not in MODES:
@@ -360,7 +360,7 @@ def route(op: str, root: str, args: dict[str, Any], mode: str, probe_ms: int, on
         if mode == "server":
             raise ClientError(ErrorCode.NO_DAEMON, NO_DAEMON)
         answered = call_direct_checked(op, root, args, mode, on_progress)
-        if autostart is not None and op in AUTOSTART_OPS and answered[1] == "direct":
+        if autostart is not None and operation(op).autostart and answered[1] == "direct":
             start_daemon(autostart, root, args.get("config") or None)
         return answered
     try:

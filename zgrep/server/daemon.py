@@ -51,7 +51,7 @@ from zgrep.engine import Engine, load_embedder
 from zgrep.server import protocol, runtime
 from zgrep.server.client import env_config
 from zgrep.search.run import refuse_unasked_tree
-from zgrep.service import INDEX, SEARCH, ErrorCode, Scope
+from zgrep.service import ErrorCode, Job, Scope
 from zgrep.fsutil import atomic_write
 from zgrep.locking import ENGINE_LOCK, FileLock, lock_holder
 from zgrep.server.watcher import Watcher
@@ -68,7 +68,6 @@ SHUTDOWN_GRACE_S = 5.0  # for every running job together, once the daemon is ask
 STALL_S = 20.0  # a job that reported no progress this long is stuck: searches waiting on it are answered busy
 OPEN_WAIT_S = 30.0  # a request's longest wait for an index job opening the store (a big one loads for seconds)
 MAX_WAITERS = 64  # requests waiting on one workspace's jobs; more are answered busy
-WARM_SEARCH = {"queries": ["warm_up the search index"], "refresh": "off"}  # every route, as a real search
 
 
 class JobCancelled(ZgError):
@@ -83,18 +82,6 @@ class Waiter:
     reply: Callable[[dict[str, Any]], None]
     listener: list[bytes] | None = None  # its envelope, when it asked for progress events
     patient: bool = True  # an index request waits out a stuck job; a search is answered busy
-
-
-@dataclass
-class Work:
-    """Pending index work: a full rebuild, or an incremental pass over `paths` (None = all)."""
-
-    full: bool = False
-    paths: set[str] | None = None
-
-    def merge(self, other: Work) -> Work:
-        paths = None if self.paths is None or other.paths is None else self.paths | other.paths
-        return Work(self.full or other.full, paths)
 
 
 class EmbedderPool:
@@ -141,7 +128,7 @@ class Held:
         self.engine: Any = None
         self.lock = threading.Lock()  # guards engine creation and store opening
         self.cond = threading.Condition()
-        self.pending: Work | None = None
+        self.pending: Job | None = None
         self.requested = 0
         self.completed = 0
         self.running = False
@@ -227,12 +214,12 @@ class Held:
         """Watcher callback: queue an incremental refresh of `paths` (None = everything)."""
         if not self.closed:
             log.info("watcher: %s changed in %s", "files" if paths is None else f"{len(paths)} file(s)", self.root)
-            self.submit(Work(paths=None if paths is None else set(paths)))
+            self.submit(Job(paths=None if paths is None else frozenset(paths)))
 
     # ----- index jobs --------------------------------------------------------------------
-    def submit(self, work: Work, reply: Callable[[dict[str, Any]], None] | None = None,
+    def submit(self, work: Job, reply: Callable[[dict[str, Any]], None] | None = None,
                listener: list[bytes] | None = None, patient: bool = True) -> None:
-        """Queue index work (coalescing with what is pending); `reply` gets the response of the job that
+        """Queue index work (coalescing with what is pending: `Job.merge`); `reply` gets the response of the job that
         covers it (at once: busy, when MAX_WAITERS requests wait already)."""
         with self.cond:
             if reply is not None and len(self.waiters) >= MAX_WAITERS:
@@ -313,20 +300,20 @@ class Held:
             if result.get("changed") or result.get("deleted"):
                 self.settled = False
 
-    def _run_job(self, work: Work) -> dict[str, Any]:
+    def _run_job(self, work: Job) -> dict[str, Any]:
         """Run one index pass with the engine, unless the workspace's settings changed since it was built."""
         if self.stale():  # e.g. remote consent withdrawn: this engine must not embed another file
             return protocol.error(ErrorCode.CONFIG_CHANGED, f"the settings of {self.root} changed; run the command again")
         if not self.current():  # e.g. a watcher's event from a deleted tree: never write into its successor
             return protocol.error(ErrorCode.WORKSPACE, f"{self.root} was deleted or re-created; run the command again")
-        args = {"full": work.full, "paths": None if work.paths is None else sorted(work.paths)}
         try:
             engine = self.prepare(open_store=False, request=False)
             with self.lock:
                 self.after_predecessor()
                 self.open_store(create=True)
             self.start_watcher()
-            return serve(engine, protocol.make_request(INDEX.name, str(self.root), args), self._progress)
+            request = protocol.make_request(service.job_operation().name, str(self.root), work.args())
+            return serve(engine, request, self._progress)
         except Exception as exc:  # engine construction failures become the job's error reply
             return error_response(exc)
 
@@ -508,10 +495,12 @@ class Daemon:
             if held.prepare(open_store=False).manifest() is not None:
                 held.prepare(open_store=True)
                 # Milvus loads the collection and its BM25 index on the first query, the ranker its caches
-                serve(held.view(), protocol.make_request(SEARCH.name, str(root), WARM_SEARCH))
+                for op in service.OPERATIONS.values():
+                    if op.warm is not None:
+                        serve(held.view(), protocol.make_request(op.name, str(root), dict(op.warm)))
                 settle_heap()
                 held.settled = True
-                held.submit(Work())  # edits between the starting search's refresh and the watcher's start
+                held.submit(Job())  # edits between the starting search's refresh and the watcher's start
             log.info("warmed workspace %s", root)
         except Exception as exc:  # e.g. the lock is still held: the next request opens it
             log.warning("could not warm %s: %s", root, exc)
@@ -574,7 +563,7 @@ class Daemon:
         """Queue an answered request's reply, account for it, and settle the heap after an index's first search."""
         log.info("%s %s: %s in %.1f ms", request["op"], held.root, "ok" if response["ok"] else response["error"]["code"],
                  (time.monotonic() - started) * 1000)
-        settle = request["op"] == SEARCH.name and response["ok"] and not held.settled
+        settle = service.operation(request["op"]).settles and response["ok"] and not held.settled
         if settle:  # decided (and logged) before the reply, so the client knows whether a pass follows
             held.settled = True
             log.info("heap settle scheduled for %s", held.root)
@@ -598,13 +587,12 @@ class Daemon:
         if operation.scope is Scope.RELATIONS:  # the relations database only: no model, no Milvus
             reader = Engine(held.root, Config.load(held.root, held.flags))
             return serve(reader, protocol.make_request(operation.name, str(held.root), args))
-        if operation is INDEX and not args.get("dry_run"):
-            paths = args.get("paths")
-            work = Work(full=bool(args.get("full")), paths=None if paths is None else set(paths))
+        work = operation.job(args) if operation.job is not None else None
+        if work is not None:
             held.submit(work, self.later(finish), listener)
             return None
         engine = held.prepare(open_store=False)
-        if operation is SEARCH:
+        if operation.refreshes:
             refresh = args.get("refresh") or ("off" if held.watching() else "wait")
             if engine.manifest() is None:  # build it first, unless --no-index (then the searcher says so)
                 refresh = "off" if args.get("no_index") else "wait"
@@ -621,10 +609,10 @@ class Daemon:
                 def searched(response: dict[str, Any]) -> None:
                     finish(self.read(held, operation.name, args) if response["ok"] else response)
 
-                held.submit(Work(), self.later(searched), listener, patient=False)
+                held.submit(Job(), self.later(searched), listener, patient=False)
                 return None
             if refresh == "background":
-                held.submit(Work())
+                held.submit(Job())
         return self.read(held, operation.name, args)
 
     def later(self, then: Callable[[dict[str, Any]], None]) -> Callable[[dict[str, Any]], None]:

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
+from functools import cache
+from types import UnionType
+from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
 from zgrep.service import OPERATIONS, ErrorCode, ZgError
 
@@ -98,27 +100,55 @@ def _is_settings(value: Any) -> bool:
     return isinstance(value, dict) and all(_is_setting(v) for v in value.values())
 
 
+def _is_text_or_texts(value: Any) -> bool:
+    return _is_optional_text(value) or _is_texts(value)
+
+
+Check = tuple[Callable[[Any], bool], str]
 TEXTS = "a list of strings or null"
-NUMBER = "a number or null"
-# The types of the args the daemon reads and of the search filters (the engine checks values and ranges).
-ARG_CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
-    "paths": (_is_texts, TEXTS), "queries": (_is_texts, TEXTS), "globs": (_is_texts, TEXTS),
-    "iglobs": (_is_texts, TEXTS), "types": (_is_texts, TEXTS), "types_not": (_is_texts, TEXTS),
-    "symbol_types": (_is_texts, TEXTS), "limit": (_is_number, NUMBER), "min_score": (_is_number, NUMBER),
-    "min_score_diff": (_is_number, NUMBER), "modified_after": (_is_number, NUMBER),
-    "modified_before": (_is_number, NUMBER), "context_before": (_is_number, NUMBER),
-    "context_after": (_is_number, NUMBER), "yes": (_is_flag, "true or false"),
-    "full": (_is_flag, "true or false"), "dry_run": (_is_flag, "true or false"),
-    "no_index": (_is_flag, "true or false"), "progress": (_is_flag, "true or false"),
-    "refresh": (_is_optional_text, "a string or null"),
-    "config": (_is_settings, "an object of settings (strings, numbers, booleans or lists of strings)"),
+# What a JSON value of each kind of contract field must be (the handlers check values and ranges).
+CHECKS: dict[frozenset[type], Check] = {
+    frozenset({list}): (_is_texts, TEXTS),
+    frozenset({list, str}): (_is_text_or_texts, "a string, a list of strings or null"),
+    frozenset({str}): (_is_optional_text, "a string or null"),
+    frozenset({int}): (_is_number, "a number or null"),
+    frozenset({float}): (_is_number, "a number or null"),
+    frozenset({bool}): (_is_flag, "true or false"),
+    frozenset({dict}): (_is_settings, "an object of settings (strings, numbers, booleans or lists of strings)"),
 }
+
+
+def kinds(annotation: Any) -> frozenset[type]:
+    """The JSON kinds a contract field's type admits besides null: `list[str] | None` -> {list}, a Literal of
+    strings -> {str}."""
+    members = get_args(annotation) if get_origin(annotation) in (Union, UnionType) else (annotation,)
+    kinds: set[type] = set()
+    for member in members:
+        origin = get_origin(member) or member
+        if origin is Literal:
+            kinds.add(str)
+        elif origin is not type(None):
+            kinds.add(origin)
+    return frozenset(kinds)
+
+
+@cache
+def arg_checks() -> dict[str, Check]:
+    """The check of each argument name an op's contract declares, derived from its type: a name means one kind
+    of value on the wire, whichever op a request names (an index request's `refresh` is checked as a search's)."""
+    checks: dict[str, Check] = {}
+    for op in OPERATIONS.values():
+        for name, kind in get_type_hints(op.args).items():
+            check = CHECKS[kinds(kind)]
+            if checks.setdefault(name, check) != check:
+                raise TypeError(f"args.{name} has two types in the contracts")
+    return checks
 
 
 def _check_args(args: Any) -> None:
     if not isinstance(args, dict):
         raise ProtocolError(ErrorCode.MALFORMED, "args must be a JSON object")
-    for key, (valid, expected) in ARG_CHECKS.items():
+    for key, (valid, expected) in arg_checks().items():
         if key in args and not valid(args[key]):
             raise ProtocolError(ErrorCode.MALFORMED, f"args.{key} must be {expected}")
 
