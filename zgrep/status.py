@@ -3,14 +3,21 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from zgrep.git import git_toplevel
 from zgrep.hooks.install import hooks_status
 from zgrep.server.client import daemon_state
 from zgrep.server.runtime import following
 
-HOOK_FIELDS = ("installed", "pending", "worker_running")
+
+
+class HooksSummary(TypedDict):
+    """What `zg status` says of the git hooks."""
+
+    installed: bool
+    pending: int
+    worker_running: bool
 
 
 def workspace_status(root: Path, index_status: dict[str, Any]) -> dict[str, Any]:
@@ -19,4 +26,6 @@ def workspace_status(root: Path, index_status: dict[str, Any]) -> dict[str, Any]
     with following(root):
         daemon = daemon_state()
     hooks = hooks_status(root) if git_toplevel(root) else None
-    return {**index_status, "daemon": daemon, "hooks": {key: hooks[key] for key in HOOK_FIELDS} if hooks else None}
+    summary: HooksSummary | None = None if not hooks else {
+        "installed": hooks["installed"], "pending": hooks["pending"], "worker_running": hooks["worker_running"]}
+    return {**index_status, "daemon": daemon, "hooks": summary}

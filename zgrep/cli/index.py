@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import click
 
 from zgrep.cli import output
 from zgrep.cli.main import common_options, config_flags, fail, resolve, run
 from zgrep.git import GitError, range_paths
+from zgrep.contracts import IndexReport
 from zgrep.service import INDEX
 
 
@@ -41,7 +42,7 @@ def index(path: str | None, full: bool, dry_run: bool, paths_from: Any, changed:
     if as_json:
         output.write_json(report, used, lead=False, ascii_only=True)
     else:
-        output.write_index_report(report, dry_run)
+        output.write_index_report(cast(IndexReport, report), dry_run)
 
 
 def check_range(spec: str) -> None:

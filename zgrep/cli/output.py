@@ -8,12 +8,17 @@ import re
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, TextIO, TypedDict, cast
 
 import click
 
 if TYPE_CHECKING:
-    from zgrep.config import Config
+    from zgrep.config import Config, Value
+    from zgrep.contracts import (CallersResult, ImpactResult, IndexReport, SearchGroup, SearchHit, SearchResult,
+                                 ServerStatus, TraceResult)
+    from zgrep.hooks.install import HooksStatus
+    from zgrep.status import HooksSummary
 
 _RESET, _MAGENTA, _GREEN, _DIM, _BOLD = "\033[0m", "\033[35m", "\033[32m", "\033[2m", "\033[1m"
 _TICKS = re.compile(r"`{3,}")
@@ -23,7 +28,7 @@ _LEADING = ("query", "root")  # a result's identity: `mode` follows it (README's
 
 # --- JSON ------------------------------------------------------------------------------------------------
 
-def with_mode(doc: dict[str, Any], mode: str, *, lead: bool = True) -> dict[str, Any]:
+def with_mode(doc: Mapping[str, object], mode: str, *, lead: bool = True) -> dict[str, object]:
     """`doc` saying which mode answered: right after its query and root (a result), or last (a report)."""
     if not lead:
         return {**doc, "mode": mode}
@@ -53,8 +58,8 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
-def _qualified(item: dict[str, Any]) -> str:
-    return ".".join(p for p in (item.get("scope"), item.get("symbol")) if p)
+def _qualified(item: Mapping[str, object]) -> str:
+    return ".".join(p for p in (item.get("scope"), item.get("symbol")) if isinstance(p, str) and p)
 
 
 class PathView:
@@ -69,7 +74,7 @@ class PathView:
         return Path(os.path.relpath(self.root / path, self.base)).as_posix()
 
 
-def hit_header(hit: dict[str, Any], shown: PathView, colour: bool) -> str:
+def hit_header(hit: SearchHit, shown: PathView, colour: bool) -> str:
     """`path:start-end  symbol (kind)  score` like a grep match header."""
     loc = _paint(f"{shown(hit['path'])}:{hit['start_line']}-{hit['end_line']}", _MAGENTA, colour)
     name = _qualified(hit)
@@ -77,7 +82,7 @@ def hit_header(hit: dict[str, Any], shown: PathView, colour: bool) -> str:
     return f"{loc}{label}  {_paint(format(hit['score'], '.3f'), _DIM, colour)}"
 
 
-def write_hits(out: TextIO, hits: list[dict[str, Any]], shown: PathView, colour: bool) -> None:
+def write_hits(out: TextIO, hits: list[SearchHit], shown: PathView, colour: bool) -> None:
     """Human output: a header per hit and its numbered preview lines (`N:` inside the hit, `N-` for context
     lines outside it, as rg marks them)."""
     for hit in hits:
@@ -90,11 +95,11 @@ def write_hits(out: TextIO, hits: list[dict[str, Any]], shown: PathView, colour:
             out.write("\n")
 
 
-def _groups(result: dict[str, Any]) -> list[dict[str, Any]]:
-    return result.get("groups") or [{"query": result.get("query"), "hits": result.get("hits", [])}]
+def _groups(result: SearchResult) -> list[SearchGroup]:
+    return result.get("groups") or [{"query": cast(str, result.get("query")), "hits": result.get("hits", [])}]
 
 
-def write_search(result: dict[str, Any], shown: PathView, colour: bool) -> None:
+def write_search(result: SearchResult, shown: PathView, colour: bool) -> None:
     """Human output for one query or grouped queries."""
     out = sys.stdout
     if "groups" in result:
@@ -106,7 +111,7 @@ def write_search(result: dict[str, Any], shown: PathView, colour: bool) -> None:
         write_hits(out, result["hits"], shown, colour)
 
 
-def write_files(result: dict[str, Any], shown: PathView, with_counts: bool) -> None:
+def write_files(result: SearchResult, shown: PathView, with_counts: bool) -> None:
     """`-l`: each file with hits once, best first; `-c`: with its number of hits (`path:N`, as rg -c)."""
     counts: dict[str, int] = {}
     for group in _groups(result):
@@ -116,7 +121,7 @@ def write_files(result: dict[str, Any], shown: PathView, with_counts: bool) -> N
         click.echo(f"{shown(path)}:{n}" if with_counts else shown(path))
 
 
-def write_markdown(result: dict[str, Any], shown: PathView) -> None:
+def write_markdown(result: SearchResult, shown: PathView) -> None:
     """`--format markdown`: per hit a `path:start-end symbol` heading and its preview fenced with its language,
     ready to paste into a prompt (a query heading above each group of several queries)."""
     several = "groups" in result
@@ -133,14 +138,14 @@ def write_markdown(result: dict[str, Any], shown: PathView) -> None:
                            f"{hit['preview']}\n{fence}\n")
 
 
-def write_jsonl(result: dict[str, Any]) -> None:
+def write_jsonl(result: SearchResult) -> None:
     """One hit object per line, each carrying its query."""
     for group in _groups(result):
         for hit in group["hits"]:
             sys.stdout.write(json.dumps({"query": group["query"], **hit}, ensure_ascii=False) + "\n")
 
 
-def hit_count(result: dict[str, Any]) -> int:
+def hit_count(result: SearchResult) -> int:
     """Total hits over all groups."""
     if "groups" in result:
         return sum(len(g["hits"]) for g in result["groups"])
@@ -149,7 +154,7 @@ def hit_count(result: dict[str, Any]) -> int:
 
 # --- index -----------------------------------------------------------------------------------------------
 
-def write_index_report(report: dict[str, Any], dry_run: bool) -> None:
+def write_index_report(report: IndexReport, dry_run: bool) -> None:
     """What a dry run would change, then the one-line summary (a repair is said on stderr)."""
     if report.get("repaired"):
         click.echo(f"zg: rebuilt the whole index: {report.get('repair_reason') or 'an interrupted run'}", err=True)
@@ -187,7 +192,7 @@ def _no_definition(name: str, source_file: str | None) -> None:
 _UNRESOLVED = {"unknown_receiver": "  (unresolved: a call on an object of unknown type; check it)"}
 
 
-def write_callers(result: dict[str, Any], symbol: str, source_file: str | None) -> None:
+def write_callers(result: CallersResult, symbol: str, source_file: str | None) -> None:
     """The definitions found, then one line per caller."""
     if not result["definitions"]:
         _no_definition(symbol, source_file)
@@ -200,13 +205,13 @@ def write_callers(result: dict[str, Any], symbol: str, source_file: str | None) 
         click.echo(f"{c['path']}:{c['line']}  {_qualified(c) or '<module>'}{kinds}{note}")
 
 
-def trace_tops(result: dict[str, Any]) -> list[dict[str, Any]]:
+def trace_tops(result: TraceResult) -> list[dict[str, Any]]:
     """The trees of a trace: one, one per definition of an ambiguous entry, or none."""
     tree = result["tree"]
     return [] if tree is None else tree["children"] if tree.get("ambiguous") else [tree]
 
 
-def write_trace(result: dict[str, Any], entry: str, source_file: str | None, forward: bool) -> None:
+def write_trace(result: TraceResult, entry: str, source_file: str | None, forward: bool) -> None:
     """Each call tree, one indented line per node."""
     if result["tree"] is None:
         _no_definition(entry, source_file)
@@ -226,7 +231,7 @@ def _write_node(node: dict[str, Any], forward: bool, level: int) -> None:
         _write_node(child, forward, level + 1)
 
 
-def write_impact(result: dict[str, Any]) -> None:
+def write_impact(result: ImpactResult) -> None:
     """The changed definitions, then what reaches them by distance, then the tests to re-run."""
     for d in result["changed"]:
         click.echo(f"changed {d['path']}:{d['start_line']}-{d['end_line']}  {_qualified(d)} ({d['kind']})")
@@ -292,7 +297,7 @@ def _freshness(result: dict[str, Any]) -> str:
     return f"up to date with the working tree at HEAD {head[:10]}{moved}"
 
 
-def _hooks_line(hooks: dict[str, Any] | None) -> str:
+def _hooks_line(hooks: HooksSummary | None) -> str:
     if hooks is None:
         return "not a git repository"
     state = "installed" if hooks["installed"] else "not installed (zg hooks install)"
@@ -307,16 +312,21 @@ def write_checks(checks: list[Any]) -> None:
         click.echo(f"[{mark}] {c.name}: {c.detail}" + ("" if c.ok else f"\n       fix: {c.fix}"))
 
 
-def _masked(value: Any) -> Any:
+def _masked(value: Value) -> Value:
     """A setting's value with the credentials of any URI in it masked, as every other output masks them."""
     from zgrep.workspace import redact
 
     return redact(value) if isinstance(value, str) else value
 
 
-def config_doc(cfg: Config) -> dict[str, dict[str, Any]]:
+def config_doc(cfg: Config) -> dict[str, ConfigEntry]:
     """`{key: {"value", "source"}}`: the merged configuration and where each value came from (credentials masked)."""
     return {key: {"value": _masked(value), "source": cfg.source(key)} for key, value in cfg.values.items()}
+
+
+class ConfigEntry(TypedDict):
+    value: Value
+    source: str
 
 
 def write_config(cfg: Config) -> None:
@@ -327,7 +337,7 @@ def write_config(cfg: Config) -> None:
 
 # --- git hooks, daemon -----------------------------------------------------------------------------------
 
-def write_hooks_status(st: dict[str, Any], hook_names: tuple[str, ...]) -> None:
+def write_hooks_status(st: HooksStatus, hook_names: tuple[str, ...]) -> None:
     """Each hook's state, then how fresh the index is and what waits to be indexed."""
     click.echo(f"hooks directory: {st['hooks_dir']}")
     for hook in hook_names:
@@ -346,7 +356,7 @@ def write_hooks_status(st: dict[str, Any], hook_names: tuple[str, ...]) -> None:
         click.echo(f"last background pass: {st['last_worker_log']}")
 
 
-def write_server_status(result: dict[str, Any]) -> None:
+def write_server_status(result: ServerStatus) -> None:
     """The running daemon's table and one line per workspace it holds."""
     rows = [("pid", result["pid"]), ("endpoint", result["endpoint"]), ("version", result["version"]),
             ("uptime", f"{result['uptime_s']:.0f}s"), ("started by", result.get("started_by", "command")),

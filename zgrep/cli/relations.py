@@ -6,15 +6,18 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import click
 
 from zgrep.cli import output
 from zgrep.cli.main import common_options, config_flags, fail, resolve, run
 from zgrep.config import Config
+from zgrep.contracts import CallersResult, TraceResult
 from zgrep.service import CALLERS, IMPACT, TRACE, Operation
 from zgrep.vocab import DIRECTIONS
+
+Result = TypeVar("Result")
 
 ROOT_HELP = "Workspace root (default: the git top level of the cwd)."
 EDGES_HELP = "Edge kinds, comma-separated: call, reference, import, annotation, decorator, inherit, or all"
@@ -36,10 +39,12 @@ def _shared_options(edges_default: str) -> Callable[[Callable[..., Any]], Callab
 
 def _answer(op: Operation, root: Path, cfg: Config, args: dict[str, Any], edges: str | None, as_json: bool,
             mode: str | None, model: str | None, milvus_uri: str | None,
-            write: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
-    """Run `op` with the shared flags added to `args`; print its result as JSON or with `write`."""
+            write: Callable[[Result], None]) -> Result:
+    """Run `op` with the shared flags added to `args`; print its result as JSON or with `write` (which reads
+    it as the op's result type)."""
     args = {**args, "edges": _edges(edges), "config": config_flags(model, milvus_uri)}
-    result, used = run(op, root, cfg, args, mode)
+    answer, used = run(op, root, cfg, args, mode)
+    result = cast(Result, answer)
     if as_json:
         output.write_json(result, used)
     else:
@@ -57,8 +62,12 @@ def callers(symbol: str, source_file: str | None, limit: int | None, edges: str 
     """Definitions that use SYMBOL (name, Scope.name or PATH:name), each with how (`edge`: call, import, ...).
     Exit 0 found, 1 none, 2 error."""
     root, cfg = resolve(root_dir)
+
+    def write(found: CallersResult) -> None:
+        output.write_callers(found, symbol, source_file)
+
     result = _answer(CALLERS, root, cfg, {"symbol": symbol, "source_file": source_file, "limit": limit}, edges,
-                     as_json, mode, model, milvus_uri, lambda found: output.write_callers(found, symbol, source_file))
+                     as_json, mode, model, milvus_uri, write)
     sys.exit(0 if result["callers"] else 1)
 
 
@@ -75,8 +84,11 @@ def trace(entry: str, direction: str, depth: int, source_file: str | None, edges
     Exit 0 with edges, 1 without, 2 on error."""
     root, cfg = resolve(root_dir)
     args = {"entry": entry, "direction": direction, "depth": depth, "source_file": source_file}
-    result = _answer(TRACE, root, cfg, args, edges, as_json, mode, model, milvus_uri,
-                     lambda tree: output.write_trace(tree, entry, source_file, direction == "forward"))
+
+    def write(tree: TraceResult) -> None:
+        output.write_trace(tree, entry, source_file, direction == "forward")
+
+    result = _answer(TRACE, root, cfg, args, edges, as_json, mode, model, milvus_uri, write)
     sys.exit(0 if any(top["children"] for top in output.trace_tops(result)) else 1)
 
 

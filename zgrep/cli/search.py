@@ -6,13 +6,14 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import click
 
 from zgrep.cli import output
 from zgrep.cli.main import common_options, config_flags, fail, resolve, run
 from zgrep.filetypes import type_list as types_text
+from zgrep.contracts import SearchResult
 from zgrep.service import SEARCH
 from zgrep.vocab import HIT_KINDS, PREVIEWS, REFRESHES, SEARCH_MODES
 
@@ -155,7 +156,8 @@ def search(ctx: click.Context, words: tuple[str, ...], extra: tuple[str, ...], l
         "modified_after": modified_after, "modified_before": modified_before,
         "config": config_flags(model, milvus_uri),
     }
-    result, used = run(SEARCH, root, cfg, args, mode)
+    answer, used = run(SEARCH, root, cfg, args, mode)
+    result = cast(SearchResult, answer)
     shown = output.PathView(root, cwd)
     if fmt == "json":
         output.write_json(result, used)

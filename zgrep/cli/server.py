@@ -7,7 +7,7 @@ import os
 import signal
 import sys
 import time
-from typing import Any
+from typing import Any, cast
 
 import click
 
@@ -16,6 +16,7 @@ from zgrep.cli.main import fail
 from zgrep.config import Config, ConfigError
 from zgrep.locking import FileLock, lock_holder
 from zgrep.server import client, protocol, runtime
+from zgrep.contracts import ServerStatus
 from zgrep.service import SERVER_STATUS
 from zgrep.workspace import WorkspaceError, find_root
 
@@ -212,7 +213,7 @@ def status(as_json: bool, check_ready: bool, timeout_ms: int) -> None:
     if as_json:
         output.write_json(result, ascii_only=True)
     else:
-        output.write_server_status(result)
+        output.write_server_status(cast(ServerStatus, result))
 
 
 @server.command()

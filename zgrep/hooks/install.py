@@ -6,7 +6,7 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from zgrep.adr.settings import CONVENTIONAL_DIRS
 from zgrep.config import WORKSPACE_FILE, AdrSection
@@ -135,13 +135,35 @@ def _last_log_line(root: Path) -> str | None:
     return lines[-1] if lines else None
 
 
-def hooks_status(root: Path) -> dict[str, Any]:
+class HookState(TypedDict):
+    state: str  # installed | foreign | missing
+    chained: bool  # an earlier hook of that name runs after ours
+
+
+class HooksStatus(TypedDict):
+    """`zg hooks status --json`."""
+
+    root: str
+    hooks_dir: str | None
+    hooks: dict[str, HookState]
+    installed: bool
+    pre_commit_framework: bool
+    indexed: bool
+    indexed_commit: str | None
+    head_commit: str | None
+    fresh: bool
+    pending: int
+    worker_running: bool
+    last_worker_log: str | None
+
+
+def hooks_status(root: Path) -> HooksStatus:
     """Hooks installed or not, index freshness vs HEAD, pending paths, the last worker log line."""
     try:
         directory: Path | None = hooks_dir(root)
     except HookError:
         directory = None
-    hooks: dict[str, dict[str, Any]] = {}
+    hooks: dict[str, HookState] = {}
     for hook in HOOKS:
         target = directory / hook if directory else None
         state = "missing"
