@@ -11,7 +11,8 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from zgrep import __version__
 from zgrep.progress import Progress
@@ -127,7 +128,16 @@ def quantile(values: list[float], q: float) -> float:
     return ordered[low] + (ordered[high] - ordered[low]) * (pos - low)
 
 
-def bootstrap(values: list[float], stat: Any, level: float = 0.95, seed: int = 0) -> dict[str, Any]:
+class Interval(TypedDict):
+    """A statistic with its percentile-bootstrap interval and the number of values it saw."""
+
+    value: float
+    ci: list[float]  # [low, high]
+    n: int
+
+
+def bootstrap(values: list[float], stat: Callable[[list[float]], float], level: float = 0.95,
+              seed: int = 0) -> Interval:
     """`stat(values)` with a percentile-bootstrap confidence interval (`RESAMPLES` resamples, fixed seed)."""
     import random
 

@@ -3,6 +3,7 @@ its own last N commits (`--from-history N`)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 import click
@@ -29,10 +30,12 @@ def eval_cmd(annotations: tuple[str, ...], history: int | None, as_json: bool) -
     root, cfg = resolve(None)
     try:
         if history is not None:
-            result = evaluate_history(root, cfg, history, mode=cfg.mode)
+            past = evaluate_history(root, cfg, history, mode=cfg.mode)
+            result: Mapping[str, object] = past
         else:
             queries = [q for p in annotations for q in load_annotations(Path(p))]
-            result = evaluate_workspace(root, queries, mode=cfg.mode)
+            now = evaluate_workspace(root, queries, mode=cfg.mode)
+            result = now
     except (AnnotationError, HistoryError) as exc:
         fail(str(exc))
     except ClientError as exc:
@@ -42,6 +45,6 @@ def eval_cmd(annotations: tuple[str, ...], history: int | None, as_json: bool) -
     if as_json:
         output.write_json({k: v for k, v in result.items() if k != "rows"}, ascii_only=True)
     elif history is not None:
-        click.echo(format_history(result))
+        click.echo(format_history(past))
     else:
-        click.echo(format_report({"workspace": result}))
+        click.echo(format_report({"workspace": now}))

@@ -16,15 +16,52 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, TypedDict, cast
 
 from zgrep.config import Config
+from zgrep.contracts import IndexReport, SearchHit, SearchResult
 from zgrep.dispatch import handle
 from zgrep.engine import Engine
 from zgrep.server import client
 from zgrep.service import INDEX, SEARCH
 
 K = 10
+Metric = Literal["ndcg@10", "mrr", "recall@10", "hit@1"]
+METRICS: tuple[Metric, ...] = ("ndcg@10", "mrr", "recall@10", "hit@1")
+Metrics = TypedDict("Metrics", {"ndcg@10": float, "mrr": float, "recall@10": float, "hit@1": float})
+MeanMetrics = TypedDict("MeanMetrics", {"ndcg@10": float, "mrr": float, "recall@10": float, "hit@1": float,
+                                        "queries": int})
+
+
+class Row(Metrics):
+    """One query's metrics and its category."""
+
+    category: str
+
+
+class QueryReport(Metrics):
+    """One query's line of `per_query`."""
+
+    query: str
+    category: str
+    top: list[str]  # the first 3 of top10
+    top10: list[str]  # path:start-end of each hit
+    symbols: list[str]
+    matched_by: list[list[str]]
+    latency_ms: float
+
+
+class EvalReport(TypedDict):
+    """`zg eval --json`."""
+
+    mode: str
+    overall: MeanMetrics
+    by_category: dict[str, MeanMetrics]
+    p50_latency_ms: float
+    index_s: float
+    index: IndexReport
+    per_query: list[QueryReport]
+    rows: list[Row]
 
 
 @dataclass(frozen=True)
@@ -41,7 +78,7 @@ class Target:
             return cls(raw)
         return cls(raw["path"], raw.get("start_line"), raw.get("end_line"))
 
-    def covered_by(self, hit: dict[str, Any]) -> bool:
+    def covered_by(self, hit: SearchHit) -> bool:
         """The benchmark's coverage rule (one path ends with the other at a `/` boundary, overlapping lines)."""
         path, want = hit["path"].replace("\\", "/"), self.path.replace("\\", "/")
         if path != want and not path.endswith(f"/{want}") and not want.endswith(f"/{path}"):
@@ -86,7 +123,7 @@ def load_annotations(path: Path) -> list[Query]:
     return out
 
 
-def score(hits: list[dict[str, Any]], targets: tuple[Target, ...]) -> dict[str, float]:
+def score(hits: list[SearchHit], targets: tuple[Target, ...]) -> Metrics:
     """NDCG@10, reciprocal rank, recall@10 and hit@1 of ranked hits."""
     top = hits[:K]
     first_rank: dict[int, int] = {}
@@ -106,10 +143,13 @@ def score(hits: list[dict[str, Any]], targets: tuple[Target, ...]) -> dict[str, 
     }
 
 
-def mean_metrics(rows: list[dict[str, float]]) -> dict[str, float]:
+def mean_metrics(rows: list[Row]) -> MeanMetrics:
     """Mean of each metric over rows."""
-    keys = ("ndcg@10", "mrr", "recall@10", "hit@1")
-    return {k: round(statistics.fmean(r[k] for r in rows), 4) if rows else 0.0 for k in keys} | {"queries": len(rows)}
+    def mean(metric: Metric) -> float:
+        return round(statistics.fmean(r[metric] for r in rows), 4) if rows else 0.0
+
+    return {"ndcg@10": mean("ndcg@10"), "mrr": mean("mrr"), "recall@10": mean("recall@10"), "hit@1": mean("hit@1"),
+            "queries": len(rows)}
 
 
 Ask = Callable[[str, dict[str, Any]], dict[str, Any]]
@@ -138,25 +178,27 @@ def _session(root: Path, mode: str) -> Iterator[tuple[Ask, list[str]]]:
 
 
 def evaluate_workspace(root: Path, queries: list[Query], args: dict[str, Any] | None = None,
-                       mode: str = "direct") -> dict[str, Any]:
+                       mode: str = "direct") -> EvalReport:
     """Index `root` (timed), run every query (in-process, or through the daemon unless `mode` is direct), score."""
     with _session(root, mode) as (ask, used):
         started = time.monotonic()
         index_report = ask(INDEX.name, {})
         index_s = time.monotonic() - started
-        rows: list[dict[str, Any]] = []
+        rows: list[Row] = []
         latencies: list[float] = []
-        per_query: list[dict[str, Any]] = []
+        per_query: list[QueryReport] = []
         for q in queries:
             t0 = time.monotonic()
-            res = ask(SEARCH.name, {"queries": [q.text], "limit": K, "preview": "none", "refresh": "off", **(args or {})})
+            res = cast(SearchResult, ask(SEARCH.name, {"queries": [q.text], "limit": K, "preview": "none", "refresh": "off",
+                                                       **(args or {})}))
             latencies.append(time.monotonic() - t0)
-            metrics = score(res["hits"], q.targets)
+            hits = res.get("hits", [])
+            metrics = score(hits, q.targets)
             rows.append({**metrics, "category": q.category})
-            top = [f"{h['path']}:{h['start_line']}-{h['end_line']}" for h in res["hits"][:K]]
+            top = [f"{h['path']}:{h['start_line']}-{h['end_line']}" for h in hits[:K]]
             per_query.append({"query": q.text, "category": q.category, **metrics, "top": top[:3],
-                              "top10": top, "symbols": [h.get("symbol") or "" for h in res["hits"][:K]],
-                              "matched_by": [h.get("matched_by") or [] for h in res["hits"][:K]],
+                              "top10": top, "symbols": [h.get("symbol") or "" for h in hits[:K]],
+                              "matched_by": [h.get("matched_by") or [] for h in hits[:K]],
                               "latency_ms": round(latencies[-1] * 1000, 2)})
     categories = sorted({r["category"] for r in rows})
     return {
@@ -164,15 +206,15 @@ def evaluate_workspace(root: Path, queries: list[Query], args: dict[str, Any] | 
         "overall": mean_metrics(rows),
         "by_category": {c: mean_metrics([r for r in rows if r["category"] == c]) for c in categories},
         "p50_latency_ms": round(statistics.median(latencies) * 1000, 1) if latencies else 0.0,
-        "index_s": round(index_s, 2), "index": index_report if isinstance(index_report, dict) else {},
+        "index_s": round(index_s, 2), "index": cast(IndexReport, index_report) if isinstance(index_report, dict) else {},
         "per_query": per_query, "rows": rows,
     }
 
 
-def format_report(results: dict[str, dict[str, Any]]) -> str:
+def format_report(results: dict[str, EvalReport]) -> str:
     """A table per repository, per category and overall."""
     lines = [f"{'repo':<12} {'n':>4} {'ndcg@10':>8} {'mrr':>6} {'r@10':>6} {'hit@1':>6} {'p50ms':>7} {'index_s':>8}"]
-    all_rows: list[dict[str, Any]] = []
+    all_rows: list[Row] = []
     for name, res in results.items():
         o = res["overall"]
         lines.append(f"{name:<12} {o['queries']:>4} {o['ndcg@10']:>8.3f} {o['mrr']:>6.3f} {o['recall@10']:>6.3f} "

@@ -7,14 +7,14 @@ import re
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Literal, TypedDict
 
 from zgrep import git
 from zgrep.config import Config
 from zgrep.index import discovery
 from zgrep.index.ignore import IgnoreRules
-from zgrep.search.evaluate import K, Query, Target, evaluate_workspace
-from zgrep.telemetry import bootstrap
+from zgrep.search.evaluate import K, Query, QueryReport, Target, evaluate_workspace
+from zgrep.telemetry import Interval, bootstrap
 
 MAX_FILES = 20  # a commit touching more files is a sweep (rename, reformat, vendoring), not one question
 SCAN_FACTOR = 10  # commits looked at per commit wanted, so a history of sweeps cannot make it scan forever
@@ -93,12 +93,24 @@ def _indexable(root: Path, rules: IgnoreRules, path: str, max_bytes: int) -> boo
     return isinstance(discovery.read_file(root, path, max_bytes=max_bytes), discovery.LoadedFile)
 
 
-def evaluate_history(root: Path, cfg: Config, count: int, mode: str) -> dict[str, Any]:
+class CommitReport(QueryReport):
+    """One commit's query line."""
+
+    commit: str
+
+
+HistoryReport = TypedDict("HistoryReport", {
+    "mode": str, "commits": int, "skipped": dict[str, int], "k": int, "ndcg@10": Interval, "mrr": Interval,
+    "p50_latency_ms": float, "index_s": float, "per_query": list[CommitReport]})
+"""`zg eval --from-history N --json`."""
+
+
+def evaluate_history(root: Path, cfg: Config, count: int, mode: str) -> HistoryReport:
     """NDCG@10 and MRR of search over the commits' queries, each with a 95% bootstrap interval."""
     history = history_queries(root, cfg, count)
     result = evaluate_workspace(root, history.queries, mode=mode)
     rows = result["rows"]
-    per_query = [{"commit": sha, **row} for sha, row in zip(history.commits, result["per_query"])]
+    per_query: list[CommitReport] = [{"commit": sha, **row} for sha, row in zip(history.commits, result["per_query"])]
     return {
         "mode": result["mode"], "commits": len(history.queries), "skipped": history.skipped, "k": K,
         "ndcg@10": bootstrap([r["ndcg@10"] for r in rows], statistics.fmean),
@@ -107,9 +119,9 @@ def evaluate_history(root: Path, cfg: Config, count: int, mode: str) -> dict[str
     }
 
 
-def format_history(result: dict[str, Any]) -> str:
+def format_history(result: HistoryReport) -> str:
     """The two figures with their intervals, and what was skipped."""
-    def figure(name: str) -> str:
+    def figure(name: Literal["ndcg@10", "mrr"]) -> str:
         s = result[name]
         return f"{name:<8} {s['value']:.3f}  (95% CI {s['ci'][0]:.3f}-{s['ci'][1]:.3f})"
 
