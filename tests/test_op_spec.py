@@ -74,7 +74,7 @@ def test_every_row_argument_is_its_commands_option_of_the_same_type(op: Operatio
         assert (default or False if option.is_flag else default) == param.default, (default, param.default)
 
 
-CLI_ONLY = {"refresh", "no_index", "yes", "dry_run", "context_before", "context_after"}  # what MCP and HTTP leave out
+CLI_ONLY = {"refresh", "no_index", "yes", "dry_run"}  # what MCP and HTTP leave out
 
 
 @pytest.mark.parametrize("op", [op for op in OPERATIONS.values() if op.frontends], ids=lambda op: op.name)
@@ -125,3 +125,17 @@ def test_the_protocol_passes_what_the_contracts_admit() -> None:
     for op, args in (("callers", {"symbol": "f", "edges": "call,import"}), ("trace", {"entry": "f", "edges": ["call"]}),
                      ("search", {"queries": ["q"], "preview": "bogus", "limit": 2.5})):
         assert protocol.decode_request(_request(op, args))["args"] == args
+
+
+def test_an_argument_added_to_a_row_reaches_mcp_http_and_the_workspace() -> None:
+    """-B/-A (`context_before`, `context_after`): two Params in the search row, and the MCP tool, the HTTP route
+    and `Workspace.search` take them, as `zg search -B 2 -A 1` does."""
+    from zgrep.frontends.http_api import op_args
+    from zgrep.frontends.mcp_server import tool_signature
+    from zgrep.service import SEARCH
+
+    tool = tool_signature(SEARCH).parameters
+    assert {"before_context", "after_context"} <= set(tool)
+    assert op_args(SEARCH, {"q": ["retry"], "before_context": ["2"], "after_context": ["1"]}) == {
+        **op_args(SEARCH, {"q": ["retry"]}), "context_before": 2, "context_after": 1}
+    assert {"context_before", "context_after"} <= set(inspect.signature(Workspace.__new__(Workspace).search.func).parameters)

@@ -182,7 +182,9 @@ SEARCH = Operation(
             Param("types_not", "type_not", "File type(s) to exclude.", mcp=False),
             Param("min_score_diff", "min_score_diff", "Drop hits more than this below the best hit.", mcp=False),
             Param("modified_after", "modified_after", "Only files modified after this epoch time.", mcp=False),
-            Param("modified_before", "modified_before", "Only files modified before this epoch time.", mcp=False)),
+            Param("modified_before", "modified_before", "Only files modified before this epoch time.", mcp=False),
+            Param("context_before", "before_context", "File lines shown before each hit's preview (default 0).", low=0),
+            Param("context_after", "after_context", "File lines shown after each hit's preview (default 0).", low=0)),
     about="""Search the workspace's code by meaning and keyword. Give `query` (one description such as "where
 are failed requests retried with backoff", or an identifier such as `SessionStore`) or `queries` (several
 at once). Each hit has `path`, `start_line`, `end_line` (1-based, inclusive), `score`, `symbol`,
