@@ -15,7 +15,7 @@ from test_hooks import ZGREP_REPO, commit, write, zg
 from zgrep.git import commit_paths
 from zgrep.hooks import pending
 from zgrep.locking import FileLock
-from zgrep.workspace import MANIFEST, STATE_DIR, Workspace
+from zgrep.workspace import MANIFEST, STATE_DIR, StateDir
 
 NET = "def fetch_with_retry(url):\n    return url\n"
 ANCHOR = "  - {path: src/net.py, symbol: fetch_with_retry}\n"
@@ -52,7 +52,7 @@ def starts(log: Path) -> list[str]:
 
 def fake_indexed(root: Path) -> None:
     """Mark the work tree as indexed (the hooks only look for the manifest); the state dir ignores itself."""
-    Workspace(root).ensure_state_dir()
+    StateDir(root).ensure_state_dir()
     (root / STATE_DIR / MANIFEST).write_text("{}")
 
 

@@ -20,7 +20,7 @@ from zgrep.locking import ENGINE_LOCK, LockBusy, WorkspaceLock
 from zgrep.service import ErrorCode, ZgError
 from zgrep.fsutil import atomic_write, stat_signature
 from zgrep.store.native import engine_of, is_lite
-from zgrep.workspace import FORMAT_VERSION, MANIFEST, SCHEMA_VERSION, Workspace, WorkspaceError, read_object
+from zgrep.workspace import FORMAT_VERSION, MANIFEST, SCHEMA_VERSION, StateDir, WorkspaceError, read_object
 
 FILES_STATE = "files.json"
 REBUILD_STATE = "rebuild.json"  # a full rebuild in progress: its collection, then the manifest it commits
@@ -110,7 +110,7 @@ class Engine:
     """Indexes and searches one workspace; holds its model, store and state while open."""
 
     def __init__(self, root: Path, config: Config | None = None, embedder: Any = None) -> None:
-        self.ws = Workspace(root)
+        self.ws = StateDir(root)
         self.config = config or Config.load(root)
         self._embedder = embedder
         self._stores: dict[str, Any] = {"live": None}  # shared with snapshot views (they open it once for all)

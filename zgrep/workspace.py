@@ -98,8 +98,9 @@ class Identity:
 
 
 @dataclass(frozen=True)
-class Workspace:
-    """A workspace root and its state directory."""
+class StateDir:
+    """A workspace root and its state directory `<root>/.zgrep/` (the front ends' `Workspace` is
+    `frontends.api.Workspace`)."""
 
     root: Path
 

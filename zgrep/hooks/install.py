@@ -14,7 +14,7 @@ from zgrep.fsutil import atomic_write
 from zgrep.git import head_commit, try_run
 from zgrep.hooks import anchorcache, pending
 from zgrep.server.runtime import HOLDER_FILE, INFO_FILE
-from zgrep.workspace import MANIFEST, STATE_DIR, Workspace, WorkspaceError
+from zgrep.workspace import MANIFEST, STATE_DIR, StateDir, WorkspaceError
 
 HOOKS = ("post-commit", "post-merge", "post-checkout", "post-rewrite", "pre-commit")
 RUNNER = "zgrep-hook"
@@ -121,7 +121,7 @@ def uninstall(root: Path) -> Outcome:
 
 def _read_manifest_commit(root: Path) -> tuple[bool, str | None]:
     try:
-        manifest = Workspace(root).read_manifest()
+        manifest = StateDir(root).read_manifest()
     except WorkspaceError:
         return False, None
     return manifest is not None, (manifest or {}).get("commit")
