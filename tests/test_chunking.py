@@ -434,7 +434,7 @@ def test_large_class_gives_header_and_method_chunks_with_class_scope() -> None:
         assert chunk.start_line == line_of(source, f"def method_{n}(")
         assert chunk.context.startswith("class Pipeline(Base):")
     symbol = next(s for s in extract_symbols(source, "python") if s.name == "Pipeline")
-    assert (symbol.start_line, symbol.end_line) == (1, len(source.split("\n")) - 1)
+    assert (symbol.start, symbol.end) == (1, len(source.split("\n")) - 1)
 
 
 def test_nested_namespace_headers_lead_the_first_member_instead_of_being_chunks_of_their_own() -> None:
@@ -490,7 +490,7 @@ def test_decorators_and_comments_above_belong_to_the_definition() -> None:
     chunk = find(chunk_file("app.py", source), "index")
     assert (chunk.start_line, chunk.end_line) == (4, 18)
     symbol = extract_symbols(source, "python")[-1]
-    assert (symbol.name, symbol.start_line, symbol.end_line) == ("index", 5, 18)
+    assert (symbol.name, symbol.start, symbol.end) == ("index", 5, 18)
 
 
 @pytest.mark.parametrize("path, source", [
@@ -528,7 +528,7 @@ def test_markdown_splits_by_heading_and_keeps_front_matter_first() -> None:
     assert "## Context" in chunks[2].context
     assert len([c for c in chunks if c.symbol == "Consequences"]) >= 2
     assert all(c.symbol_kind == "module" and c.language == "markdown" for c in chunks)
-    sections = {(s.name, s.start_line, s.end_line) for s in extract_symbols(source, "markdown")}
+    sections = {(s.name, s.start, s.end) for s in extract_symbols(source, "markdown")}
     assert ("Context", 9, 15) in sections and ("Details", 14, 15) in sections
 
 

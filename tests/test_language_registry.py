@@ -19,7 +19,7 @@ from zgrep.chunking import extract_symbols
 from zgrep.cli.main import main
 from zgrep.languages.registry import LANGUAGES, TYPES, detect_language, register, samples, unregister
 from zgrep.languages.spec import ChunkSpec, Language
-from zgrep.types import Symbol
+from zgrep.types import Definition
 
 TOY = Language(
     "toy", extensions=(".toy",), types={"toy": ("*.toy",)},
@@ -88,8 +88,8 @@ def test_a_registered_language_is_indexed_searched_filtered_and_related(toy_repo
     hits = zg("search", "--json", "retry a call with exponential backoff")["hits"]
     assert hits[0]["path"] == "src/retry.toy" and hits[0]["symbol"] == "retry_with_backoff", hits[0]
     assert hits[0]["language"] == "toy" and hits[0]["symbol_kind"] == "function"
-    assert extract_symbols(RETRY, "toy") == [Symbol("retry_with_backoff", "function", 4, 8),
-                                             Symbol("backoff_delay", "function", 10, 12)]
+    assert extract_symbols(RETRY, "toy") == [Definition("retry_with_backoff", "function", 4, 8),
+                                             Definition("backoff_delay", "function", 10, 12)]
 
     typed = zg("search", "--json", "-t", "toy", "retry with backoff")["hits"]
     assert typed and {h["path"] for h in typed} <= {"src/retry.toy", "src/shapes.toy"}

@@ -1,4 +1,4 @@
-"""Plain data types shared by chunking, indexing, search and the ADR checker."""
+"""Plain data types shared by chunking, indexing, search, relations and the ADR checker."""
 
 from __future__ import annotations
 
@@ -7,15 +7,44 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
+def qualify(scope: str, name: str) -> str:
+    """`scope.name`, or whichever of the two is not empty: a qualified name (`Rack.Response`)."""
+    return ".".join(p for p in (scope, name) if p)
+
+
 @dataclass(frozen=True)
-class Symbol:
-    """A definition found in a source file (1-based inclusive lines)."""
+class Definition:
+    """A definition in a source file: what chunking, the ADR checker, relations extraction and the relations
+    graph all mean by one.
+
+    Lines are 1-based inclusive. `scope` is the qualified name of what encloses it ("" at the top level);
+    `path` the workspace file it is in (known once stored: "" while one file is extracted); `type` the class
+    (or call, `f()`) its value or result is, when the source says so ("", and not part of its identity).
+    """
 
     name: str
     kind: str
-    start_line: int
-    end_line: int
+    start: int
+    end: int
     scope: str = ""
+    path: str = ""
+    type: str = field(default="", compare=False)
+
+    @property
+    def qualname(self) -> str:
+        """Its scope and name (`Rack.Response`): the scope of what it holds."""
+        return qualify(self.scope, self.name)
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON the relations ops answer with (a callers entry's, a trace node's definition)."""
+        return {"path": self.path, "start_line": self.start, "end_line": self.end, "symbol": self.name,
+                "scope": self.scope or None, "kind": self.kind}
+
+    @classmethod
+    def from_json(cls, entry: dict[str, Any]) -> Definition:
+        """The definition a `to_json`-shaped dict (a callers entry, a trace node) names."""
+        return cls(entry["symbol"], entry["kind"], entry["start_line"], entry["end_line"], entry["scope"] or "",
+                   entry["path"])
 
 
 @dataclass(frozen=True)
@@ -41,7 +70,7 @@ class Chunk:
     @property
     def embed_text(self) -> str:
         """The text handed to the embedding model: no path, so a rename re-uses cached vectors."""
-        head = ".".join(p for p in (self.scope, self.symbol) if p)
+        head = qualify(self.scope, self.symbol)
         body = f"{self.context}\n{self.content}" if self.context else self.content
         return f"{head}\n{body}" if head else body
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from zgrep.adr.model import Anchor
 from zgrep.adr.trees import IndexTree, WorkTree
-from zgrep.types import Symbol
+from zgrep.types import Definition
 
 SNIFF_BYTES = 8192
 
@@ -33,7 +33,7 @@ def is_binary(data: bytes) -> bool:
     return b"\0" in data[:SNIFF_BYTES]
 
 
-def find_symbol(text: str, language: str, name: str) -> list[Symbol]:
+def find_symbol(text: str, language: str, name: str) -> list[Definition]:
     """Definitions of `name` (`Scope.name` pins the enclosing scope) found by the indexing extractor."""
     from zgrep.chunking import extract_symbols
 
@@ -74,7 +74,7 @@ def resolve(anchor: Anchor, tree: WorkTree | IndexTree) -> Resolution:
     if language == "text":
         return Resolution("anchor_symbol_unsupported",
                           f"cannot find symbols in {path} (no parser for it): anchor a line range instead")
-    found = [(s.start_line, s.end_line) for s in find_symbol(text, language, anchor.symbol)]
+    found = [(s.start, s.end) for s in find_symbol(text, language, anchor.symbol)]
     if not found:
         return Resolution("anchor_symbol", f"symbol {anchor.symbol} is no longer defined in {path} ({where})")
     if anchor.lines and anchor.lines not in found:

@@ -60,7 +60,7 @@ def _moved_symbol(tree: Any, anchor: Anchor, candidates: set[str]) -> Anchor | N
             continue
         source = data.decode("utf-8", "replace")
         found = find_symbol(source, detect_language(path, source), anchor.symbol)
-        hits += [(path, (s.start_line, s.end_line)) for s in found]
+        hits += [(path, (s.start, s.end)) for s in found]
     if len({p for p, _ in hits}) != 1:
         return None
     path, rng = hits[0]

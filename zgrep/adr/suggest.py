@@ -75,7 +75,7 @@ def touched_symbols(tree: IndexTree, path: str, numbers: list[int]) -> list[str]
         return []
     wanted = set(numbers)
     names = [s.name for s in extract_symbols(text, language)
-             if any(s.start_line <= n <= s.end_line for n in wanted)]
+             if any(s.start <= n <= s.end for n in wanted)]
     return list(dict.fromkeys(names))
 
 

@@ -11,12 +11,12 @@ for a sub-section of markdown, its parent heading; otherwise the non-blank lines
 
 from __future__ import annotations
 
-from zgrep.chunking.definitions import Definition, outermost_first, parse, walk_definitions
+from zgrep.chunking.definitions import parse, symbols, walk_definitions
 from zgrep.chunking.markdown import markdown_pieces, sections
 from zgrep.chunking.shaping import code_pieces
 from zgrep.chunking.windows import Lines, Piece, window_pieces
 from zgrep.languages.registry import chunk_spec, detect_language
-from zgrep.types import Chunk, Symbol
+from zgrep.types import Chunk, Definition
 
 __all__ = ["CHUNKER_VERSION", "chunk_file", "detect_language", "extract_symbols"]
 
@@ -42,19 +42,13 @@ def chunk_file(path: str, text: str, *, context_lines: int = 2) -> list[Chunk]:
     return [_chunk(path, language, lines, piece, context_lines) for piece in pieces]
 
 
-def extract_symbols(text: str, language: str) -> list[Symbol]:
+def extract_symbols(text: str, language: str) -> list[Definition]:
     """Every definition the chunker sees, outermost first; markdown gives its heading sections."""
     if language == "markdown":
-        return [Symbol(h.text, "module", h.line, end) for h, end in sections(Lines(text))]
+        return [Definition(h.text, "module", h.line, end) for h, end in sections(Lines(text))]
     if chunk_spec(language) is None or not text.strip():
         return []
-    definitions = walk_definitions(parse(text, language), language)
-    return [_symbol(d) for d in outermost_first(definitions) if d.is_symbol]
-
-
-def _symbol(definition: Definition) -> Symbol:
-    return Symbol(definition.name, definition.kind, definition.start, definition.end,
-                  definition.scope)
+    return symbols(walk_definitions(parse(text, language), language))
 
 
 def _chunk(path: str, language: str, lines: Lines, piece: Piece, context_lines: int) -> Chunk:

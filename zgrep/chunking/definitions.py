@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 
 from typing import cast
 
@@ -14,6 +14,7 @@ from tree_sitter_language_pack import SupportedLanguage, get_language, get_parse
 
 from zgrep.languages.registry import chunk_spec
 from zgrep.languages.spec import ChunkSpec
+from zgrep.types import Definition, qualify
 
 IDENT_TYPES = frozenset({
     "identifier", "type_identifier", "field_identifier", "property_identifier",
@@ -42,33 +43,21 @@ _MAX_DEPTH = 6
 _PARSERS = threading.local()
 
 
-@dataclass
-class Definition:
-    """A definition found by the walker; lines are 1-based inclusive.
+@dataclass(frozen=True)
+class DefinitionNode(Definition):
+    """A definition as the walker finds it, with its place in the tree.
 
-    `start` includes decorators/export wrappers, `lead` also the comments and attributes
-    directly above, `head` is the line of the definition keyword itself.
+    `start` includes decorators/export wrappers, `lead` also the comments and attributes directly above,
+    `head` is the line of the definition keyword itself; `children` are the definitions nested in it.
+    `is_symbol` False: a named scope that is not itself a symbol (a Rust impl block); `is_value`: a
+    declaration of data, not of a function or class.
     """
 
-    name: str
-    kind: str
-    scope: str
-    start: int
-    end: int
-    head: int
-    lead: int
+    head: int = 0
+    lead: int = 0
     is_symbol: bool = True
     is_value: bool = False
-    children: list[Definition] = field(default_factory=list)
-
-    @property
-    def qualname(self) -> str:
-        """The scope of what it holds: its scope and name (`Rack.Response`)."""
-        return _qualify(self.scope, self.name)
-
-
-def _qualify(scope: str, name: str) -> str:
-    return ".".join(p for p in (scope, name) if p)
+    children: tuple[DefinitionNode, ...] = ()
 
 
 def end_line(node: Node) -> int:
@@ -229,13 +218,13 @@ class _Walker:
     def __init__(self, spec: ChunkSpec) -> None:
         self.spec = spec
 
-    def level(self, container: Node, scope: str) -> list[Definition]:
-        found: list[Definition] = []
+    def level(self, container: Node, scope: str) -> list[DefinitionNode]:
+        found: list[DefinitionNode] = []
         for child in container.named_children:
             self._item(child, scope, found)
         return found
 
-    def _item(self, child: Node, scope: str, found: list[Definition]) -> None:
+    def _item(self, child: Node, scope: str, found: list[DefinitionNode]) -> None:
         spec = self.spec
         if child.type == "ERROR" or child.type in spec.containers:
             for grandchild in child.named_children:
@@ -255,7 +244,7 @@ class _Walker:
         elif spec.calls and child.type == "call":
             self._call_definition(child, scope, found)
 
-    def _call_definition(self, node: Node, scope: str, found: list[Definition]) -> None:
+    def _call_definition(self, node: Node, scope: str, found: list[DefinitionNode]) -> None:
         """A definition made by a macro call (`defmodule Phoenix.Channel do`, `def join(topic) when ...`)."""
         target = node.child_by_field_name("target")
         kind = self.spec.calls.get(node_text(target)) if target is not None else None
@@ -270,16 +259,15 @@ class _Walker:
         if subject is None or subject.type not in ("alias", "identifier"):
             return
         name, qual = _split_qualified(node_text(subject))
-        full_scope = _qualify(scope, qual)
+        full_scope = qualify(scope, qual)
         start = node.start_point[0] + 1
-        definition = Definition(name=name, kind=kind or "class", scope=full_scope, start=start, end=end_line(node),
-                                head=start, lead=_lead(node, start, self.spec), is_symbol=bool(kind))
         body = _body(node, self.spec) if kind != "function" else None
-        if body is not None:
-            definition.children = self.level(body, definition.qualname)
-        found.append(definition)
+        children = self.level(body, qualify(full_scope, name)) if body is not None else []
+        found.append(DefinitionNode(name, kind or "class", start, end_line(node), full_scope, head=start,
+                                    lead=_lead(node, start, self.spec), is_symbol=bool(kind),
+                                    children=tuple(children)))
 
-    def _definition(self, node: Node, outer: Node, scope: str, found: list[Definition]) -> None:
+    def _definition(self, node: Node, outer: Node, scope: str, found: list[DefinitionNode]) -> None:
         spec = self.spec
         if node.type in spec.wrappers:
             self._item(node, scope, found)
@@ -297,23 +285,24 @@ class _Walker:
         if node.type in spec.scope_fields:
             receiver = node.child_by_field_name(spec.scope_fields[node.type])
             qual = _receiver_type(receiver) if receiver is not None else qual
-        full_scope = _qualify(scope, qual)
+        full_scope = qualify(scope, qual)
         if not name or (kind == "module" and body is None):
             if body is not None:
                 self._item(body, scope, found)
             return
         start = outer.start_point[0] + 1
-        definition = Definition(
-            name=name, kind=kind or "class", scope=full_scope, start=start,
-            end=end_line(outer), head=node.start_point[0] + 1, lead=_lead(outer, start, spec),
-            is_symbol=bool(kind), is_value=is_value and kind == "value",  # a function or class value defines
-        )
+        children: list[DefinitionNode] = []
         if body is not None:
-            definition.children = self.level(body, definition.qualname)
+            children = self.level(body, qualify(full_scope, name))
         elif kind == "function" and not is_value and (inner := _body(node, spec)) is not None:
             # functions and classes defined in a function (redux's createStore defines dispatch), not its locals
-            definition.children = [d for d in self.level(inner, definition.qualname) if not d.is_value]
-        found.append(definition)
+            children = [d for d in self.level(inner, qualify(full_scope, name)) if not d.is_value]
+        found.append(DefinitionNode(
+            name, kind or "class", start, end_line(outer), full_scope, head=node.start_point[0] + 1,
+            lead=_lead(outer, start, spec), is_symbol=bool(kind),
+            is_value=is_value and kind == "value",  # a function or class value defines
+            children=tuple(children),
+        ))
 
 
 def _receiver_type(receiver: Node) -> str:
@@ -327,7 +316,7 @@ def _receiver_type(receiver: Node) -> str:
     return ""
 
 
-def outermost_first(definitions: list[Definition]) -> Iterator[Definition]:
+def outermost_first(definitions: Sequence[DefinitionNode]) -> Iterator[DefinitionNode]:
     """Every definition of a forest and all nested in it, each before its children, in source order."""
     stack = list(reversed(definitions))
     while stack:
@@ -336,6 +325,11 @@ def outermost_first(definitions: list[Definition]) -> Iterator[Definition]:
         stack.extend(reversed(definition.children))
 
 
-def walk_definitions(tree: Tree, language: str) -> list[Definition]:
+def symbols(definitions: Sequence[DefinitionNode]) -> list[Definition]:
+    """The symbols of a forest (every definition but unnamed scopes), outermost first, as plain definitions."""
+    return [Definition(d.name, d.kind, d.start, d.end, d.scope) for d in outermost_first(definitions) if d.is_symbol]
+
+
+def walk_definitions(tree: Tree, language: str) -> list[DefinitionNode]:
     """Top-level definitions of a parsed file, each with its nested definitions."""
     return _Walker(_spec(language)).level(tree.root_node, "")

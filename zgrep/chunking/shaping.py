@@ -3,22 +3,24 @@ headers plus members when they do not, overlapping pieces for long bodies, tiny 
 
 from __future__ import annotations
 
-from zgrep.chunking.definitions import Definition, outermost_first
+from collections.abc import Sequence
+
+from zgrep.chunking.definitions import DefinitionNode, outermost_first
 from zgrep.chunking.windows import MERGE_BELOW_LINES, Lines, Piece, split_range
 
 HEADER_WEIGHT = 1 << 30  # a class header names the chunk it is merged into
 SHORT_HEADER_LINES = 2  # a container header this short (`module Rails`, `namespace X\n{`) leads its first member
 
 
-def code_pieces(lines: Lines, definitions: list[Definition]) -> list[Piece]:
+def code_pieces(lines: Lines, definitions: Sequence[DefinitionNode]) -> list[Piece]:
     """Pieces covering every non-blank line of a parsed file."""
     if lines.count == 0:
         return []
     return _level(lines, definitions, 1, lines.count, None)
 
 
-def _level(lines: Lines, definitions: list[Definition], first: int, last: int,
-           owner: Definition | None) -> list[Piece]:
+def _level(lines: Lines, definitions: Sequence[DefinitionNode], first: int, last: int,
+           owner: DefinitionNode | None) -> list[Piece]:
     """Pieces for one body (the file, or a class too large for one chunk)."""
     pieces: list[Piece] = []
     cursor = first
@@ -33,7 +35,7 @@ def _level(lines: Lines, definitions: list[Definition], first: int, last: int,
     return _merge(lines, pieces)
 
 
-def _gap(lines: Lines, start: int, end: int, owner: Definition | None,
+def _gap(lines: Lines, start: int, end: int, owner: DefinitionNode | None,
          pieces: list[Piece]) -> None:
     """Code between definitions: module code, or a class header/attributes."""
     trimmed = lines.trim(start, end) if start <= end else None
@@ -57,8 +59,8 @@ def _gap(lines: Lines, start: int, end: int, owner: Definition | None,
                                 mergeable, merged_names=[owner.name]))
 
 
-def _definition_pieces(lines: Lines, definition: Definition, lead: int,
-                       owner: Definition | None) -> list[Piece]:
+def _definition_pieces(lines: Lines, definition: DefinitionNode, lead: int,
+                       owner: DefinitionNode | None) -> list[Piece]:
     """One piece when the definition fits; else its header and members, or split pieces."""
     ctx = owner.head if owner is not None else 0
     name, kind, scope = definition.name, definition.kind, definition.scope
@@ -78,7 +80,7 @@ def _definition_pieces(lines: Lines, definition: Definition, lead: int,
             for index, (low, high) in enumerate(ranges)]
 
 
-def _nested_names(definition: Definition) -> list[str]:
+def _nested_names(definition: DefinitionNode) -> list[str]:
     """The definitions inside one that fits a chunk whole (a small class's methods), outermost first."""
     return [child.name for child in outermost_first(definition.children) if child.is_symbol and child.name]
 

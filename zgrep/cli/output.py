@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any, TextIO, TypedDict, cast
 
 import click
 
+from zgrep.types import qualify
+
 if TYPE_CHECKING:
     from zgrep.config import Config, Value
     from zgrep.contracts import (CallersResult, ImpactResult, IndexReport, SearchGroup, SearchHit, SearchResult,
@@ -59,7 +61,8 @@ def _count(n: int, noun: str) -> str:
 
 
 def _qualified(item: Mapping[str, object]) -> str:
-    return ".".join(p for p in (item.get("scope"), item.get("symbol")) if isinstance(p, str) and p)
+    scope, symbol = item.get("scope"), item.get("symbol")
+    return qualify(scope if isinstance(scope, str) else "", symbol if isinstance(symbol, str) else "")
 
 
 class PathView:

@@ -15,13 +15,14 @@ from functools import cache
 
 from tree_sitter import Node, Query, QueryCursor, Tree
 
-from zgrep.chunking.definitions import grammar_of, node_text, outermost_first, parse, walk_definitions
+from zgrep.chunking.definitions import grammar_of, node_text, parse, symbols, walk_definitions
 from zgrep.chunking.references import identifier_query
 from zgrep.languages.registry import chunk_spec, detect_language, rel_spec
 from zgrep.languages.spec import RelSpec
-from zgrep.relations.model import Def, FileRelations, Import, Ref
+from zgrep.relations.model import FileRelations, Import, Ref
+from zgrep.types import Definition
 
-__all__ = ["Def", "FileRelations", "Import", "Ref", "extract"]
+__all__ = ["FileRelations", "Import", "Ref", "extract"]
 
 _IGNORED = frozenset({"self", "cls", "this", "super", "true", "false", "null", "nil", "None", "True", "False",
                       "undefined", "it", "_"})
@@ -58,8 +59,7 @@ def extract(path: str, text: str) -> FileRelations:
         if spec is not None and spec.extractor:
             _extractor(spec.extractor)(tree, result)
             return result
-        result.defs = [Def(d.name, d.scope, d.kind, d.start, d.end)
-                       for d in outermost_first(walk_definitions(tree, language)) if d.is_symbol]
+        result.defs = symbols(walk_definitions(tree, language))
         if spec is not None and spec.nested_functions:  # (the walker sees TypeScript's, not object methods)
             seen = {(d.name, d.start) for d in result.defs}
             result.defs += [d for d in _nested_functions(tree.root_node, result.defs) if (d.name, d.start) not in seen]
@@ -96,9 +96,9 @@ def _import_refs(result: FileRelations) -> list[Ref]:
 _JS_FUNCTION_VALUES = frozenset({"arrow_function", "function_expression", "function", "generator_function"})
 
 
-def _nested_functions(root: Node, defs: list[Def]) -> list[Def]:
+def _nested_functions(root: Node, defs: list[Definition]) -> list[Definition]:
     """Functions declared inside functions (and object-literal methods there): `createStore.dispatch`."""
-    found: list[Def] = []
+    found: list[Definition] = []
     stack = [root]
     while stack:
         node = stack.pop()
@@ -117,13 +117,13 @@ def _nested_functions(root: Node, defs: list[Def]) -> list[Def]:
         owners = [d for d in (*defs, *found) if d.kind == "function" and d.start < start and end <= d.end]
         if owners:
             owner = max(owners, key=lambda d: d.start)
-            found.append(Def(node_text(name), owner.qualname, "function", start, end))
+            found.append(Definition(node_text(name), "function", start, end, owner.qualname))
     return found
 
 
-def _innermost(defs: list[Def], lines: int) -> list[Def | None]:
+def _innermost(defs: list[Definition], lines: int) -> list[Definition | None]:
     """For each line (index = line number), the innermost definition containing it."""
-    owner: list[Def | None] = [None] * (lines + 2)
+    owner: list[Definition | None] = [None] * (lines + 2)
     for definition in sorted(defs, key=lambda d: d.start - d.end):
         for line in range(definition.start, min(definition.end, lines + 1) + 1):
             owner[line] = definition
@@ -169,7 +169,7 @@ def _references(root: Node, language: str, spec: RelSpec | None, result: FileRel
     grammar = chunk_spec(language)
     definers = grammar.calls if grammar is not None else {}  # `defmodule`, `def`: how definitions are written, not uses
     owner = _innermost(result.defs, result.lines)
-    seen: dict[tuple[str, str, Def | None, str], Ref] = {}
+    seen: dict[tuple[str, str, Definition | None, str], Ref] = {}
     nodes = QueryCursor(identifier_query(language)).captures(root).get("ref", [])
     nodes.sort(key=lambda n: n.start_byte)
     local = _function_locals(nodes, owner, result.defs) if spec is not None and spec.nested_functions else {}
@@ -192,7 +192,7 @@ def _references(root: Node, language: str, spec: RelSpec | None, result: FileRel
     return list(seen.values())
 
 
-def _function_locals(nodes: list[Node], owner: list[Def | None], defs: list[Def]) -> dict[str, set[str]]:
+def _function_locals(nodes: list[Node], owner: list[Definition | None], defs: list[Definition]) -> dict[str, set[str]]:
     """Per function (qualified name), the parameters and variables it binds (not its nested functions)."""
     nested = {(d.scope, d.name) for d in defs}
     found: dict[str, set[str]] = {}
@@ -206,7 +206,7 @@ def _function_locals(nodes: list[Node], owner: list[Def | None], defs: list[Def]
     return found
 
 
-def _shadowed(name: str, caller: Def | None, local: dict[str, set[str]]) -> bool:
+def _shadowed(name: str, caller: Definition | None, local: dict[str, set[str]]) -> bool:
     """Whether a bare name used in `caller` is a parameter or variable of it or of a function around it."""
     if caller is None:
         return False

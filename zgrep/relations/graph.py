@@ -9,41 +9,15 @@ from __future__ import annotations
 
 import posixpath
 import sqlite3
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from zgrep.relations.resolve import FileSet, local_files, module_files, resolver, submodule
+from zgrep.types import Definition, qualify
 
 SELF_NAMES = frozenset({"self", "this", "cls", "Self", "super"})
 REEXPORT_DEPTH = 3
 _STRENGTH = ("call", "inherit", "decorator", "reference", "annotation", "import")
-
-
-@dataclass(frozen=True)
-class Definition:
-    """A row of `defs`."""
-
-    path: str
-    name: str
-    scope: str
-    kind: str
-    start: int
-    end: int
-    type: str = field(default="", compare=False)
-
-    @property
-    def qualname(self) -> str:
-        return f"{self.scope}.{self.name}" if self.scope else self.name
-
-    def to_json(self) -> dict[str, Any]:
-        return {"path": self.path, "start_line": self.start, "end_line": self.end, "symbol": self.name,
-                "scope": self.scope or None, "kind": self.kind}
-
-    @classmethod
-    def from_json(cls, entry: dict[str, Any]) -> Definition:
-        """The definition a `to_json`-shaped dict (a callers entry, a trace node) names."""
-        return cls(entry["path"], entry["symbol"], entry["scope"] or "", entry["kind"], entry["start_line"],
-                   entry["end_line"])
 
 
 @dataclass(frozen=True)
@@ -64,9 +38,10 @@ class Use:
 
     @property
     def caller_qualname(self) -> str:
-        return f"{self.caller_scope}.{self.caller_name}" if self.caller_scope else self.caller_name
+        return qualify(self.caller_scope, self.caller_name)
 
 
+DEF_COLUMNS = "name, kind, start_line, end_line, scope, path, type"  # a `Definition`'s fields, in order
 USE_COLUMNS = ("path, name, qualifier, line, kind, home, caller_name, caller_scope, caller_kind, caller_start, "
                "caller_end")
 
@@ -109,15 +84,13 @@ class Graph:
         """Every definition named `name`."""
         if name not in self._defs:
             self._defs[name] = [Definition(*row) for row in self.db.execute(
-                "SELECT path, name, scope, kind, start_line, end_line, type FROM defs WHERE name = ? "
-                "ORDER BY path, start_line", (name,))]
+                f"SELECT {DEF_COLUMNS} FROM defs WHERE name = ? ORDER BY path, start_line", (name,))]
         return self._defs[name]
 
     def defs_in(self, path: str) -> list[Definition]:
         """Every definition of one file, in line order."""
         return [Definition(*row) for row in self.db.execute(
-            "SELECT path, name, scope, kind, start_line, end_line, type FROM defs WHERE path = ? ORDER BY start_line",
-            (path,))]
+            f"SELECT {DEF_COLUMNS} FROM defs WHERE path = ? ORDER BY start_line", (path,))]
 
     def imports(self, path: str) -> list[tuple[str, str, str, str]]:
         """(module, name, alias, scope) of the imports of `path`."""

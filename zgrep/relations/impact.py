@@ -14,11 +14,12 @@ from zgrep.contracts import ImpactArgs, ImpactResult
 from zgrep.engine import Engine
 from zgrep.filetypes import is_test
 from zgrep.progress import Progress
-from zgrep.relations.graph import Definition, Graph
+from zgrep.relations.graph import Graph
 from zgrep.relations.model import EDGE_KINDS
 from zgrep.relations.query import (DEFAULT_DEPTH, MAX_DEPTH, MAX_TREE_NODES, callers_of, count_arg, find_definitions,
                                    indexed_root, open_graph, parse_edges, stored_path)
 from zgrep.service import ErrorCode, ZgError
+from zgrep.types import Definition
 
 IMPACT_EDGES = tuple(k for k in EDGE_KINDS if k != "annotation")
 _RANGE = re.compile(r"(\d+)-(\d+)")

@@ -1,27 +1,13 @@
-"""What extraction records per file: definitions, references (with their edge kind) and imports."""
+"""What extraction records per file: definitions (`zgrep.types.Definition`), references (with their edge kind)
+and imports."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from zgrep.types import Definition
+
 EDGE_KINDS = ("call", "reference", "import", "annotation", "decorator", "inherit")
-
-
-@dataclass(frozen=True)
-class Def:
-    """A definition: name, enclosing scope, kind and 1-based inclusive lines; `type` the class (or call,
-    `f()`) its value or result is, when the source says so ("" otherwise)."""
-
-    name: str
-    scope: str
-    kind: str
-    start: int
-    end: int
-    type: str = ""
-
-    @property
-    def qualname(self) -> str:
-        return f"{self.scope}.{self.name}" if self.scope else self.name
 
 
 @dataclass(frozen=True)
@@ -35,7 +21,7 @@ class Ref:
     name: str
     qualifier: str
     line: int
-    caller: Def | None
+    caller: Definition | None
     kind: str = "reference"
     home: str | None = None
 
@@ -59,6 +45,6 @@ class FileRelations:
     path: str
     language: str
     lines: int
-    defs: list[Def] = field(default_factory=list)
+    defs: list[Definition] = field(default_factory=list)
     refs: list[Ref] = field(default_factory=list)
     imports: list[Import] = field(default_factory=list)

@@ -7,8 +7,9 @@ import posixpath
 import re
 from dataclasses import dataclass
 
-from zgrep.relations.graph import REEXPORT_DEPTH, Definition, Graph, Match, Use
+from zgrep.relations.graph import REEXPORT_DEPTH, Graph, Match, Use
 from zgrep.relations.typetext import split_top_level
+from zgrep.types import Definition
 
 MAX_BASES = 12
 _GUESS_LIMIT = 1  # how many same-named methods an untyped `obj.name` may stand for

@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 from tree_sitter import Node, Tree
 
 from zgrep.chunking.definitions import end_line, node_text
-from zgrep.relations.model import Def, FileRelations, Import, Ref
+from zgrep.relations.model import FileRelations, Import, Ref
 from zgrep.relations.typetext import TYPE_NAME, type_of
+from zgrep.types import Definition
 
 _FUNCTION_SCOPES = frozenset({"function", "lambda", "comprehension"})
 _COMPREHENSIONS = frozenset({"list_comprehension", "set_comprehension", "dictionary_comprehension",
@@ -52,14 +53,14 @@ class _Extractor:
     def __init__(self, result: FileRelations) -> None:
         self.result = result
         self.scopes: dict[int, _Scope] = {}
-        self.defs: dict[int, Def] = {}  # definition node id -> its Def (overload stubs -> the implementation)
+        self.defs: dict[int, Definition] = {}  # definition node id -> its Definition (overload stubs -> the implementation)
         self.bound: set[int] = set()  # identifier nodes that bind a name
-        self.overloads: list[tuple[int, Def]] = []
+        self.overloads: list[tuple[int, Definition]] = []
         self.override: dict[int, str] = {}  # identifier node id -> edge kind
-        self.refs: dict[tuple[str, str, Def | None, str, str | None], Ref] = {}
+        self.refs: dict[tuple[str, str, Definition | None, str, str | None], Ref] = {}
         self.attributes: set[tuple[str, str]] = set()
         self._binds: list[tuple[Node, _Scope]] = []
-        self._uses: list[tuple[Node, _Scope, Def | None, str]] = []
+        self._uses: list[tuple[Node, _Scope, Definition | None, str]] = []
 
     # ----- pass 1: definitions and bindings ---------------------------------------------------------------
     def bind_all(self, root: Node) -> None:
@@ -135,7 +136,7 @@ class _Extractor:
             left = node.child_by_field_name("left")
             name = node_text(left).strip() if left is not None else ""
             if name.isidentifier() and scope.kind in ("module", "class"):
-                self.result.defs.append(Def(name, scope.prefix, "alias", node.start_point[0] + 1, end_line(node)))
+                self.result.defs.append(Definition(name, "alias", node.start_point[0] + 1, end_line(node), scope.prefix))
                 scope.bind(name, "def")
             return
         for child in node.named_children:
@@ -152,8 +153,8 @@ class _Extractor:
             typed = type_of(node_text(returns))
         else:
             typed = "" if is_class or scope.kind != "class" else _constructed(node.child_by_field_name("body"))
-        definition = Def(name, scope.prefix, "class" if is_class else "function", outer.start_point[0] + 1,
-                         end_line(outer), typed)
+        definition = Definition(name, "class" if is_class else "function", outer.start_point[0] + 1,
+                                end_line(outer), scope.prefix, type=typed)
         self.result.defs.append(definition)
         self.defs[node.id] = definition
         self.bound.add(name_node.id)
@@ -199,8 +200,8 @@ class _Extractor:
         if left is not None and left.type == "identifier":
             name = node_text(left)
             if scope.kind in ("module", "class"):
-                self.result.defs.append(Def(name, scope.prefix, "value", node.start_point[0] + 1, end_line(node),
-                                            typed))
+                self.result.defs.append(Definition(name, "value", node.start_point[0] + 1, end_line(node),
+                                                   scope.prefix, type=typed))
             elif typed:
                 scope.types.setdefault(name, typed)
         elif left is not None and left.type == "attribute" and typed and scope.kind == "function":
@@ -262,7 +263,8 @@ class _Extractor:
         if name in owner.bindings or (owner.prefix, name) in self.attributes:
             return
         self.attributes.add((owner.prefix, name))
-        self.result.defs.append(Def(name, owner.prefix, "value", node.start_point[0] + 1, end_line(node), typed))
+        self.result.defs.append(Definition(name, "value", node.start_point[0] + 1, end_line(node), owner.prefix,
+                                           type=typed))
 
     def _target(self, node: Node | None, scope: _Scope) -> None:
         """Bind the names an assignment-like target assigns (attributes and subscripts bind none)."""
@@ -317,18 +319,18 @@ class _Extractor:
     def use_all(self, root: Node) -> None:
         """Pass 2 over the whole file, in document order, with a stack."""
         module = self.scopes[root.id]
-        stack: list[tuple[Node, _Scope, Def | None, str]] = [(c, module, None, "") for c in reversed(root.named_children)]
+        stack: list[tuple[Node, _Scope, Definition | None, str]] = [(c, module, None, "") for c in reversed(root.named_children)]
         while stack:
             item = stack.pop()
             self._uses = []
             self._use_node(*item)
             stack.extend(reversed(self._uses))
 
-    def _use(self, node: Node, scope: _Scope, caller: Def | None, context: str) -> None:
+    def _use(self, node: Node, scope: _Scope, caller: Definition | None, context: str) -> None:
         """Visit `node` in pass 2 (after the node being visited now)."""
         self._uses.append((node, scope, caller, context))
 
-    def _use_node(self, node: Node, scope: _Scope, caller: Def | None, context: str) -> None:
+    def _use_node(self, node: Node, scope: _Scope, caller: Definition | None, context: str) -> None:
         """Record the uses at `node` and queue its parts; `context` is decorator/annotation there."""
         kind = node.type
         if kind in _SKIP:
@@ -404,7 +406,7 @@ class _Extractor:
         for child in body.named_children if body is not None else []:
             self._use(child, inner, definition, "")
 
-    def _annotation(self, node: Node, scope: _Scope, caller: Def | None) -> None:
+    def _annotation(self, node: Node, scope: _Scope, caller: Definition | None) -> None:
         """Uses inside a type annotation, string annotations ("Flask", "t.Any") included."""
         if node.type == "string":
             content = "".join(node_text(c) for c in node.named_children if c.type == "string_content")
@@ -421,7 +423,7 @@ class _Extractor:
     def _edge(self, node: Node, context: str) -> str:
         return context or self.override.get(node.id, "reference")
 
-    def _attribute(self, node: Node, scope: _Scope, caller: Def | None, context: str) -> None:
+    def _attribute(self, node: Node, scope: _Scope, caller: Definition | None, context: str) -> None:
         obj, attr = node.child_by_field_name("object"), node.child_by_field_name("attribute")
         if obj is None:
             return
@@ -439,13 +441,13 @@ class _Extractor:
             return
         self._resolved(name, text, attr, scope, caller, edge)
 
-    def _name(self, node: Node, scope: _Scope, caller: Def | None, edge: str) -> None:
+    def _name(self, node: Node, scope: _Scope, caller: Definition | None, edge: str) -> None:
         name = node_text(node)
         if name in ("self", "cls", "super"):
             return
         self._resolved(name, "", node, scope, caller, edge)
 
-    def _resolved(self, name: str, qualifier: str, node: Node, scope: _Scope, caller: Def | None, edge: str) -> None:
+    def _resolved(self, name: str, qualifier: str, node: Node, scope: _Scope, caller: Definition | None, edge: str) -> None:
         """A use of `qualifier.name` (or a bare name) as scoping sees it; local variables are no references."""
         if qualifier:
             typed = self._local_type(qualifier, scope)
@@ -465,7 +467,7 @@ class _Extractor:
             return
         self._add(name, "", node, caller, edge, where.prefix)
 
-    def _add(self, name: str, qualifier: str, node: Node, caller: Def | None, edge: str, home: str | None) -> None:
+    def _add(self, name: str, qualifier: str, node: Node, caller: Definition | None, edge: str, home: str | None) -> None:
         key = (name, qualifier, caller, edge, home)
         if key not in self.refs:
             self.refs[key] = Ref(name, qualifier, node.start_point[0] + 1, caller, edge, home)

@@ -14,12 +14,13 @@ from typing import Any
 from zgrep.contracts import CallersArgs, CallersResult, TraceArgs, TraceResult
 from zgrep.engine import Engine
 from zgrep.progress import Progress
-from zgrep.relations.graph import Definition, Graph, Match, Use, strongest
+from zgrep.relations.graph import Graph, Match, Use, strongest
 from zgrep.relations.model import EDGE_KINDS
 from zgrep.relations.pyresolve import UNKNOWN_RECEIVER, resolve
 from zgrep.relations.resolve import resolver
 from zgrep.relations.store import RELATIONS_DB, connect, is_ready
 from zgrep.service import ErrorCode, FixedCodeError, ZgError
+from zgrep.types import Definition
 
 DEFAULT_DEPTH = 3
 MAX_DEPTH = 10

@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from zgrep.relations.model import Def, FileRelations
+    from zgrep.relations.model import FileRelations
+    from zgrep.types import Definition
 
 RELATIONS_DB = "relations.sqlite"
 SCHEMA_VERSION = "2"  # 2: edge kinds, binding homes, scoped imports, definition types
@@ -124,7 +125,7 @@ class RelationsStore:
             self._db.executemany(f"DELETE FROM {table} WHERE path = ?", [(p,) for p in paths])
 
 
-def _caller(caller: Def | None, lines: int) -> tuple[str, str, str, int, int]:
+def _caller(caller: Definition | None, lines: int) -> tuple[str, str, str, int, int]:
     """The caller columns: the enclosing definition, or the module (whole file)."""
     if caller is not None:
         return caller.name, caller.scope, caller.kind, caller.start, caller.end

@@ -346,6 +346,6 @@ def _definition_line(span: Span, name: str, own: int) -> int:
     from the best chunk's start `own` on; `own` when the span holds no such definition (a piece of a long one)."""
     from zgrep.chunking import extract_symbols
 
-    found = [span.start + s.start_line - 1 for s in extract_symbols(span.content, str(span.fields.get("language") or ""))
+    found = [span.start + s.start - 1 for s in extract_symbols(span.content, str(span.fields.get("language") or ""))
              if s.name == name]
     return next((line for line in found if line >= own), found[0] if found else own)
