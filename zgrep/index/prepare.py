@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import IO, Any, cast
 
 from zgrep.chunking import chunk_file, detect_language
+from zgrep.index.filestats import FileTerms, file_terms
 from zgrep.index.generated import is_generated
 from zgrep.index.timing import PhaseClock
 from zgrep.relations.extract import FileRelations, extract
@@ -37,7 +38,8 @@ IN_FLIGHT_PER_WORKER = 2  # batches queued per worker: keeps both cores busy, bo
 
 @dataclass
 class PreparedFile:
-    """One file's chunks with their BM25 texts and content hashes, its relations, language and whether it is generated."""
+    """One file's chunks with their BM25 texts and content hashes, its relations, language, whether it is generated
+    and its whole-file term counts."""
 
     path: str
     language: str
@@ -46,6 +48,7 @@ class PreparedFile:
     hashes: list[str]
     relations: FileRelations
     generated: bool
+    terms: FileTerms
 
 
 def lexical_text(chunk: Chunk) -> str:
@@ -82,10 +85,11 @@ def prepare_file(path: str, text: str, context_lines: int, clock: PhaseClock) ->
     with clock.phase("lexical"):
         lexical = [lexical_text(c) for c in chunks]
         hashes = [c.content_hash for c in chunks]
+        counts = file_terms(text)
     with clock.phase("relations"):
         relations = extract(path, text)
     language = chunks[0].language if chunks else detect_language(path)
-    return PreparedFile(path, language, chunks, lexical, hashes, relations, is_generated(text, language))
+    return PreparedFile(path, language, chunks, lexical, hashes, relations, is_generated(text, language), counts)
 
 
 def prepare_batch(items: list[tuple[str, str]], recipe: Recipe) -> PreparedBatch:

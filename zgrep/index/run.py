@@ -17,6 +17,8 @@ from zgrep.engine import REBUILD_STATE, Engine, FileRecord, root_hash
 from zgrep.fsutil import atomic_write
 from zgrep.git import GitError, changed_paths, head_commit
 from zgrep.index import discovery
+from zgrep.index.filestats import FILESTATS_DB, NEXT_FILESTATS, FileStatsStore
+from zgrep.index.filestats import is_ready as filestats_ready
 from zgrep.index.ignore import IgnoreRules
 from zgrep.index.prepare import Recipe, cached_vectors, prepared_batches, worker_count
 from zgrep.index.timing import PhaseClock
@@ -38,8 +40,9 @@ def content_version() -> str:
 
 
 def relations_ready(engine: Engine) -> bool:
-    """Whether the relations database exists with the current schema (else a full pass rebuilds it)."""
-    return is_ready(engine.ws.path(RELATIONS_DB))
+    """Whether the relations and whole-file statistics databases exist with their current schemas (else a
+    full pass rebuilds them)."""
+    return is_ready(engine.ws.path(RELATIONS_DB)) and filestats_ready(engine.ws.path(FILESTATS_DB))
 
 
 @dataclass
@@ -195,6 +198,17 @@ def run_index(engine: Engine, args: IndexArgs, progress: Progress | None = None)
         engine.remember_agreement()  # (_repair_reason counted the rows)
         return report
     relations = engine.relations()
+    stats = FileStatsStore(engine.ws.path(FILESTATS_DB))
+    try:
+        return _update(engine, store, work, report, progress, started, clock, manifest, paths, relations, stats)
+    finally:
+        stats.close()
+
+
+def _update(engine: Engine, store: Any, work: Plan, report: IndexReport, progress: Progress | None, started: float,
+            clock: PhaseClock, manifest: dict[str, Any] | None, paths: list[str] | None, relations: Any,
+            stats: FileStatsStore) -> IndexReport:
+    """An incremental run's writes: deleted files dropped, changed ones replaced batch by batch."""
     new_manifest = {**engine.new_manifest(store.collection), "content_version": content_version()}
     engine.ws.write_manifest({**(manifest or {}), **new_manifest, "complete": False})
     files = engine.files()
@@ -202,10 +216,11 @@ def run_index(engine: Engine, args: IndexArgs, progress: Progress | None = None)
         with clock.phase("milvus_write"):
             store.delete_paths(work.deleted)
         relations.remove_paths(work.deleted)
+        stats.remove_paths(work.deleted)
         for rel in work.deleted:
             files.pop(rel, None)
         engine.save_files()
-    chunks_done, embedded = _write_batches(engine, work, store, relations, files, progress, True, clock)
+    chunks_done, embedded = _write_batches(engine, work, store, relations, stats, files, progress, True, clock)
     engine.save_files()
     if work.changed or work.deleted:
         with clock.phase("milvus_flush"):
@@ -250,9 +265,10 @@ def _repair_reason(engine: Engine, store: Any, full: bool) -> str | None:
     return None
 
 
-def _write_batches(engine: Engine, work: Plan, store: Any, relations: Any, files: dict[str, FileRecord],
-                   progress: Progress | None, incremental: bool, clock: PhaseClock) -> tuple[int, int]:
-    """Read, prepare (chunks, BM25 text, relations; on both cores for big runs), embed and store
+def _write_batches(engine: Engine, work: Plan, store: Any, relations: Any, stats: FileStatsStore,
+                   files: dict[str, FileRecord], progress: Progress | None, incremental: bool,
+                   clock: PhaseClock) -> tuple[int, int]:
+    """Read, prepare (chunks, BM25 text, relations, term counts; on both cores for big runs), embed and store
     `work.changed` batch by batch into `files`; (chunks, embedded). Files are read one batch ahead
     of preparing, never all at once. Incremental runs replace each file's rows and save the file
     state after every batch."""
@@ -288,8 +304,10 @@ def _write_batches(engine: Engine, work: Plan, store: Any, relations: Any, files
             store.insert(rows)
         with clock.phase("relations_write"):
             relations.replace_files([f.relations for f in batch.files])
+            stats.replace_files([(f.path, f.terms) for f in batch.files])
             if gone:
                 relations.remove_paths(gone)
+                stats.remove_paths(gone)
         for f in batch.files:
             loaded = meta.pop(f.path)
             files[f.path] = FileRecord(loaded.sha256, loaded.size, loaded.mtime_ns, f.language, len(f.chunks),
@@ -341,12 +359,15 @@ def _rebuild(engine: Engine, store: Any, work: Plan, report: IndexReport, progre
     target.drop()
     target.create()
     _remove_db(engine.ws.path(NEXT_RELATIONS))
+    _remove_db(engine.ws.path(NEXT_FILESTATS))
     relations = RelationsStore(engine.ws.path(NEXT_RELATIONS))
+    stats = FileStatsStore(engine.ws.path(NEXT_FILESTATS))
     files: dict[str, FileRecord] = {}
     try:
-        chunks_done, embedded = _write_batches(engine, work, target, relations, files, progress, False, clock)
+        chunks_done, embedded = _write_batches(engine, work, target, relations, stats, files, progress, False, clock)
     finally:
         relations.close()
+        stats.close()
     if work.changed:
         with clock.phase("milvus_flush"):
             target.flush()
@@ -386,6 +407,7 @@ def recover_rebuild(engine: Engine) -> None:
     if isinstance(name, str) and name != store.collection and not engine.repaired:
         store.sibling(name).drop()
     _remove_db(engine.ws.path(NEXT_RELATIONS))
+    _remove_db(engine.ws.path(NEXT_FILESTATS))
     path.unlink(missing_ok=True)
 
 
@@ -395,6 +417,14 @@ def _finish_rebuild(engine: Engine, marker: dict[str, Any], target: Any, files: 
     if following.exists():
         engine.relations().replace_all(following)
         _remove_db(following)
+    next_stats = engine.ws.path(NEXT_FILESTATS)
+    if next_stats.exists():
+        live = FileStatsStore(engine.ws.path(FILESTATS_DB))
+        try:
+            live.replace_all(next_stats)
+        finally:
+            live.close()
+        _remove_db(next_stats)
     engine.ws.write_manifest(marker["manifest"])
     engine.adopt(target, files, marker["collection"])
     retire = marker.get("retire")

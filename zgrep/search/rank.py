@@ -7,7 +7,7 @@ import functools
 import math
 import re
 from dataclasses import dataclass, field
-from collections.abc import Set
+from collections.abc import Mapping, Set
 from typing import Any
 
 from zgrep.filetypes import is_prose, is_test
@@ -67,6 +67,12 @@ class RankSettings:
     fusion: str = "rrf"
     rrf_k: int = 60
     weights: dict[str, float] = field(default_factory=lambda: {"lexical": 1.0, "semantic": 0.6})
+    # the dense route's reciprocal-rank value times (similarity / the route's best similarity) ** this: ranks
+    # alone make a chunk far more similar than the rest (0.41 against 0.29) worth no more than the next one, and
+    # a file of many weakly similar chunks then outweighs it by coherence. The static model's similarities sit
+    # in a narrow band, hence a power: 1 gained +0.001 (semble dev) and +0.006 (outside dev), 2 +0.004 and
+    # +0.004 more with the whole-file route, 3 and 4 less on semble's (+0.0044, +0.0021 against +0.0060 in all)
+    dense_margin: float = 2.0
 
 
 @dataclass(frozen=True)
@@ -108,6 +114,11 @@ class RerankSettings:
     # (semble +0.004, outside +0.027), 0.9 less (+0.001, +0.014), 0.7 and 0.5 lost on semble's (-0.001, -0.006)
     coherence_decay: float = 0.8
     diversity: float = 0.5
+    # the best chunk of each file gains this share of the best fused score times its file's whole-file BM25 as a
+    # share of the best file's (index.filestats): a file whose text as a whole holds the query's words, though no
+    # one chunk does. 0.2-0.3 gained +0.017-0.021 on the outside dev half and moved semble's by -0.0007..+0.0007;
+    # 0.5 and more lost on semble's (hub files hold every word)
+    file_bm25: float = 0.25
 
 
 def fuse(routes: dict[str, list[RouteHit]], settings: RankSettings) -> list[Candidate]:
@@ -116,6 +127,8 @@ def fuse(routes: dict[str, list[RouteHit]], settings: RankSettings) -> list[Cand
     for name, hits in routes.items():
         weight = settings.weights.get(name, 1.0)
         scores = _route_scores(hits, settings)
+        if name == "semantic" and settings.dense_margin and hits and hits[0].distance > 0:
+            scores = [v * max(h.distance / hits[0].distance, 0.0) ** settings.dense_margin for v, h in zip(scores, hits)]
         for hit, value in zip(hits, scores):
             cand = merged.setdefault(hit.id, Candidate(hit.id, hit.fields))
             cand.fused += weight * value
@@ -333,9 +346,10 @@ class _PathIndex:
 
 
 def rerank(query: str, candidates: list[Candidate], settings: RerankSettings | None = None,
-           generated: Set[str] = frozenset()) -> list[Candidate]:
-    """Boost symbol/file-name matches, the query's phrase, definitions and coherent files; demote tests,
-    vendored and `generated` files; diversify; keep the lexical route's best chunk near the top."""
+           generated: Set[str] = frozenset(), file_scores: Mapping[str, float] | None = None) -> list[Candidate]:
+    """Boost symbol/file-name matches, the query's phrase, definitions, coherent files and files whose whole
+    text matches (`file_scores`: a share of the best file's, by path); demote tests, vendored and `generated`
+    files; diversify; keep the lexical route's best chunk near the top."""
     cfg = settings or RerankSettings()
     if not candidates:
         return []
@@ -389,6 +403,7 @@ def rerank(query: str, candidates: list[Candidate], settings: RerankSettings | N
         score = cand.score
         if best_of_file[f["path"]] is cand:
             score += top * cfg.file_coherence * file_sum[f["path"]] / max_file
+            score += top * cfg.file_bm25 * (file_scores or {}).get(f["path"], 0.0)
         if f.get("symbol_kind") in _DEFINITION_KINDS:
             score *= 1.0 + cfg.definition
         if not wants_tests and is_test(f["path"]):

@@ -16,7 +16,7 @@ from zgrep.config import MAXIMUMS
 from zgrep.contracts import SearchArgs, SearchGroup, SearchHit, SearchResult
 from zgrep.engine import Engine
 from zgrep import git
-from zgrep.index import discovery
+from zgrep.index import discovery, filestats
 from zgrep.index.discovery import LoadedFile, read_file
 from zgrep.index.ignore import IgnoreRules
 from zgrep.index.run import run_index
@@ -173,7 +173,8 @@ def _search_one(engine: Engine, query: str, search_mode: str, expr: str, limit: 
     settings = RankSettings(fusion=cfg.search.fusion, rrf_k=cfg.search.rrf_k, weights={
         "lexical": cfg.search.lexical_weight, "semantic": cfg.search.dense_weight,
         "symbol": cfg.search.symbol_weight, "path": cfg.search.path_weight})
-    ranked = rerank(query, fuse(routes, settings), generated=generated)
+    ranked = rerank(query, fuse(routes, settings), generated=generated,
+                    file_scores=_file_scores(engine, query) if search_mode != "semantic" else None)
     wanted = set(_IDENT.findall(query)) | {part for token in _IDENT.findall(query) for part in QUALIFIER.split(token)}
     min_score = args.get("min_score")
     min_diff = args.get("min_score_diff")
@@ -192,6 +193,13 @@ def _search_one(engine: Engine, query: str, search_mode: str, expr: str, limit: 
         if len(spans) >= limit and seen >= merging:
             break
     return [_hit(span, preview, wanted, file_lines, context) for span in spans[:limit]]
+
+
+def _file_scores(engine: Engine, query: str) -> dict[str, float]:
+    """Whole-file BM25 of the query's terms (index.filestats), by path, as a share of the best file's."""
+    raw = filestats.bm25_scores(engine.ws.path(filestats.FILESTATS_DB), lexical_query(query).split())
+    best = max(raw.values(), default=0.0)
+    return {path: value / best for path, value in raw.items()} if best > 0 else {}
 
 
 # file_lines(path): the lines of an indexed file as indexed, or None when it changed since (or is unreadable)
