@@ -15,7 +15,8 @@ from conftest import ZG
 from daemon_helpers import User, make_repo
 
 HEAVY = ("pymilvus", "milvus_lite", "grpc", "tree_sitter", "tree_sitter_language_pack", "numpy", "tokenizers",
-         "zgrep.engine", "zgrep.dispatch", "zgrep.index.run", "zgrep.search.run", "zgrep.server.daemon")
+         "zgrep.engine", "zgrep.dispatch", "zgrep.index.run", "zgrep.search.run", "zgrep.server.daemon",
+         "zgrep.server.holder", "zgrep.server.jobrunner", "zgrep.server.transport")
 
 
 def imported(user: User, *args: str, cwd: Path | None = None) -> tuple[subprocess.CompletedProcess[str], set[str]]:
