@@ -160,14 +160,12 @@ def _bm25(db: sqlite3.Connection, wanted: list[str]) -> dict[str, float]:
     kept = [t for t in wanted if 0 < df.get(t, 0) <= MAX_DF_SHARE * count]
     if not kept:
         return {}
-    idf = {t: math.log(1 + (count - df[t] + 0.5) / (df[t] + 0.5)) for t in kept}
-    marks = ",".join("?" * len(kept))
-    scores: dict[str, float] = {}
-    for term, file_path, tf, length in db.execute(
-            f"SELECT p.term, f.path, p.tf, f.length FROM postings p JOIN files f ON f.id = p.file "
-            f"WHERE p.term IN ({marks})", kept):
-        tf = max(int(tf), 0)  # (a foreign database may hold anything)
-        norm = K1 * (1 - B + B * max(int(length), 0) / avg)
-        if tf:
-            scores[file_path] = scores.get(file_path, 0.0) + idf[term] * tf * (K1 + 1) / (tf + norm)
-    return scores
+    values = ",".join("(?, ?)" for _ in kept)
+    weights = [x for t in kept for x in (t, math.log(1 + (count - df[t] + 0.5) / (df[t] + 0.5)))]
+    # summed in SQLite: the postings of common words run to thousands of rows on a big tree
+    rows = db.execute(
+        f"WITH q(term, idf) AS (VALUES {values}) "
+        "SELECT f.path, SUM(q.idf * p.tf * (? + 1) / (p.tf + ? * (1 - ? + ? * MAX(f.length, 0) / ?))) "
+        "FROM q JOIN postings p ON p.term = q.term JOIN files f ON f.id = p.file WHERE p.tf > 0 GROUP BY p.file",
+        [*weights, K1, K1, B, B, avg])
+    return {path: float(score) for path, score in rows if isinstance(score, (int, float)) and math.isfinite(score)}
