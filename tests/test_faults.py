@@ -14,9 +14,13 @@ from typing import Any
 
 import pytest
 
-from corpus import (FILES, assert_consistent, assert_one_line_error, engine_index, json_out, make_repo, run_zg, state_files, store_rows,
-                    user_env)
+from conftest import ZG
+from corpus import (FILES, assert_consistent, assert_one_line_error, engine_index, engine_pids, json_out, make_repo, run_zg,
+                    state_files, store_rows, user_env)
+from daemon_helpers import wait_for
 from embedding_server import EmbeddingServer
+from zgrep.locking import ENGINE_LOCK, lock_holder
+from zgrep.store.native import holder as engine_holder
 
 MiB = 1024 * 1024
 GOOD = FILES["src/net/retry.py"]
@@ -297,12 +301,12 @@ def test_kill_9_during_index_then_index_completes_without_duplicates(tmp_path):
 
 # --- embedding servers that fail -------------------------------------------------------------------------
 
-def _remote_config(root: Path, url: str, env: dict[str, str], allow_remote: bool = True) -> None:
+def _remote_config(root: Path, url: str, env: dict[str, str], allow_remote: bool = True, timeout: int = 1) -> None:
     """A remote-embedding `.zgrep.toml`, trusted (`zg trust`) as its settings require: by the user of `env`
     and by this process's user (assert_consistent opens the store here)."""
     (root / ".zgrep.toml").write_text(
         "[embedding]\nprovider = \"ollama\"\nmodel = \"test-embed\"\n"
-        f"url = \"{url}\"\nallow_remote = {str(allow_remote).lower()}\nmax_retries = 1\ntimeout = 1\n")
+        f"url = \"{url}\"\nallow_remote = {str(allow_remote).lower()}\nmax_retries = 1\ntimeout = {timeout}\n")
     for user in (env, None):
         assert run_zg("trust", cwd=root, env=user).returncode == 0
 
@@ -367,3 +371,46 @@ def test_remote_provider_without_opt_in_is_refused_and_sends_nothing(tmp_path, s
     user_file.write_text(f"[embedding]\nprovider = \"ollama\"\nurl = \"{server.url}\"\nallow_remote = true\n")
     assert_one_line_error(run_zg("index", cwd=root, env=env), "user-wide config cannot opt in")
     assert server.requests == []
+
+
+def test_a_search_killed_while_it_embeds_its_query_leaves_no_engine_behind(tmp_path, server):
+    """The store opens beside the query's embedding; kill -9 then ends the engine it had started."""
+    root = make_repo(tmp_path / "repo", {rel: FILES[rel] for rel in ("src/net/retry.py", "web/render.js")})
+    env = user_env(tmp_path / "user")
+    _remote_config(root, server.url, env, timeout=60)
+    assert index_json(root, env)["files"] == 2
+    before = json_out(run_zg("search", "render template", "--json", "--mode", "direct", cwd=root, env=env))["hits"]
+    asked = len(server.requests)
+    server.stall(60)
+    search = subprocess.Popen([ZG, "search", "render template", "--json", "--mode", "direct"], cwd=root, env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for(lambda: len(server.requests) > asked and engine_pids(root), 60,
+                 "the search to embed its query with its engine started")
+        search.send_signal(signal.SIGKILL)
+        search.wait()
+    finally:
+        search.kill()
+        search.wait()
+    server.release()
+    wait_for(lambda: not engine_pids(root), 30, "the engine to exit after its search was killed")
+    assert engine_holder(root / ".zgrep" / "milvus.db") is None and lock_holder(root / ".zgrep" / ENGINE_LOCK) is None
+    after = json_out(run_zg("search", "render template", "--json", "--mode", "direct", cwd=root, env=env))["hits"]
+    assert after == before
+    assert not engine_pids(root), "a finished search left its engine running"
+
+
+def test_a_search_whose_query_cannot_be_embedded_leaves_no_engine_running(tmp_path, server):
+    """A search that fails after its store began to open closes that store's engine before it exits."""
+    root = make_repo(tmp_path / "repo", {rel: FILES[rel] for rel in ("src/net/retry.py", "web/render.js")})
+    env = user_env(tmp_path / "user")
+    _remote_config(root, server.url, env)
+    assert index_json(root, env)["files"] == 2
+    server.fail(500, times=4)  # two tries each: the query's embedding and the width probe the store opening asks
+    proc = run_zg("search", "render template", "--mode", "direct", cwd=root, env=env)
+    assert_one_line_error(proc, "HTTP 500")
+    assert len(server._faults) == 0, "a failure was left for the next search"
+    assert not engine_pids(root), "the failed search left its engine running"
+    assert engine_holder(root / ".zgrep" / "milvus.db") is None and lock_holder(root / ".zgrep" / ENGINE_LOCK) is None
+    hits = json_out(run_zg("search", "render template", "--json", "--mode", "direct", cwd=root, env=env))["hits"]
+    assert hits[0]["path"] == "web/render.js"

@@ -5,12 +5,14 @@ the daemon both hold one; `zgrep.dispatch` serves ops with it."""
 from __future__ import annotations
 
 import copy
+import gc
 import hashlib
 import ipaddress
 import json
 import os
 import threading
 import urllib.parse
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -98,6 +100,19 @@ def _where_code_goes(provider: str, config: Config) -> str:
     return f"sends code off this machine (to {url})"
 
 
+def _store_class() -> Any:
+    """MilvusStore, its module imported with the cyclic GC paused: importing pymilvus (pandas, grpc, numpy)
+    runs ~200 collections that free nothing and cost ~0.1 s of its ~0.7 s."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        from zgrep.store.milvus import MilvusStore
+    finally:
+        if collecting:
+            gc.enable()
+    return MilvusStore
+
+
 def root_hash(files: dict[str, FileRecord]) -> str:
     """Merkle-style hash over (path, sha256) of every indexed file."""
     h = hashlib.sha256()
@@ -113,13 +128,15 @@ class Engine:
         self.ws = StateDir(root)
         self.config = config or Config.load(root)
         self._embedder = embedder
-        self._stores: dict[str, Any] = {"live": None}  # shared with snapshot views (they open it once for all)
+        # shared with snapshot views (they open it once for all); "pending": an opening begun by prepare_store
+        self._stores: dict[str, Any] = {"live": None, "pending": None}
         self._cache: Any = None
         self._lock = WorkspaceLock(self.ws.path(ENGINE_LOCK))
         self._files: dict[str, FileRecord] | None = None
         self._files_collection: str | None = None
         self._relations: Any = None
         self._opening = threading.Lock()
+        self._loading_model = threading.Lock()  # one model load when the opening thread and the caller both ask
         self._switching = threading.Lock()
         self.repaired: str | None = None  # why open_store recreated damaged Milvus Lite data
         self._view = False  # a snapshot: its file table may lag rows an index job is writing
@@ -133,7 +150,9 @@ class Engine:
     @property
     def embedder(self) -> Any:
         if self._embedder is None:
-            self._embedder = load_embedder(self.config, self.ws.root)
+            with self._loading_model:
+                if self._embedder is None:
+                    self._embedder = load_embedder(self.config, self.ws.root)
         return self._embedder
 
     def model_identity(self) -> tuple[str, int]:
@@ -173,46 +192,88 @@ class Engine:
         With `create`, damaged Milvus Lite data that zg owns is recreated empty (`self.repaired` says why)."""
         with self._opening:
             if self._stores["live"] is None:
-                self._lock.acquire(timeout=float(os.environ.get("ZG_LOCK_TIMEOUT", "10")))
-                self.ws.ensure_state_dir()
-                self._stores["live"] = self._connect(create)
+                pending, self._stores["pending"] = self._stores["pending"], None
+                if pending is None:
+                    self._lock.acquire(timeout=float(os.environ.get("ZG_LOCK_TIMEOUT", "10")))
+                    self.ws.ensure_state_dir()
+                self._stores["live"] = self._connect(create, pending)
                 self._verified["opened"] = self._verified.get("opened", 0) + 1
             return self._stores["live"]
 
-    def _connect(self, create: bool) -> Any:
-        from zgrep.store.native import NativeEngine, remove_data
+    def prepare_store(self) -> None:
+        """Begin opening the Milvus Lite store: the engine starts and pymilvus is imported here (side by side),
+        then a thread connects and has the engine load the collection while the caller goes on; open_store()
+        takes it over, with the same outcome as opening it itself. Nothing when it is open or being opened,
+        not Milvus Lite, or the workspace lock is held (open_store waits for it and names the holder)."""
+        from zgrep.store.native import NativeEngine
 
-        def connect() -> tuple[Any, bool]:
-            # the engine starts first: its ~0.5 s start-up overlaps importing pymilvus
-            engine = NativeEngine(Path(self.milvus_uri), ENGINE_TIMEOUT_S) if is_lite(self.milvus_uri) else None
+        with self._opening:
+            if self._stores["live"] is not None or self._stores["pending"] is not None or not is_lite(self.milvus_uri):
+                return
             try:
-                from zgrep.store.milvus import MilvusStore
-
-                store = MilvusStore(self.milvus_uri, self.live_collection(), self.embedder.dim,
-                                    token=os.environ.get("ZG_MILVUS_TOKEN"), engine=engine)
+                self._lock.acquire(timeout=0)
+            except LockBusy:
+                return
+            self.ws.ensure_state_dir()
+            engine = NativeEngine(Path(self.milvus_uri), ENGINE_TIMEOUT_S)
+            try:  # imported before the caller's own work, not beside it: the load, not the import, is what overlaps
+                _store_class()
             except BaseException:
-                if engine is not None:
-                    engine.close()
+                engine.close()
                 raise
-            try:
-                present = store.exists()
-                if present:
-                    store.count()  # damage inside the file shows first here (StoreDamaged)
-                return store, present
-            except BaseException:
-                store.close()
-                raise
+            pending: Future[tuple[Any, bool]] = Future()
+            self._stores["pending"] = pending
+            threading.Thread(target=self._open_ahead, args=(pending, engine), name="zg-open-store").start()
 
-        from zgrep.store.milvus import StoreDamaged
-
+    def _open_ahead(self, pending: Future[tuple[Any, bool]], engine: Any) -> None:
         try:
-            store, present = connect()
-        except StoreDamaged as exc:
-            if not (create and self.owns_milvus_data):
+            store, present = self._attach(engine)
+        except BaseException as exc:
+            pending.set_exception(exc)
+            return
+        if present:
+            try:
+                store.ensure_loaded()  # the engine loads the segments while the caller refreshes and embeds
+            except Exception:  # open_store's caller meets it again on its first call
+                pass
+        pending.set_result((store, present))
+
+    def _attach(self, engine: Any = None) -> tuple[Any, bool]:
+        """The store connected (with its engine started first, unless `engine` was: its ~0.5 s start-up
+        overlaps importing pymilvus), and whether its collection exists; StoreDamaged when the data cannot be read."""
+        from zgrep.store.native import NativeEngine
+
+        if engine is None and is_lite(self.milvus_uri):
+            engine = NativeEngine(Path(self.milvus_uri), ENGINE_TIMEOUT_S)
+        try:
+            store_class = _store_class()
+            store = store_class(self.milvus_uri, self.live_collection(), self.embedder.dim,
+                                token=os.environ.get("ZG_MILVUS_TOKEN"), engine=engine)
+        except BaseException:
+            if engine is not None:
+                engine.close()
+            raise
+        try:
+            present = store.exists()
+            if present and not self.known_consistent():  # (a file as it was when its rows agreed is whole)
+                store.count()  # damage inside the file shows first here (StoreDamaged)
+            return store, present
+        except BaseException:
+            store.close()
+            raise
+
+    def _connect(self, create: bool, pending: Future[tuple[Any, bool]] | None = None) -> Any:
+        try:
+            store, present = pending.result() if pending is not None else self._attach()
+        except Exception as exc:
+            from zgrep.store.milvus import StoreDamaged  # (imported once the opening thread has imported it)
+            from zgrep.store.native import remove_data
+
+            if not (isinstance(exc, StoreDamaged) and create and self.owns_milvus_data):
                 raise
             remove_data(self.ws.path(MILVUS_LITE))
             self.repaired = f"recreated damaged Milvus Lite data ({exc.detail})"
-            store, present = connect()
+            store, present = self._attach()
         if not present:
             if not create:
                 store.close()
@@ -247,6 +308,12 @@ class Engine:
     def close(self) -> None:
         """Release Milvus, the vector cache, the relations database and the workspace lock (recording, once the
         engine has exited, that the Milvus Lite rows agree with the file state when this session found so)."""
+        pending, self._stores["pending"] = self._stores["pending"], None
+        if pending is not None:  # an opening begun but never taken over (the op failed or was interrupted)
+            try:
+                pending.result()[0].close()
+            except BaseException:  # its failure was nobody's: the op ended before it needed the store
+                pass
         if self._stores["live"] is not None:
             self._stores["live"].close()
             self._stores["live"] = None

@@ -19,7 +19,6 @@ from zgrep import git
 from zgrep.index import discovery, filestats
 from zgrep.index.discovery import LoadedFile, read_file
 from zgrep.index.ignore import IgnoreRules
-from zgrep.index.run import run_index
 from zgrep.progress import Progress
 from zgrep.search.filters import SearchFilter
 from zgrep.search.rank import QUALIFIER, RankSettings, fuse, path_matches, rerank, unsupported
@@ -28,6 +27,7 @@ from zgrep.search.text import STOPWORDS, lexical_query, split_identifier
 from zgrep.service import ErrorCode, ZgError
 from zgrep.types import RouteHit
 from zgrep.vocab import PREVIEWS, SEARCH_MODES
+from zgrep.workspace import WorkspaceError
 
 MAX_QUERY_CHARS = 2000
 MAX_LIMIT = int(MAXIMUMS["search.limit"])  # hits per query: the widest pool (x3, x5 with path filters) stays under Milvus's top-k
@@ -75,6 +75,7 @@ def run_search(engine: Engine, args: SearchArgs, progress: Progress | None = Non
     context = _context_lines(args)
     filters = SearchFilter.from_args(args)
     filters.paths = _check_scope(engine, filters.paths, args)
+    _open_ahead(engine)
     _ensure_index(engine, args, progress)
     expr, possible, post_filter = filters.expression(engine.files().keys())
     # an index without chunks has nothing to find (and the native engine's BM25 is NaN over an empty collection)
@@ -142,7 +143,20 @@ def refuse_unasked_tree(engine: Engine, args: SearchArgs | dict[str, Any]) -> No
                       f"index it on purpose with: zg index {shlex.quote(str(root))} (or search with --yes)")
 
 
+def _open_ahead(engine: Engine) -> None:
+    """Begin opening the store of an index with chunks: its engine starts and pymilvus is imported while the
+    index refreshes and the model loads (a search of an index without chunks never asks the engine)."""
+    try:
+        wanted = engine.manifest() is not None and any(record.chunks for record in engine.files().values())
+    except WorkspaceError:  # the refresh reports it
+        return
+    if wanted:
+        engine.prepare_store()
+
+
 def _ensure_index(engine: Engine, args: SearchArgs, progress: Progress | None) -> None:
+    from zgrep.index.run import run_index  # (chunking and tree-sitter: imported once the store is being opened)
+
     refresh = args.get("refresh") or "wait"
     if engine.manifest() is None:
         if args.get("no_index"):
@@ -235,11 +249,12 @@ def _gap_check(file_lines: FileLines) -> GapCheck:
 def _routes(engine: Engine, query: str, search_mode: str, expr: str, pool: int,
             admits: Callable[[str], bool] | None) -> dict[str, list[RouteHit]]:
     """Run the retrieval routes the search mode selects; each returns hits in rank order."""
+    semantic = search_mode in ("hybrid", "semantic")  # (the model loads while the store is being opened)
+    vector = [float(x) for x in engine.embedder.embed_query(query)] if semantic else []
     store = engine.open_store(create=False)
     routes: dict[str, list[RouteHit]] = {}
     dense = None
-    if search_mode in ("hybrid", "semantic"):  # the engine answers it while this thread runs the BM25 routes
-        vector = [float(x) for x in engine.embedder.embed_query(query)]
+    if semantic:  # the engine answers it while this thread runs the BM25 routes
         dense = _calls().submit(store.search_dense, vector, pool, expr)
     if search_mode in ("hybrid", "lexical"):
         text = lexical_query(query)

@@ -21,8 +21,8 @@ from zgrep.store.rows import MAX_NAMES
 from zgrep.types import RouteHit
 from zgrep.workspace import redact
 
-SCALAR_FIELDS = ("path", "language", "symbol", "names", "symbol_kind", "scope", "start_line", "end_line", "mtime",
-                 "content")
+# the fields a route hit carries: what the rerank and the hits read (mtime only filters, in expressions)
+SCALAR_FIELDS = ("path", "language", "symbol", "names", "symbol_kind", "scope", "start_line", "end_line", "content")
 _DELETE_BATCH = 500
 _LOCAL_GRPC = {"grpc.keepalive_time_ms": 2**31 - 1, "grpc.keepalive_permit_without_calls": 0}
 CHECK_TIMEOUT_S = 5.0  # a health check's call: pymilvus retries an engine's internal error (damaged data) until then
