@@ -49,7 +49,8 @@ class StaticEmbedder:
             raise EmbeddingError(f"{model_id}: tokenizer has more tokens than the embedding table has rows")
         self.tokenizer = _configure(tokenizer, max_length)
         self.ascii_tokenizer = _ascii_tokenizer(tokenizer, max_length)
-        self.max_chars = None if max_length is None else max_length * _median_token_length(tokenizer)
+        self.max_length = max_length
+        self._max_chars: int | None = None  # max_length × the median token length, on first need (~15 ms)
         self.unk_id = _unk_token_id(tokenizer)
         self.source: tuple[str, str | None] | None = None  # (folder, model id) when loaded by from_dir
 
@@ -68,6 +69,13 @@ class StaticEmbedder:
                 self.__init__(*parts)  # type: ignore[misc]
                 self.source = source
         return object.__getattribute__(self, name)
+
+    @property
+    def max_chars(self) -> int | None:
+        """Characters a text keeps before tokenizing (model2vec's rule: max_length × median token length)."""
+        if self.max_length is not None and self._max_chars is None:
+            self._max_chars = self.max_length * _median_token_length(self.tokenizer)
+        return self._max_chars
 
     @classmethod
     def from_dir(cls, path: str | Path, model_id: str | None = None) -> StaticEmbedder:
@@ -117,7 +125,9 @@ class StaticEmbedder:
 
     def embed(self, texts: list[str]) -> np.ndarray:
         """Embed documents; returns float32 (len(texts), dim), rows L2-normalised (empty text → zeros)."""
-        if self.max_chars is not None:
+        # model2vec pre-truncates to max_chars; a text of at most max_length characters is shorter (tokens are
+        # at least one character long)
+        if self.max_length is not None and any(len(text) > self.max_length for text in texts):
             texts = [text[: self.max_chars] for text in texts]
         ids_per_text = self._token_ids(texts)
         lengths = np.fromiter(map(len, ids_per_text), dtype=np.int64, count=len(ids_per_text))
@@ -189,8 +199,8 @@ def _configure(tokenizer: Tokenizer, max_length: int | None) -> Tokenizer:
 
 def _ascii_tokenizer(tokenizer: Tokenizer, max_length: int | None) -> Tokenizer | None:
     """A copy whose normaliser only lowercases, if the original is a lowercasing BertNormalizer; else None."""
-    normaliser = json.loads(tokenizer.to_str()).get("normalizer") or {}
-    if normaliser.get("type") != "BertNormalizer" or not normaliser.get("lowercase"):
+    normaliser = tokenizer.normalizer
+    if not isinstance(normaliser, normalizers.BertNormalizer) or not normaliser.lowercase:
         return None
     fast = Tokenizer.from_str(tokenizer.to_str())
     fast.normalizer = normalizers.Lowercase()
