@@ -21,7 +21,9 @@ from pathlib import Path
 
 import pytest
 
-ZG = str(Path(sys.executable).with_name("zg"))
+import zgrun
+from zgrun import ZG  # noqa: F401  (the helpers' and tests' name for the installed command)
+
 # No test's `zg search` starts a daemon behind its back (auto mode's autostart is off under CI);
 # tests/test_autostart.py drops the variable for the users it runs.
 os.environ["CI"] = "1"
@@ -133,11 +135,22 @@ def repo(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def zg() -> Callable[..., subprocess.CompletedProcess[str]]:
-    """Run the installed `zg` command: zg(*args, cwd=..., input=..., env=...)."""
+    """Run `zg` in this process (zgrun.in_process): zg(*args, cwd=..., input=..., env=...), `env` added to
+    this process's environment."""
 
     def run(*args: str, cwd: Path | None = None, input: str | None = None, env: dict[str, str] | None = None,
             timeout: float = 120) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([ZG, *args], cwd=cwd, input=input, capture_output=True, text=True, timeout=timeout,
-                              env={**os.environ, **(env or {})})
+        return zgrun.in_process(*args, cwd=cwd, input=input, env={**os.environ, **(env or {})}, timeout=timeout)
+
+    return run
+
+
+@pytest.fixture
+def zg_binary() -> Callable[..., subprocess.CompletedProcess[str]]:
+    """Run the installed `zg` command as a subprocess (e2e tests): zg_binary(*args, cwd=..., input=..., env=...)."""
+
+    def run(*args: str, cwd: Path | None = None, input: str | None = None, env: dict[str, str] | None = None,
+            timeout: float = 120) -> subprocess.CompletedProcess[str]:
+        return zgrun.binary(*args, cwd=cwd, input=input, env={**os.environ, **(env or {})}, timeout=timeout)
 
     return run

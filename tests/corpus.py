@@ -12,7 +12,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from conftest import ZG, git
+import zgrun
+from conftest import git
 
 # Every definition is at least 10 lines long so the chunker keeps it as its own chunk.
 FILES: dict[str, str] = {
@@ -209,9 +210,14 @@ def user_env(base: Path) -> dict[str, str]:
 
 def run_zg(*args: str, cwd: Path, env: dict[str, str] | None = None, input: str | None = None,
            timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    """Run `zg` with exactly `env` (or this process's environment)."""
-    return subprocess.run([ZG, *args], cwd=cwd, env=env if env is not None else dict(os.environ), input=input,
-                          capture_output=True, text=True, timeout=timeout)
+    """Run `zg` in this process with exactly `env` (or this process's environment): zgrun.in_process."""
+    return zgrun.in_process(*args, cwd=cwd, env=env, input=input, timeout=timeout)
+
+
+def run_zg_binary(*args: str, cwd: Path, env: dict[str, str] | None = None, input: str | None = None,
+                  timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """Run the installed `zg` as a subprocess with exactly `env` (e2e tests): zgrun.binary."""
+    return zgrun.binary(*args, cwd=cwd, env=env, input=input, timeout=timeout)
 
 
 def indexed_repo(base: Path, files: dict[str, str | bytes]) -> tuple[Path, dict[str, str]]:

@@ -12,6 +12,7 @@ from typing import Any
 
 import zmq
 
+import zgrun
 from conftest import ZG, git
 from zgrep.server import client, protocol, runtime
 
@@ -29,9 +30,13 @@ class User:
 
     def zg(self, *args: str, cwd: Path | None = None, timeout: float = 120,
            env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-        """Run `zg` as this user (`env`: extra variables for this one command)."""
-        return subprocess.run([ZG, *args], cwd=cwd, env={**self.env, **(env or {})}, capture_output=True, text=True,
-                              timeout=timeout)
+        """Run `zg` in this process as this user (`env`: extra variables for this one command)."""
+        return zgrun.in_process(*args, cwd=cwd, env={**self.env, **(env or {})}, timeout=timeout)
+
+    def zg_binary(self, *args: str, cwd: Path | None = None, timeout: float = 120,
+                  env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        """Run the installed `zg` as this user (e2e: daemons, signals, what the process leaves)."""
+        return zgrun.binary(*args, cwd=cwd, env={**self.env, **(env or {})}, timeout=timeout)
 
     def popen(self, *args: str, cwd: Path | None = None) -> subprocess.Popen[str]:
         return subprocess.Popen([ZG, *args], cwd=cwd, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -61,7 +66,7 @@ class User:
         return reply["result"]
 
     def start(self, *extra: str) -> int:
-        out = self.zg("server", "on", *extra)
+        out = self.zg_binary("server", "on", *extra)
         assert out.returncode == 0, out.stderr
         return self.info()["pid"]
 

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import zgrun
+
 BIN = Path(sys.executable).parent
 ZG = str(BIN / "zg")
 
@@ -21,7 +23,7 @@ def adr_text(adr_id: str, *, status: str = "accepted", anchors: str = "", extra:
 
 
 class Repo:
-    """A throw-away git repository driven through real git and real `zg` processes."""
+    """A throw-away git repository driven through real git and `zg` (in this process; its hooks run the real one)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -55,8 +57,8 @@ class Repo:
         return self.run("git", *args, check=check)
 
     def zg(self, *args: str) -> subprocess.CompletedProcess[str]:
-        """Run `zg adr ARGS`."""
-        return self.run(ZG, "adr", *args)
+        """Run `zg adr ARGS` (in this process)."""
+        return zgrun.in_process("adr", *args, cwd=self.path, env=self.env)
 
     def commit(self, message: str = "change") -> subprocess.CompletedProcess[str]:
         """`git add -A && git commit`, hooks included; returns the commit's process."""

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import yaml
 
 from test_adr_kit import Repo, adr_text
+
+pytestmark = pytest.mark.e2e
 
 MANIFEST = Path(__file__).resolve().parents[1] / ".pre-commit-hooks.yaml"
 NET = "def fetch_with_retry(url):\n    return url\n"

@@ -23,6 +23,8 @@ from zgrep.locking import lock_holder
 from zgrep.server import runtime
 from zgrep.server.client import Autostart
 
+pytestmark = pytest.mark.e2e
+
 START_S = 90  # generous: a loaded CI machine starts Python, loads the model and binds
 
 
@@ -33,7 +35,7 @@ def autostart_user(base: Path) -> User:
 
 
 def search(user: User, repo: Path, *extra: str, env: dict[str, str] | None = None) -> dict:
-    out = user.zg("search", "--json", "retry with backoff", *extra, cwd=repo, env=env)
+    out = user.zg_binary("search", "--json", "retry with backoff", *extra, cwd=repo, env=env)
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout)
 
@@ -46,7 +48,7 @@ def spawned(user: User) -> bool:
 def stop(user: User) -> None:
     """Teardown: wait out a daemon still starting (it holds the start lock until it answers), then stop it."""
     wait_for(lambda: lock_holder(user.rundir / runtime.START_LOCK) is None, START_S, "the daemon to finish starting")
-    user.zg("server", "off")
+    user.zg_binary("server", "off")
 
 
 def test_first_search_answers_in_process_and_the_next_one_from_the_daemon(tmp_path: Path) -> None:
@@ -58,18 +60,18 @@ def test_first_search_answers_in_process_and_the_next_one_from_the_daemon(tmp_pa
         assert spawned(user)
         concurrent = search(user, repo)  # while the daemon loads: answered one way or the other, never an error
         assert concurrent["mode"] in ("direct", "server") and concurrent["hits"][0]["path"] == "retry.py"
-        wait_for(lambda: user.zg("server", "status", "--check-ready").returncode == 0, START_S, "the autostarted daemon")
-        status = json.loads(user.zg("server", "status", "--json").stdout)
+        wait_for(lambda: user.zg_binary("server", "status", "--check-ready").returncode == 0, START_S, "the autostarted daemon")
+        status = json.loads(user.zg_binary("server", "status", "--json").stdout)
         assert status["started_by"] == "autostart"
         assert [w["root"] for w in status["workspaces"]] == [first["root"]]
         log = Path(user.env["XDG_STATE_HOME"]) / "zgrep" / runtime.LOG_FILE
         wait_for(lambda: f"warmed workspace {first['root']}" in log.read_text(), START_S,
                  "the daemon to warm the workspace (a failed warm logs a warning instead)")
-        assert "started by: autostart" in user.zg("server", "status").stdout
+        assert "started by: autostart" in user.zg_binary("server", "status").stdout
         second = search(user, repo)
         assert second["mode"] == "server" and second["hits"][0]["path"] == "retry.py"
-        assert json.loads(user.zg("status", "--json", cwd=repo).stdout)["daemon"]["started_by"] == "autostart"
-        assert "started by autostart" in user.zg("status", cwd=repo).stdout
+        assert json.loads(user.zg_binary("status", "--json", cwd=repo).stdout)["daemon"]["started_by"] == "autostart"
+        assert "started by autostart" in user.zg_binary("status", cwd=repo).stdout
     finally:
         stop(user)
 
@@ -82,7 +84,7 @@ def test_a_search_through_zg_serve_starts_the_daemon_as_the_cli_does(tmp_path: P
         first = httpx.get(url + "/search", params={"q": "retry with backoff"}, timeout=START_S).json()
         assert first["mode"] == "direct" and first["hits"][0]["path"] == "retry.py"
         assert spawned(user)
-        wait_for(lambda: user.zg("server", "status", "--check-ready").returncode == 0, START_S, "the autostarted daemon")
+        wait_for(lambda: user.zg_binary("server", "status", "--check-ready").returncode == 0, START_S, "the autostarted daemon")
         second = httpx.get(url + "/search", params={"q": "retry with backoff"}, timeout=START_S).json()
         assert second["mode"] == "server" and second["hits"][0]["path"] == "retry.py"
     finally:
@@ -106,7 +108,7 @@ def test_ci_is_any_value_but_a_false_one(monkeypatch: pytest.MonkeyPatch, value:
 def indexed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     base = tmp_path_factory.mktemp("autostart-off")
     repo = make_repo(base / "repo")
-    out = User(base / "indexer").zg("index", cwd=repo)
+    out = User(base / "indexer").zg_binary("index", cwd=repo)
     assert out.returncode == 0, out.stderr
     return repo
 
@@ -126,11 +128,11 @@ def test_no_daemon_is_started(indexed: Path, tmp_path: Path, how: str) -> None:
         env[name] = value
     try:
         if how == "not search":  # index and status (what the git hooks run, too) never start one
-            assert user.zg("index", cwd=indexed).returncode == 0 and user.zg("status", cwd=indexed).returncode == 0
+            assert user.zg_binary("index", cwd=indexed).returncode == 0 and user.zg_binary("status", cwd=indexed).returncode == 0
         else:
             assert search(user, indexed, *extra, env=env)["mode"] == "direct"
         assert not spawned(user) and not (user.rundir / runtime.INFO_FILE).exists()
-        assert user.zg("server", "status", "--check-ready").returncode == 1
+        assert user.zg_binary("server", "status", "--check-ready").returncode == 1
     finally:
         stop(user)
 
@@ -184,9 +186,9 @@ def test_an_autostarted_daemon_lets_go_after_its_own_short_idle_timeout(tmp_path
     config.write_text("[server]\nautostart_idle_timeout = 3\n")
     try:
         assert search(user, repo)["mode"] == "direct"
-        wait_for(lambda: user.zg("server", "status", "--check-ready").returncode == 0, START_S, "the autostarted daemon")
+        wait_for(lambda: user.zg_binary("server", "status", "--check-ready").returncode == 0, START_S, "the autostarted daemon")
         pid = user.info()["pid"]
-        status = json.loads(user.zg("server", "status", "--json").stdout)
+        status = json.loads(user.zg_binary("server", "status", "--json").stdout)
         assert status["started_by"] == "autostart" and status["idle_timeout_s"] == 3
         wait_for(lambda: not runtime.pid_alive(pid), START_S, "the idle autostarted daemon to exit")
         assert not (user.rundir / runtime.INFO_FILE).exists()

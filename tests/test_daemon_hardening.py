@@ -20,6 +20,8 @@ from embedding_server import EmbeddingServer
 from fuzzframes import fuzz_frames, spellings
 from zgrep.server import protocol, runtime
 
+pytestmark = pytest.mark.e2e
+
 FUZZ_FRAMES = 2400
 FUZZ_WINDOW = 50  # frames in flight at once: below every socket's high-water mark
 
@@ -31,10 +33,10 @@ def tcp_daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[User,
     user = User(base)
     repo = make_repo(base / "repo")
     user.start("--endpoint", "tcp://127.0.0.1:*")
-    out = user.zg("index", "--mode", "server", cwd=repo)
+    out = user.zg_binary("index", "--mode", "server", cwd=repo)
     assert out.returncode == 0, out.stderr
     yield user, repo
-    user.zg("server", "off")
+    user.zg_binary("server", "off")
 
 
 def ask(sock: zmq.Socket, *frames: bytes) -> dict[str, Any]:
@@ -46,7 +48,7 @@ def ask(sock: zmq.Socket, *frames: bytes) -> dict[str, Any]:
 def assert_serving(user: User, repo: Path) -> None:
     """The daemon still answers a ping and a normal search."""
     assert user.request("ping")["ok"]
-    out = user.zg("search", "--json", "--mode", "server", "retry with backoff", cwd=repo)
+    out = user.zg_binary("search", "--json", "--mode", "server", "retry with backoff", cwd=repo)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["hits"][0]["path"] == "retry.py"
 
@@ -140,18 +142,18 @@ def test_non_loopback_and_foreign_endpoints_are_refused(tmp_path: Path) -> None:
     try:
         for endpoint in ("tcp://0.0.0.0:*", "tcp://*:*", "tcp://eth0:*", "tcp://10.1.2.3:*", "tcp://[::]:*"):
             for command in ("on", "run"):
-                out = user.zg("server", command, "--endpoint", endpoint, timeout=60)
+                out = user.zg_binary("server", command, "--endpoint", endpoint, timeout=60)
                 assert_usage_error(out, endpoint, "--allow-non-loopback")
                 assert not (user.rundir / runtime.INFO_FILE).exists(), (endpoint, command)
         for endpoint in ("http://x", "tcp://127.0.0.1", "inproc://zgrep", "ipc://"):
-            assert_usage_error(user.zg("server", "on", "--endpoint", endpoint), "unsupported endpoint", "ipc://PATH")
+            assert_usage_error(user.zg_binary("server", "on", "--endpoint", endpoint), "unsupported endpoint", "ipc://PATH")
         config = Path(user.env["XDG_CONFIG_HOME"]) / "zgrep" / "config.toml"
         config.parent.mkdir(parents=True)
         config.write_text('[server]\nendpoint = "tcp://0.0.0.0:*"\n')
-        assert_usage_error(user.zg("server", "on"), "tcp://0.0.0.0:*", "--allow-non-loopback")
+        assert_usage_error(user.zg_binary("server", "on"), "tcp://0.0.0.0:*", "--allow-non-loopback")
         assert not (user.rundir / runtime.INFO_FILE).exists()
     finally:
-        user.zg("server", "off")
+        user.zg_binary("server", "off")
 
 
 def test_the_explicit_flag_listens_on_all_interfaces_with_the_token(tmp_path: Path) -> None:
@@ -163,9 +165,9 @@ def test_the_explicit_flag_listens_on_all_interfaces_with_the_token(tmp_path: Pa
             wrong = user.request("ping", token=token)
             assert wrong["ok"] is False and wrong["error"]["code"] == "unauthorized"
         assert user.request("ping")["ok"]
-        assert user.zg("server", "on", "--endpoint", "tcp://127.0.0.1:*").returncode == 0  # already running
+        assert user.zg_binary("server", "on", "--endpoint", "tcp://127.0.0.1:*").returncode == 0  # already running
     finally:
-        assert user.zg("server", "off").returncode == 0
+        assert user.zg_binary("server", "off").returncode == 0
 
 
 # --- item 3: the daemon's own environment grants no remote consent -------------------------------------------
@@ -180,13 +182,13 @@ def test_remote_consent_is_per_command_not_the_daemons_environment(tmp_path: Pat
                           "max_retries = 0\ntimeout = 5\n")
         opt_in = {"ZG_EMBEDDING_ALLOW_REMOTE": "1"}
         try:
-            started = user.zg("server", "on", env=opt_in)
+            started = user.zg_binary("server", "on", env=opt_in)
             assert started.returncode == 0, started.stderr
             for mode in ("auto", "server"):
-                plain = user.zg("search", "--mode", mode, "retry with backoff", cwd=repo)
+                plain = user.zg_binary("search", "--mode", mode, "retry with backoff", cwd=repo)
                 assert_usage_error(plain, "sends code to the server at", "allow_remote = true")
             assert server.requests == []
-            once = user.zg("index", "--mode", "server", "--json", cwd=repo, env=opt_in)
+            once = user.zg_binary("index", "--mode", "server", "--json", cwd=repo, env=opt_in)
             assert once.returncode == 0 and json.loads(once.stdout)["mode"] == "server", once.stderr
             sent = len(server.requests)
             assert sent > 0  # that one command's opt-in reached the remote embedder
@@ -194,11 +196,11 @@ def test_remote_consent_is_per_command_not_the_daemons_environment(tmp_path: Pat
             assert held and not held[0]["watching"]  # no watcher indexes later edits under that opt-in
             (repo / "later.py").write_text("def pangolin_scales():\n    return 3\n")
             for mode in ("auto", "server"):
-                plain = user.zg("search", "--mode", mode, "pangolin scales", cwd=repo)
+                plain = user.zg_binary("search", "--mode", mode, "pangolin scales", cwd=repo)
                 assert_usage_error(plain, "sends code to the server at", "allow_remote = true")
             assert len(server.requests) == sent
         finally:
-            user.zg("server", "off")
+            user.zg_binary("server", "off")
 
 
 
@@ -215,24 +217,24 @@ def test_a_held_workspace_stops_sending_code_once_its_consent_is_withdrawn(tmp_p
     with EmbeddingServer(dim=8) as server:
         config.write_text(f'[embedding]\nprovider = "ollama"\nmodel = "test-embed"\nurl = "{server.url}"\n'
                           "max_retries = 0\ntimeout = 5\n")
-        assert user.zg("trust", cwd=repo).returncode == 0
+        assert user.zg_binary("trust", cwd=repo).returncode == 0
         try:
             user.start()
-            assert user.zg("index", "--mode", "server", cwd=repo).returncode == 0
+            assert user.zg_binary("index", "--mode", "server", cwd=repo).returncode == 0
             sent = len(server.requests)
             assert sent > 0 and held()["watching"]  # the workspace's own record consents: edits get indexed
-            revoked = user.zg("trust", "--revoke", cwd=repo)
+            revoked = user.zg_binary("trust", "--revoke", cwd=repo)
             assert revoked.returncode == 0, revoked.stderr
             jobs = held()["jobs_done"]
             (repo / "later.py").write_text("def pangolin_scales():\n    return 3\n")
             wait_for(lambda: held()["jobs_done"] > jobs, 30, "the watcher's index job")
             assert len(server.requests) == sent
-            plain = user.zg("search", "--mode", "server", "pangolin scales", cwd=repo)
+            plain = user.zg_binary("search", "--mode", "server", "pangolin scales", cwd=repo)
             assert plain.returncode == 2 and "sends code to the server at" in plain.stderr, plain.stderr
             assert "zg trust" in plain.stderr and "Traceback" not in plain.stderr
             assert len(server.requests) == sent
         finally:
-            user.zg("server", "off")
+            user.zg_binary("server", "off")
 
 # --- item 4 (issue 8 §6): zg eval goes through the daemon that holds the workspace ----------------------------
 
@@ -245,16 +247,16 @@ def test_eval_runs_through_the_daemon_holding_the_workspace(tcp_daemon: tuple[Us
          "category": "semantic"},
         {"query": "parse_config", "relevant": ["parse.py"], "category": "symbol"}]))
     alone = User(tmp_path / "alone")  # no daemon: eval runs in-process
-    out = alone.zg("eval", "--json", str(annotations), cwd=make_repo(tmp_path / "repo"))
+    out = alone.zg_binary("eval", "--json", str(annotations), cwd=make_repo(tmp_path / "repo"))
     assert out.returncode == 0 and json.loads(out.stdout)["mode"] == "direct", out.stderr
-    assert user.zg("search", "--mode", "server", "retry", cwd=repo).returncode == 0  # the daemon holds the index
+    assert user.zg_binary("search", "--mode", "server", "retry", cwd=repo).returncode == 0  # the daemon holds the index
     for mode in ("server", "auto"):
-        out = user.zg("eval", "--json", "--mode", mode, str(annotations), cwd=repo)
+        out = user.zg_binary("eval", "--json", "--mode", mode, str(annotations), cwd=repo)
         assert out.returncode == 0, (mode, out.stderr)
         report = json.loads(out.stdout)
         assert report["mode"] == "server" and report["overall"]["queries"] == 3
         assert report["overall"]["hit@1"] == 1.0, report["per_query"]
-    direct = user.zg("eval", "--mode", "direct", str(annotations), cwd=repo)
+    direct = user.zg_binary("eval", "--mode", "direct", str(annotations), cwd=repo)
     assert_usage_error(direct, "held by the zg daemon", "zg server off")
     assert user.request("ping")["ok"]
 
@@ -266,13 +268,13 @@ def test_a_malformed_warm_config_only_skips_the_warm(tmp_path: Path, warm_config
     # starts and serves the workspace (a bad value costs only the head start)
     user = User(tmp_path / "u")
     repo = make_repo(tmp_path / "repo")
-    assert user.zg("index", "--mode", "direct", cwd=repo).returncode == 0
+    assert user.zg_binary("index", "--mode", "direct", cwd=repo).returncode == 0
     daemon = user.popen("server", "run", "--quiet", "--warm", str(repo), "--warm-config", warm_config)
     try:
-        wait_for(lambda: user.zg("server", "status", "--check-ready").returncode == 0, 90, "the daemon to answer")
-        out = user.zg("search", "--json", "--mode", "server", "retry with backoff", cwd=repo)
+        wait_for(lambda: user.zg_binary("server", "status", "--check-ready").returncode == 0, 90, "the daemon to answer")
+        out = user.zg_binary("search", "--json", "--mode", "server", "retry with backoff", cwd=repo)
         assert out.returncode == 0, out.stderr
         assert json.loads(out.stdout)["hits"][0]["path"] == "retry.py"
     finally:
-        user.zg("server", "off")
+        user.zg_binary("server", "off")
         daemon.wait(timeout=60)

@@ -6,8 +6,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from daemon_helpers import User, make_repo, reap, wait_for
 from zgrep.server import runtime
+
+pytestmark = pytest.mark.e2e
 
 
 def _settles(user: User, line: str = "settled the heap") -> int:
@@ -17,7 +21,7 @@ def _settles(user: User, line: str = "settled the heap") -> int:
 
 def _search(user: User, repo: Path, query: str) -> list[dict[str, object]]:
     """The hits of a server-mode search ([] when none)."""
-    out = user.zg("search", "--json", "--mode", "server", query, cwd=repo)
+    out = user.zg_binary("search", "--json", "--mode", "server", query, cwd=repo)
     assert out.returncode in (0, 1), out.stderr
     return json.loads(out.stdout)["hits"]
 
@@ -25,7 +29,7 @@ def _search(user: User, repo: Path, query: str) -> list[dict[str, object]]:
 def test_the_heap_settles_after_the_first_search_and_after_changes(tmp_path: Path) -> None:
     user = User(tmp_path / "user")
     repo = make_repo(tmp_path / "repo")
-    assert user.zg("index", "--mode", "direct", cwd=repo).returncode == 0
+    assert user.zg_binary("index", "--mode", "direct", cwd=repo).returncode == 0
     pid = user.start()
     try:
         assert _settles(user) == 0
@@ -41,5 +45,5 @@ def test_the_heap_settles_after_the_first_search_and_after_changes(tmp_path: Pat
         # nothing changed: no further pass (the daemon logs its decision before it replies)
         assert _settles(user, "heap settle scheduled") == 2
     finally:
-        user.zg("server", "off")
+        user.zg_binary("server", "off")
         reap(pid)

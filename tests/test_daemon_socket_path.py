@@ -10,6 +10,8 @@ from daemon_helpers import User, make_repo
 
 from zgrep.server import runtime
 
+pytestmark = pytest.mark.e2e
+
 
 def test_daemon_serves_from_a_runtime_dir_too_long_for_a_socket_path(tmp_path: Path,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
@@ -20,8 +22,8 @@ def test_daemon_serves_from_a_runtime_dir_too_long_for_a_socket_path(tmp_path: P
     user.start()
     try:
         assert (user.rundir / runtime.SOCKET_FILE).exists()
-        out = user.zg("search", "--json", "--mode", "server", "retry with backoff", cwd=repo)
+        out = user.zg_binary("search", "--json", "--mode", "server", "retry with backoff", cwd=repo)
         assert out.returncode == 0, out.stderr
         assert json.loads(out.stdout)["hits"][0]["path"] == "retry.py"
     finally:
-        assert user.zg("server", "off").returncode == 0
+        assert user.zg_binary("server", "off").returncode == 0

@@ -4,14 +4,14 @@ echoed back by the server never reaches an error message, whatever its case or e
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import Iterator
 from urllib.parse import quote
 
 import pytest
 from embedding_server import EmbeddingServer
 
-from conftest import ZG, git
+import zgrun
+from conftest import git
 from zgrep.embedding.base import EmbeddingError
 from zgrep.embedding.factory import make_embedder
 from zgrep.embedding.http import OllamaEmbedder, OpenAIEmbedder
@@ -58,11 +58,10 @@ def test_zg_index_names_the_unset_variable_and_sends_nothing(server, tmp_path):
         f'[embedding]\nprovider = "openai"\nmodel = "m"\nurl = "{server.openai_url}"\nallow_remote = true\n'
         'api_key_env = "ZG_TEST_KEY"\n')
     env = {k: v for k, v in os.environ.items() if k != "ZG_TEST_KEY" and not k.startswith("ZG_")}
-    trust = subprocess.run([ZG, "trust"], cwd=root, env=env, capture_output=True, text=True, timeout=120)
+    trust = zgrun.in_process("trust", cwd=root, env=env)
     assert trust.returncode == 0, trust.stderr
     for args in (("index",), ("search", "retry")):
-        proc = subprocess.run([ZG, *args, "--mode", "direct"], cwd=root, env=env, capture_output=True, text=True,
-                              timeout=120)
+        proc = zgrun.in_process(*args, "--mode", "direct", cwd=root, env=env)
         assert proc.returncode == 2, (proc.returncode, proc.stderr)
         lines = proc.stderr.strip().splitlines()
         assert len(lines) == 1 and "$ZG_TEST_KEY is not set" in lines[0] and "Traceback" not in proc.stderr

@@ -10,8 +10,12 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from conftest import ZG
 from corpus import make_repo, run_zg, user_env
+
+pytestmark = pytest.mark.e2e
 
 MODULES = 1200
 

@@ -22,6 +22,8 @@ from daemon_helpers import User
 from test_frontends_mcp import DIRECT, FILES
 from test_thin_client import heavy, imported
 
+pytestmark = pytest.mark.e2e
+
 
 def start(user: User, root: Path, *args: str, env: dict[str, str] | None = None) -> tuple[subprocess.Popen[str], str]:
     """`zg serve --port 0 ARGS` in `root`; the process and its base URL (from its start-up line)."""
@@ -53,14 +55,14 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[User, Pat
     base = tmp_path_factory.mktemp("serve")
     user = User(base)
     root = corpus.make_repo(base / "repo", FILES)
-    assert user.zg("index", cwd=root, env=DIRECT).returncode == 0
+    assert user.zg_binary("index", cwd=root, env=DIRECT).returncode == 0
     proc, url = start(user, root)
     yield user, root, url
     stop(proc)
 
 
 def cli(user: User, root: Path, *args: str) -> Any:
-    proc = user.zg(*args, cwd=root, env=DIRECT)
+    proc = user.zg_binary(*args, cwd=root, env=DIRECT)
     assert proc.returncode in (0, 1), proc.stderr
     return json.loads(proc.stdout)
 
@@ -94,13 +96,13 @@ def test_endpoints_answer_what_the_cli_prints(served: tuple[User, Path, str]) ->
 def test_errors_carry_the_cli_line_and_foreign_hosts_are_refused(served: tuple[User, Path, str]) -> None:
     user, root, url = served
     outside = get(url, "/read", path="../secret.txt")
-    proc = user.zg("read", "../secret.txt", cwd=root, env=DIRECT)
+    proc = user.zg_binary("read", "../secret.txt", cwd=root, env=DIRECT)
     assert outside.status_code == 400 and outside.json()["error"]["message"] == proc.stderr.strip()
     nul = get(url, "/read", path="src/net/retry.py\0.txt")  # no file name holds NUL: refused, not a dropped connection
     assert nul.status_code == 400 and nul.json()["error"]["message"].startswith("zg: refusing a path with a NUL byte")
     bad_glob = get(url, "/search", q="retry", glob="src/[unclosed")
     assert bad_glob.status_code == 400
-    assert bad_glob.json()["error"]["message"] == user.zg("search", "retry", "-g", "src/[unclosed", cwd=root, env=DIRECT).stderr.strip()
+    assert bad_glob.json()["error"]["message"] == user.zg_binary("search", "retry", "-g", "src/[unclosed", cwd=root, env=DIRECT).stderr.strip()
     assert get(url, "/search", q="retry", limit="many").status_code == 400
     assert get(url, "/nowhere").status_code == 404
     rebound = httpx.get(url + "/status", headers={"Host": "attacker.example:80"}, timeout=30)
@@ -109,7 +111,7 @@ def test_errors_carry_the_cli_line_and_foreign_hosts_are_refused(served: tuple[U
 
 def test_a_non_loopback_bind_needs_consent_and_then_a_token(served: tuple[User, Path, str]) -> None:
     user, root, _ = served
-    corpus.assert_one_line_error(user.zg("serve", "--host", "0.0.0.0", "--port", "0", cwd=root), "0.0.0.0",
+    corpus.assert_one_line_error(user.zg_binary("serve", "--host", "0.0.0.0", "--port", "0", cwd=root), "0.0.0.0",
                                  "--allow-non-loopback")
     proc, url = start(user, root, "--host", "0.0.0.0", "--allow-non-loopback", env={"ZG_SERVE_TOKEN": "s3cret-token"})
     try:

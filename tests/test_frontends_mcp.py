@@ -25,6 +25,8 @@ from test_adr_kit import adr_text
 from test_thin_client import heavy
 from zgrep.frontends.clips import ClipStore
 
+pytestmark = pytest.mark.e2e
+
 T = TypeVar("T")
 DIRECT = {"ZG_MODE": "direct"}  # no daemon, and none started on the side, until the daemon test starts one
 TOOLS = {"search", "read", "read_hit", "status", "index", "callers", "trace", "impact", "adr_constraints",
@@ -46,9 +48,9 @@ def ws(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[User, Path]]:
     config.parent.mkdir(parents=True)
     config.write_text("[telemetry]\nenabled = true\n")  # the MCP server records its calls as the CLI does
     root = corpus.make_repo(base / "repo", FILES)
-    assert user.zg("index", cwd=root, env=DIRECT).returncode == 0
+    assert user.zg_binary("index", cwd=root, env=DIRECT).returncode == 0
     yield user, root
-    user.zg("server", "off")
+    user.zg_binary("server", "off")
 
 
 def session(user: User, root: Path, body: Callable[[Client], Awaitable[T]], *python_flags: str,
@@ -65,7 +67,7 @@ def session(user: User, root: Path, body: Callable[[Client], Awaitable[T]], *pyt
 
 
 def cli(user: User, root: Path, *args: str) -> Any:
-    proc = user.zg(*args, cwd=root, env=DIRECT)
+    proc = user.zg_binary(*args, cwd=root, env=DIRECT)
     assert proc.returncode in (0, 1), proc.stderr
     return json.loads(proc.stdout)
 
@@ -151,11 +153,11 @@ def test_every_tool_answers_as_the_cli_does(ws: tuple[User, Path]) -> None:
     lines = (root / first["path"]).read_text().splitlines()
     assert clip["text"] == "".join(f"{line}\n" for line in lines[first["start_line"] - 1:first["end_line"]])
     assert missing["error"].startswith("zg: unknown hit id 'h999999'")
-    shown = user.zg("read", "src/net/retry.py:3-6", cwd=root, env=DIRECT).stdout.splitlines()
+    shown = user.zg_binary("read", "src/net/retry.py:3-6", cwd=root, env=DIRECT).stdout.splitlines()
     assert out["read"]["text"].splitlines() == [line.split(": ", 1)[1] if ": " in line else "" for line in shown]
 
     for key, args in (("outside", ("read", "../secret.txt")), ("bad_glob", ("search", "retry", "-g", "src/[unclosed"))):
-        proc = user.zg(*args, cwd=root, env=DIRECT)
+        proc = user.zg_binary(*args, cwd=root, env=DIRECT)
         assert proc.returncode == 2 and out[key] == proc.stderr.strip(), (out[key], proc.stderr)
     assert out["unknown_id"].startswith("zg: unknown hit id 'h424242'")
 
@@ -228,8 +230,8 @@ def test_a_search_is_answered_while_an_index_call_runs(tmp_path: Path) -> None:
     with EmbeddingServer(dim=8) as server:
         config.write_text(f'[embedding]\nprovider = "ollama"\nmodel = "test-embed"\nurl = "{server.url}"\n'
                           "max_retries = 0\ntimeout = 600\n")
-        assert user.zg("trust", cwd=root).returncode == 0
-        assert user.zg("index", cwd=root, env=DIRECT).returncode == 0
+        assert user.zg_binary("trust", cwd=root).returncode == 0
+        assert user.zg_binary("index", cwd=root, env=DIRECT).returncode == 0
 
         async def body(client: Client) -> tuple[dict[str, Any], bool, dict[str, Any]]:
             (root / "src/net/extra.py").write_text("def jittered_delay(attempt):\n    return 0.5 * 2 ** attempt\n")
@@ -289,10 +291,10 @@ def test_with_the_daemon_searches_are_served_by_it_and_no_engine_loads(ws: tuple
     assert [r["mode"] for r in results] == ["server"] * 3
     assert results[0]["hits"][0]["path"] == "src/net/retry.py"
     assert "mcp" in names and heavy(names) == []
-    user.zg("server", "off")
+    user.zg_binary("server", "off")
 
 
 def test_a_root_that_is_no_workspace_is_one_line(ws: tuple[User, Path], tmp_path: Path) -> None:
     user, _ = ws
-    proc = user.zg("mcp", "--root", str(tmp_path / "missing"), cwd=tmp_path)
+    proc = user.zg_binary("mcp", "--root", str(tmp_path / "missing"), cwd=tmp_path)
     corpus.assert_one_line_error(proc)

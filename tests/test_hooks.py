@@ -17,6 +17,8 @@ from conftest import ZG, git
 from zgrep.hooks import pending
 from zgrep.hooks.install import HOOKS, hooks_status
 
+pytestmark = pytest.mark.e2e
+
 ZGREP_REPO = Path(__file__).resolve().parents[1]
 VENV_BIN = str(Path(sys.executable).parent)
 

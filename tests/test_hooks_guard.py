@@ -17,6 +17,8 @@ from zgrep.hooks import pending
 from zgrep.locking import FileLock
 from zgrep.workspace import MANIFEST, STATE_DIR, StateDir
 
+pytestmark = pytest.mark.e2e
+
 NET = "def fetch_with_retry(url):\n    return url\n"
 ANCHOR = "  - {path: src/net.py, symbol: fetch_with_retry}\n"
 # Every Python interpreter started with this PYTHONPATH appends its argv to $ZGREP_TEST_PYTHON_LOG.

@@ -24,6 +24,8 @@ from daemon_helpers import User, make_repo, reap, wait_for
 from zgrep.locking import lock_holder
 from zgrep.server import client, runtime
 
+pytestmark = pytest.mark.e2e
+
 START_S = 90  # a loaded machine starts Python, loads the model and binds
 
 
@@ -34,11 +36,11 @@ def shell(tmp_path: Path) -> Iterator[tuple[User, Path]]:
     repo = make_repo(tmp_path / "repo")
     pid = user.start()
     try:
-        assert user.zg("index", "--mode", "server", cwd=repo).returncode == 0
+        assert user.zg_binary("index", "--mode", "server", cwd=repo).returncode == 0
         assert lock_holder(repo / ".zgrep" / "engine.lock") is not None
         yield user, repo
     finally:
-        user.zg("server", "off")
+        user.zg_binary("server", "off")
         reap(pid)
 
 
@@ -91,7 +93,7 @@ def test_a_forged_holder_record_reaches_no_socket(shell: tuple[User, Path], tmp_
         record.chmod(0o600)
         stranger = User(tmp_path / "stranger")  # another environment: it must find nothing to follow
         stranger.env["HOME"] = user.env["HOME"]
-        out = stranger.zg("search", "--json", "retry with backoff", cwd=repo)
+        out = stranger.zg_binary("search", "--json", "retry with backoff", cwd=repo)
         assert out.returncode == 2 and "held by" in out.stderr  # fails as before, but sends nothing anywhere
         assert trap.poll(200) == 0
     finally:
@@ -122,7 +124,7 @@ def info_of(user: User) -> dict[str, Any] | None:
 
 
 def search(user: User, repo: Path) -> tuple[dict[str, Any], str]:
-    out = user.zg("search", "--json", "retry with backoff", cwd=repo)
+    out = user.zg_binary("search", "--json", "retry with backoff", cwd=repo)
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout), out.stderr
 
@@ -140,11 +142,11 @@ def test_a_daemon_of_another_install_started_by_command_is_answered_beside_in_on
         lines = stderr.strip().splitlines()
         assert len(lines) == 1 and f"pid {pid}" in lines[0] and str(other) in lines[0], stderr
         assert user.info()["pid"] == pid and user.server_status()["requests_served"] == 0
-        forced = user.zg("search", "--json", "--mode", "server", "retry", cwd=repo)
+        forced = user.zg_binary("search", "--json", "--mode", "server", "retry", cwd=repo)
         assert forced.returncode == 2 and "another install" in forced.stderr
         assert user.info()["prefix"] == str(tmp_path / "other")
     finally:
-        user.zg("server", "off")
+        user.zg_binary("server", "off")
         reap(pid)
 
 
@@ -180,6 +182,6 @@ def test_an_autostarted_daemon_of_another_install_is_restarted_from_this_one(tmp
         assert again["mode"] == "server" and again["hits"][0]["path"] == "retry.py"
     finally:
         wait_for(lambda: lock_holder(user.rundir / runtime.START_LOCK) is None, START_S, "a start to end")
-        user.zg("server", "off")
+        user.zg_binary("server", "off")
         for pid in pids:
             reap(pid)

@@ -17,6 +17,8 @@ from conftest import USER_DIRS, ZG
 from daemon_helpers import wait_for
 from zgrep.server import runtime
 
+pytestmark = pytest.mark.e2e
+
 REAL_HOME = pwd.getpwuid(os.getuid()).pw_dir
 TESTS = Path(__file__).parent
 

@@ -14,6 +14,8 @@ import pytest
 from conftest import ZG
 from daemon_helpers import User, make_repo
 
+pytestmark = pytest.mark.e2e
+
 HEAVY = ("pymilvus", "milvus_lite", "grpc", "tree_sitter", "tree_sitter_language_pack", "numpy", "tokenizers",
          "zgrep.engine", "zgrep.dispatch", "zgrep.index.run", "zgrep.search.run", "zgrep.server.daemon",
          "zgrep.server.holder", "zgrep.server.jobrunner", "zgrep.server.transport")
@@ -37,9 +39,9 @@ def running(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[User, Pa
     user = User(base)
     repo = make_repo(base / "repo")
     user.start()
-    assert user.zg("index", "--mode", "server", cwd=repo).returncode == 0
+    assert user.zg_binary("index", "--mode", "server", cwd=repo).returncode == 0
     yield user, repo
-    user.zg("server", "off")
+    user.zg_binary("server", "off")
 
 
 def test_server_search_imports_no_engine(running: tuple[User, Path]) -> None:

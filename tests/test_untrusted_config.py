@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+import zgrun
 from conftest import ZG, git
 from embedding_server import EmbeddingServer
 
@@ -21,8 +22,7 @@ SECRET = "zg-test-secret-value-1234"
 
 
 def run(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([ZG, *args], cwd=cwd, capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "ZG_TEST_SECRET": SECRET, **(env or {})})
+    return zgrun.in_process(*args, cwd=cwd, env={**os.environ, "ZG_TEST_SECRET": SECRET, **(env or {})})
 
 
 def workspace(root: Path, toml: str) -> Path:

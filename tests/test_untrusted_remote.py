@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ZG, git
+import zgrun
+from conftest import git
 from embedding_server import EmbeddingServer
 from zgrep.config import Config, user_config_path
 
@@ -24,8 +25,7 @@ def server() -> Iterator[EmbeddingServer]:
 
 
 def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([ZG, *args], cwd=cwd, capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "ZG_MODE": "direct"})
+    return zgrun.in_process(*args, cwd=cwd, env={**os.environ, "ZG_MODE": "direct"})
 
 
 def sent(server: EmbeddingServer) -> str:
@@ -102,7 +102,7 @@ def test_an_untrusted_file_cannot_raise_resource_limits(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("json_flag", [(), ("--json",)])
 def test_config_show_masks_credentials(tmp_path: Path, json_flag: tuple[str, ...]) -> None:
-    proc = subprocess.run([ZG, "config", "show", *json_flag], cwd=tmp_path, capture_output=True, text=True,
-                          timeout=60, env={**os.environ, "ZG_MILVUS_URI": "http://root:s3cretpw@db.example:19530"})
+    proc = zgrun.in_process("config", "show", *json_flag, cwd=tmp_path,
+                            env={**os.environ, "ZG_MILVUS_URI": "http://root:s3cretpw@db.example:19530"})
     assert proc.returncode == 0, proc.stderr
     assert "s3cretpw" not in proc.stdout and "http://***@db.example:19530" in proc.stdout
