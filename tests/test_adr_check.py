@@ -26,6 +26,7 @@ def repo(tmp_path: Path) -> Repo:
     return r
 
 
+@pytest.mark.e2e
 def test_renaming_an_anchored_function_blocks_the_commit_naming_the_adr(repo: Repo) -> None:
     repo.write("src/net.py", NET.replace("fetch_with_retry", "fetch"))
     proc = repo.commit("rename")
@@ -42,6 +43,7 @@ def test_renaming_an_anchored_function_blocks_the_commit_naming_the_adr(repo: Re
     assert repo.git("rev-list", "--count", "HEAD").stdout.strip() == "2"
 
 
+@pytest.mark.e2e
 def test_deprecated_adr_dead_anchor_does_not_block(repo: Repo) -> None:
     repo.write("docs/adr/0001-retries.md", adr_text("ADR-0001", status="deprecated", anchors=ANCHORS))
     repo.write("src/net.py", "x = 1\n")
@@ -49,6 +51,7 @@ def test_deprecated_adr_dead_anchor_does_not_block(repo: Repo) -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
+@pytest.mark.e2e
 def test_unstaged_fix_does_not_mask_broken_staged_state(repo: Repo) -> None:
     repo.write("src/net.py", NET.replace("fetch_with_retry", "fetch"))
     repo.git("add", "src/net.py")

@@ -124,6 +124,7 @@ def test_a_dangling_link_fails_the_check(tmp_path: Path) -> None:
     assert proc.returncode == 1 and "doc/adr/0007-x.md:7: error: ADR-0007: supersedes names ADR-0009" in proc.stdout
 
 
+@pytest.mark.e2e
 def test_installed_hook_blocks_a_commit_breaking_an_adr_tools_anchor(tmp_path: Path) -> None:
     """adr-tools keeps its directory in `.adr-dir`: the installed pre-commit hook must find the records there."""
     repo = fixture_repo("adr_tools", tmp_path / "r")

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from daemon_helpers import User
+import zgrun
 from test_adr_kit import ZG, Repo
 
 CLIENT = '''"""Outbound HTTP."""
@@ -59,7 +60,7 @@ def repo(tmp_path_factory: pytest.TempPathFactory, user: User) -> Iterator[Repo]
                       **{f"docs/adr/{name}": text for name, text in ADRS.items()}}.items():
         r.write(rel, text)
     assert r.commit("base").returncode == 0
-    indexed = r.run(ZG, "index", "--mode", "direct")
+    indexed = zgrun.in_process("index", "--mode", "direct", cwd=r.path, env=r.env)
     assert indexed.returncode == 0, indexed.stderr
     yield r
     r.run(ZG, "server", "off")
@@ -103,6 +104,7 @@ def test_without_an_index_it_says_so_once_and_passes(tmp_path: Path) -> None:
     assert repo.zg("check", "--suggest").returncode == 2
 
 
+@pytest.mark.e2e
 def test_the_daemon_answers_and_the_installed_hook_prints_it(repo: Repo, user: User) -> None:
     repo.run(ZG, "hooks", "install", check=True)
     repo.write("src/http/client.py", RETRY)

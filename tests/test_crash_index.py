@@ -50,6 +50,7 @@ def indexed(tmp_path: Path) -> dict[str, Any]:
 
 # --- item 1: searches keep answering while --full rebuilds ----------------------------------------------------
 
+@pytest.mark.e2e
 def test_daemon_answers_searches_from_the_old_index_while_a_full_rebuild_runs(tmp_path: Path) -> None:
     user = User(tmp_path / "user")
     root = make_repo(tmp_path / "repo", generated_files(240))
@@ -99,6 +100,7 @@ def _kill_when(proc: subprocess.Popen[bytes], ready: Any) -> None:
     assert proc.returncode == -signal.SIGKILL, "zg index --full finished before it could be killed"
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("moment", ["rebuild started", "file state written"])
 def test_kill_9_during_full_keeps_a_whole_index(tmp_path: Path, moment: str) -> None:
     root = make_repo(tmp_path / "repo", generated_files(240))
@@ -125,6 +127,7 @@ def test_kill_9_during_full_keeps_a_whole_index(tmp_path: Path, moment: str) -> 
     assert len(collections(root)) == 1, "the abandoned rebuild's collection"
 
 
+@pytest.mark.e2e
 def test_kill_9_of_the_daemon_during_full_keeps_a_whole_index(tmp_path: Path) -> None:
     user = User(tmp_path / "user")
     root = make_repo(tmp_path / "repo", generated_files(240))

@@ -137,7 +137,7 @@ def test_version_mismatch_names_both_versions(daemon: tuple[User, Path]) -> None
 def test_searches_are_served_while_an_index_job_runs(daemon: tuple[User, Path], tmp_path: Path) -> None:
     user, first = daemon
     repo = make_repo(tmp_path / "busy")
-    assert user.zg_binary("index", "--mode", "direct", cwd=repo).returncode == 0
+    assert user.zg("index", "--mode", "direct", cwd=repo).returncode == 0
     make_repo(tmp_path / "more", files=1200)
     for path in (tmp_path / "more").glob("gen_*.py"):
         path.rename(repo / path.name)

@@ -268,7 +268,7 @@ def test_a_malformed_warm_config_only_skips_the_warm(tmp_path: Path, warm_config
     # starts and serves the workspace (a bad value costs only the head start)
     user = User(tmp_path / "u")
     repo = make_repo(tmp_path / "repo")
-    assert user.zg_binary("index", "--mode", "direct", cwd=repo).returncode == 0
+    assert user.zg("index", "--mode", "direct", cwd=repo).returncode == 0
     daemon = user.popen("server", "run", "--quiet", "--warm", str(repo), "--warm-config", warm_config)
     try:
         wait_for(lambda: user.zg_binary("server", "status", "--check-ready").returncode == 0, 90, "the daemon to answer")

@@ -29,7 +29,7 @@ def _search(user: User, repo: Path, query: str) -> list[dict[str, object]]:
 def test_the_heap_settles_after_the_first_search_and_after_changes(tmp_path: Path) -> None:
     user = User(tmp_path / "user")
     repo = make_repo(tmp_path / "repo")
-    assert user.zg_binary("index", "--mode", "direct", cwd=repo).returncode == 0
+    assert user.zg("index", "--mode", "direct", cwd=repo).returncode == 0
     pid = user.start()
     try:
         assert _settles(user) == 0

@@ -94,7 +94,7 @@ def test_a_stuck_workspace_is_busy_while_the_others_are_served(tmp_path: Path) -
     user = User(tmp_path / "u")
     stuck = make_repo(tmp_path / "stuck")
     healthy = make_repo(tmp_path / "healthy")
-    assert user.zg_binary("index", "--mode", "direct", cwd=healthy).returncode == 0
+    assert user.zg("index", "--mode", "direct", cwd=healthy).returncode == 0
     (stuck / STATE_DIR).mkdir()
     lock = FileLock(stuck / STATE_DIR / ENGINE_LOCK)  # another process holds the stuck workspace's index
     assert lock.acquire(blocking=False)

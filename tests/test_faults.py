@@ -122,6 +122,7 @@ def test_symlink_loops_do_not_hang_or_fail(tmp_path, kind):
     assert_one_line_error(run_zg("read", "loop", cwd=root, env=env), "cannot read loop")
 
 
+@pytest.mark.e2e
 def test_an_unreadable_file_is_skipped_and_counted(tmp_path):
     root = make_repo(tmp_path / "repo", {"good.py": GOOD, "secret.py": "def hidden_treasure():\n    return 42\n"})
     env = user_env(tmp_path / "user")
@@ -268,6 +269,7 @@ def _kill_once_state_is_written(root: Path, env: dict[str, str], saves: int, the
     return len(state_files(root)) if state.exists() else 0
 
 
+@pytest.mark.e2e
 def test_kill_9_during_index_then_index_completes_without_duplicates(tmp_path):
     root = _generated_repo(tmp_path / "big")
     env = user_env(tmp_path / "user")

@@ -55,14 +55,14 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[User, Pat
     base = tmp_path_factory.mktemp("serve")
     user = User(base)
     root = corpus.make_repo(base / "repo", FILES)
-    assert user.zg_binary("index", cwd=root, env=DIRECT).returncode == 0
+    assert user.zg("index", cwd=root, env=DIRECT).returncode == 0
     proc, url = start(user, root)
     yield user, root, url
     stop(proc)
 
 
 def cli(user: User, root: Path, *args: str) -> Any:
-    proc = user.zg_binary(*args, cwd=root, env=DIRECT)
+    proc = user.zg(*args, cwd=root, env=DIRECT)
     assert proc.returncode in (0, 1), proc.stderr
     return json.loads(proc.stdout)
 
@@ -96,13 +96,13 @@ def test_endpoints_answer_what_the_cli_prints(served: tuple[User, Path, str]) ->
 def test_errors_carry_the_cli_line_and_foreign_hosts_are_refused(served: tuple[User, Path, str]) -> None:
     user, root, url = served
     outside = get(url, "/read", path="../secret.txt")
-    proc = user.zg_binary("read", "../secret.txt", cwd=root, env=DIRECT)
+    proc = user.zg("read", "../secret.txt", cwd=root, env=DIRECT)
     assert outside.status_code == 400 and outside.json()["error"]["message"] == proc.stderr.strip()
     nul = get(url, "/read", path="src/net/retry.py\0.txt")  # no file name holds NUL: refused, not a dropped connection
     assert nul.status_code == 400 and nul.json()["error"]["message"].startswith("zg: refusing a path with a NUL byte")
     bad_glob = get(url, "/search", q="retry", glob="src/[unclosed")
     assert bad_glob.status_code == 400
-    assert bad_glob.json()["error"]["message"] == user.zg_binary("search", "retry", "-g", "src/[unclosed", cwd=root, env=DIRECT).stderr.strip()
+    assert bad_glob.json()["error"]["message"] == user.zg("search", "retry", "-g", "src/[unclosed", cwd=root, env=DIRECT).stderr.strip()
     assert get(url, "/search", q="retry", limit="many").status_code == 400
     assert get(url, "/nowhere").status_code == 404
     rebound = httpx.get(url + "/status", headers={"Host": "attacker.example:80"}, timeout=30)

@@ -48,7 +48,7 @@ def ws(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[User, Path]]:
     config.parent.mkdir(parents=True)
     config.write_text("[telemetry]\nenabled = true\n")  # the MCP server records its calls as the CLI does
     root = corpus.make_repo(base / "repo", FILES)
-    assert user.zg_binary("index", cwd=root, env=DIRECT).returncode == 0
+    assert user.zg("index", cwd=root, env=DIRECT).returncode == 0
     yield user, root
     user.zg_binary("server", "off")
 
@@ -67,7 +67,7 @@ def session(user: User, root: Path, body: Callable[[Client], Awaitable[T]], *pyt
 
 
 def cli(user: User, root: Path, *args: str) -> Any:
-    proc = user.zg_binary(*args, cwd=root, env=DIRECT)
+    proc = user.zg(*args, cwd=root, env=DIRECT)
     assert proc.returncode in (0, 1), proc.stderr
     return json.loads(proc.stdout)
 
@@ -153,11 +153,11 @@ def test_every_tool_answers_as_the_cli_does(ws: tuple[User, Path]) -> None:
     lines = (root / first["path"]).read_text().splitlines()
     assert clip["text"] == "".join(f"{line}\n" for line in lines[first["start_line"] - 1:first["end_line"]])
     assert missing["error"].startswith("zg: unknown hit id 'h999999'")
-    shown = user.zg_binary("read", "src/net/retry.py:3-6", cwd=root, env=DIRECT).stdout.splitlines()
+    shown = user.zg("read", "src/net/retry.py:3-6", cwd=root, env=DIRECT).stdout.splitlines()
     assert out["read"]["text"].splitlines() == [line.split(": ", 1)[1] if ": " in line else "" for line in shown]
 
     for key, args in (("outside", ("read", "../secret.txt")), ("bad_glob", ("search", "retry", "-g", "src/[unclosed"))):
-        proc = user.zg_binary(*args, cwd=root, env=DIRECT)
+        proc = user.zg(*args, cwd=root, env=DIRECT)
         assert proc.returncode == 2 and out[key] == proc.stderr.strip(), (out[key], proc.stderr)
     assert out["unknown_id"].startswith("zg: unknown hit id 'h424242'")
 
@@ -230,8 +230,8 @@ def test_a_search_is_answered_while_an_index_call_runs(tmp_path: Path) -> None:
     with EmbeddingServer(dim=8) as server:
         config.write_text(f'[embedding]\nprovider = "ollama"\nmodel = "test-embed"\nurl = "{server.url}"\n'
                           "max_retries = 0\ntimeout = 600\n")
-        assert user.zg_binary("trust", cwd=root).returncode == 0
-        assert user.zg_binary("index", cwd=root, env=DIRECT).returncode == 0
+        assert user.zg("trust", cwd=root).returncode == 0
+        assert user.zg("index", cwd=root, env=DIRECT).returncode == 0
 
         async def body(client: Client) -> tuple[dict[str, Any], bool, dict[str, Any]]:
             (root / "src/net/extra.py").write_text("def jittered_delay(attempt):\n    return 0.5 * 2 ** attempt\n")

@@ -529,6 +529,7 @@ def test_damaged_state_names_the_fix(small):
     assert json.loads((root / ".zgrep" / "manifest.json").read_text())["complete"] is True
 
 
+@pytest.mark.e2e
 def test_on_a_terminal_search_shows_index_progress_and_colour(tmp_path):
     """stdout and stderr on a real pseudo-terminal: progress while the first index builds, coloured hits."""
     import pty

@@ -140,6 +140,7 @@ def test_doctor_builds_the_model_through_the_remote_opt_in(tmp_path: Path, serve
     assert server.requests == []
 
 
+@pytest.mark.e2e
 def test_concurrent_trust_runs_each_keep_their_entry(tmp_path: Path) -> None:
     """Eight workspaces trusted at the same moment: the record keeps all eight (it is rewritten under a lock)."""
     roots = [workspace(tmp_path / f"w{i}", '[search]\nlimit = 5\n') for i in range(8)]

@@ -51,6 +51,7 @@ def zero_repo(tmp_path: Path) -> Path:
     return root
 
 
+@pytest.mark.e2e
 def test_an_anchor_on_dev_zero_is_refused_in_one_line_with_little_memory(zero_repo: Path) -> None:
     code, err, peak_kib = _peak_run([ZG, "adr", "check"], zero_repo)
     assert code == 2
@@ -160,6 +161,7 @@ def _rpc(proc: subprocess.Popen[str], id_: int, method: str, params: dict[str, A
     proc.stdin.flush()
 
 
+@pytest.mark.e2e
 def test_zg_mcp_survives_45_fifo_reads_and_exits_when_stdin_closes(hostile: Path) -> None:
     env = {**os.environ, "ZG_MODE": "direct"}
     proc = subprocess.Popen([ZG, "mcp"], cwd=hostile, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
