@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -70,6 +71,58 @@ def test_check_ready_is_thin_with_and_without_a_daemon(running: tuple[User, Path
     assert out.returncode == 1 and out.stdout == ""
     assert heavy(names) == [] and "zmq" not in names
 
+
+
+
+def click_cli(user: User, *args: str) -> subprocess.CompletedProcess[str]:
+    """`zg ARGS` through the click CLI (zgrep.cli.main), which the `zg` entry point hands what it does not serve."""
+    code = "import sys; sys.argv[0] = 'zg'; from zgrep.cli.main import main; main()"
+    return subprocess.run([sys.executable, "-c", code, *args], env=user.env, capture_output=True, text=True, timeout=60)
+
+
+def without_counts(text: str) -> str:
+    """`text` with its numbers (uptime, idle seconds, requests served) as N: they move between two calls."""
+    return re.sub(r"\d+(\.\d+)?", "N", text)
+
+
+def test_server_status_is_served_without_click_as_click_serves_it(running: tuple[User, Path]) -> None:
+    """`zg server status` skips click (and the config) with a daemon up; what it prints and its exit code
+    are the click command's."""
+    user, _ = running
+    for args in (("server", "status"), ("server", "status", "--json", "--timeout-ms", "800"),
+                 ("server", "status", "--mode=server", "--timeout-ms=800")):
+        out, names = imported(user, *args)
+        assert out.returncode == 0, out.stderr[-2000:]
+        assert "click" not in names and "zgrep.config" not in names and heavy(names) == [], args
+        slow = click_cli(user, *args)
+        assert (out.returncode, without_counts(out.stdout)) == (slow.returncode, without_counts(slow.stdout))
+    status = json.loads(imported(user, "server", "status", "--json")[0].stdout)
+    assert status["running"] is True and status["ready"] is True and status["pid"] == user.info()["pid"]
+    out, names = imported(user, "server", "status", "--check-ready")
+    assert (out.returncode, out.stdout, "click" in names) == (0, "", False)
+
+
+@pytest.mark.parametrize("args", [("server", "status", "-h"), ("server", "status", "--timeout-ms", "soon"),
+                                  ("server", "status", "--jsn"), ("server", "status", "--mode", "remote"),
+                                  ("server", "status", "--json=yes"), ("server", "status", "--timeout-ms"),
+                                  ("server", "status", "extra")])
+def test_server_status_help_and_usage_errors_are_the_click_clis(running: tuple[User, Path], args: tuple[str, ...]) -> None:
+    """Help, unknown flags and bad values reach click: the same bytes and exit code as the click CLI's."""
+    user, _ = running
+    fast = user.zg(*args)
+    slow = click_cli(user, *args)
+    assert (fast.returncode, fast.stdout, fast.stderr) == (slow.returncode, slow.stdout, slow.stderr)
+    assert fast.returncode in (0, 2) and (fast.stdout if fast.returncode == 0 else fast.stderr).strip()
+
+
+def test_server_status_without_a_daemon_is_served_without_click(tmp_path: Path) -> None:
+    nobody = User(tmp_path)
+    for args in (("server", "status"), ("server", "status", "--json")):
+        out, names = imported(nobody, *args)
+        slow = click_cli(nobody, *args)
+        assert (out.returncode, out.stdout, out.stderr.count("zg:")) == (1, slow.stdout, 0), args
+        assert slow.returncode == 1 and "click" not in names
+    assert json.loads(out.stdout) == {"running": False, "ready": False}
 
 
 @pytest.fixture

@@ -37,17 +37,25 @@ def _model(cfg: Config, root: Path) -> str:
 
 
 def _milvus(cfg: Config, root: Path) -> str:
-    from zgrep.store.milvus import MilvusStore
-    from zgrep.store.native import describe
+    from zgrep.engine import ENGINE_TIMEOUT_S
+    from zgrep.store.native import NativeEngine, describe
 
     uri = cfg.milvus.uri
     if uri:
+        from zgrep.store.milvus import MilvusStore
+
         store = MilvusStore(uri, "zg_doctor_probe", 4)
         store.client.list_collections()
         store.close()
         return f"server reachable at {redact(uri)}"
     with tempfile.TemporaryDirectory() as tmp:
-        store = MilvusStore(str(Path(tmp) / "probe.db"), "zg_doctor_probe", 4)
+        engine = NativeEngine(Path(tmp) / "probe.db", ENGINE_TIMEOUT_S)  # its ~0.5 s start overlaps importing pymilvus
+        try:
+            from zgrep.store.milvus import MilvusStore
+        except BaseException:
+            engine.close()
+            raise
+        store = MilvusStore(str(Path(tmp) / "probe.db"), "zg_doctor_probe", 4, engine=engine)
         store.create()
         store.insert([{"id": "a", "path": "p", "language": "text", "symbol": "", "names": [], "symbol_kind": "module",
                        "scope": "",

@@ -8,9 +8,8 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from zgrep.fsutil import atomic_write
 from zgrep.service import ErrorCode, FixedCodeError
@@ -71,8 +70,7 @@ def redact(text: str) -> str:
     return _URI_CREDENTIALS.sub(r"\1***@", text)
 
 
-@dataclass(frozen=True)
-class Identity:
+class Identity(NamedTuple):
     """What makes a workspace the same one: its real path and the device and inode of the root and of
     `.zgrep/` (None before it exists). A directory deleted and re-created at the same path is another one."""
 
@@ -97,8 +95,7 @@ class Identity:
         return self.real == now.real and self.root == now.root and self.state in (None, now.state)
 
 
-@dataclass(frozen=True)
-class StateDir:
+class StateDir(NamedTuple):
     """A workspace root and its state directory `<root>/.zgrep/` (the front ends' `Workspace` is
     `frontends.api.Workspace`)."""
 

@@ -7,18 +7,17 @@ imported by name only when invoked (those modules import their helpers from here
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 import os
-import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from zgrep import __version__
+from zgrep.cli.exits import fail, interrupted, reader_gone
 from zgrep.server.client import MODES, ClientError
 
 if TYPE_CHECKING:
@@ -110,31 +109,6 @@ def accept_mode_everywhere(command: click.Command) -> None:
     elif not any(p.name == "mode" for p in command.params):
         command.params.append(click.Option(["--mode"], type=click.Choice(MODES), default=None, expose_value=False,
                                            callback=_export_mode, help="auto, server or direct (ZG_MODE)."))
-
-
-def fail(message: str, code: int = 2) -> NoReturn:
-    """One line on stderr, then exit with `code`."""
-    click.echo(f"zg: {message}", err=True)
-    sys.exit(code)
-
-
-def interrupted() -> NoReturn:
-    """Exit 130 after Ctrl-C, at once: a Milvus Lite server thread cut off mid-call can keep the interpreter
-    from exiting, and every write made so far survives a kill (an index run resumes next time)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if sys.stderr.isatty():
-        click.echo(err=True)  # end the terminal's ^C echo
-    click.echo("zg: interrupted", err=True)
-    with contextlib.suppress(OSError, ValueError):
-        sys.stdout.flush()
-        sys.stderr.flush()
-    os._exit(130)
-
-
-def reader_gone() -> NoReturn:
-    """stdout's reader went away (`zg ... | head`): exit 141 as grep does when SIGPIPE ends it, silently."""
-    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    sys.exit(141)
 
 
 def common_options(fn: Callable[..., Any]) -> Callable[..., Any]:

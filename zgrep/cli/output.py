@@ -1,4 +1,5 @@
-"""Every human and JSON output of `zg`: one place writes JSON and adds `mode`. Standard library and click only."""
+"""Every human and JSON output of `zg`: one place writes JSON and adds `mode`. Standard library only: `echo`
+is click.echo whenever click is loaded, and its bytes without it (the commands `zgrep.cli.fast` serves)."""
 
 from __future__ import annotations
 
@@ -11,10 +12,6 @@ from pathlib import Path
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TextIO, TypedDict, cast
 
-import click
-
-from zgrep.types import qualify
-
 if TYPE_CHECKING:
     from zgrep.config import Config, Value
     from zgrep.contracts import (CallersResult, ImpactResult, IndexReport, SearchGroup, SearchHit, SearchResult,
@@ -22,10 +19,40 @@ if TYPE_CHECKING:
     from zgrep.hooks.install import HooksStatus
     from zgrep.status import HooksSummary
 
+_ANSI = re.compile(r"\033\[[0-?]*[ -/]*[@-~]")  # what click.echo strips from output that is no terminal
 _RESET, _MAGENTA, _GREEN, _DIM, _BOLD = "\033[0m", "\033[35m", "\033[32m", "\033[2m", "\033[1m"
 _TICKS = re.compile(r"`{3,}")
 _FENCE_TAGS = {"text": ""}  # zg's language names that are no fence info string
 _LEADING = ("query", "root")  # a result's identity: `mode` follows it (README's JSON contract)
+
+
+def echo(message: str = "", err: bool = False) -> None:
+    """One line on stdout (stderr with `err`), flushed. Under the click CLI (click loaded) it is click.echo;
+    without click, click.echo's bytes for text: ANSI codes stripped unless the stream is a terminal, and click
+    itself for a stream that says it is ASCII (click re-encodes those)."""
+    stream = sys.stderr if err else sys.stdout
+    if "click" in sys.modules or stream is None or _ascii(stream):
+        import click
+
+        click.echo(message, err=err)
+        return
+    out = message + "\n"
+    try:
+        terminal = stream.isatty()
+    except Exception:  # as click: a stream that cannot say is no terminal
+        terminal = False
+    stream.write(out if terminal else _ANSI.sub("", out))
+    stream.flush()
+
+
+def _ascii(stream: TextIO) -> bool:
+    """Whether `stream` says it encodes ASCII (or says nothing): click calls that misconfigured."""
+    import codecs
+
+    try:
+        return codecs.lookup(getattr(stream, "encoding", None) or "ascii").name == "ascii"
+    except LookupError:
+        return False
 
 
 # --- JSON ------------------------------------------------------------------------------------------------
@@ -46,7 +73,7 @@ def write_json(doc: Any, mode: str | None = None, *, lead: bool = True, ascii_on
     keep each command's established bytes (reports escape non-ASCII; results and ADR documents do not)."""
     if mode is not None:
         doc = with_mode(doc, mode, lead=lead)
-    click.echo(json.dumps(doc, ensure_ascii=ascii_only, indent=indent))
+    echo(json.dumps(doc, ensure_ascii=ascii_only, indent=indent))
 
 
 # --- search ----------------------------------------------------------------------------------------------
@@ -61,6 +88,8 @@ def _count(n: int, noun: str) -> str:
 
 
 def _qualified(item: Mapping[str, object]) -> str:
+    from zgrep.types import qualify  # here: zgrep.types loads dataclasses, which `zg server status` never needs
+
     scope, symbol = item.get("scope"), item.get("symbol")
     return qualify(scope if isinstance(scope, str) else "", symbol if isinstance(symbol, str) else "")
 
@@ -121,7 +150,7 @@ def write_files(result: SearchResult, shown: PathView, with_counts: bool) -> Non
         for hit in group["hits"]:
             counts[hit["path"]] = counts.get(hit["path"], 0) + 1
     for path, n in counts.items():
-        click.echo(f"{shown(path)}:{n}" if with_counts else shown(path))
+        echo(f"{shown(path)}:{n}" if with_counts else shown(path))
 
 
 def write_markdown(result: SearchResult, shown: PathView) -> None:
@@ -130,14 +159,14 @@ def write_markdown(result: SearchResult, shown: PathView) -> None:
     several = "groups" in result
     for group in _groups(result):
         if several:
-            click.echo(f"# {group['query']}\n")
+            echo(f"# {group['query']}\n")
         for hit in group["hits"]:
             name = _qualified(hit)
-            click.echo(f"{'###' if several else '##'} {shown(hit['path'])}:{hit['start_line']}-{hit['end_line']}"
+            echo(f"{'###' if several else '##'} {shown(hit['path'])}:{hit['start_line']}-{hit['end_line']}"
                        + (f" {name}" if name else "") + "\n")
             if hit.get("preview"):
                 fence = "`" * max(3, 1 + max((len(run) for run in _TICKS.findall(hit["preview"])), default=0))
-                click.echo(f"{fence}{_FENCE_TAGS.get(hit.get('language') or '', hit.get('language') or '')}\n"
+                echo(f"{fence}{_FENCE_TAGS.get(hit.get('language') or '', hit.get('language') or '')}\n"
                            f"{hit['preview']}\n{fence}\n")
 
 
@@ -160,18 +189,18 @@ def hit_count(result: SearchResult) -> int:
 def write_index_report(report: IndexReport, dry_run: bool) -> None:
     """What a dry run would change, then the one-line summary (a repair is said on stderr)."""
     if report.get("repaired"):
-        click.echo(f"zg: rebuilt the whole index: {report.get('repair_reason') or 'an interrupted run'}", err=True)
+        echo(f"zg: rebuilt the whole index: {report.get('repair_reason') or 'an interrupted run'}", err=True)
     if dry_run:
         for rel in report.get("changed_paths", []):
-            click.echo(f"index   {rel}")
+            echo(f"index   {rel}")
         for rel in report.get("deleted_paths", []):
-            click.echo(f"remove  {rel}")
+            echo(f"remove  {rel}")
     for warning in report.get("warnings", []):
-        click.echo(f"zg: warning: {warning}", err=True)
+        echo(f"zg: warning: {warning}", err=True)
     skipped = ", ".join(f"{n} {reason}" for reason, n in sorted(report.get("skipped", {}).items())) or "none"
     ignored = ", ".join(f"{n} by {layer}" for layer, n in sorted(report.get("ignored", {}).items())) or "none"
     verb = "would index" if dry_run else "indexed"
-    click.echo(f"{verb} {report['changed']} changed files, removed {report['deleted']}, "
+    echo(f"{verb} {report['changed']} changed files, removed {report['deleted']}, "
                f"{report['unchanged']} unchanged; skipped: {skipped}; ignored: {ignored}" +
                ("" if dry_run else f"; {report.get('chunks', 0)} chunks ({report.get('embedded', 0)} embedded) "
                                    f"in {report.get('took_s', 0)}s; {report.get('files', 0)} files in the index"))
@@ -182,13 +211,13 @@ def write_index_report(report: IndexReport, dry_run: bool) -> None:
 def write_numbered(lines: list[str], start: int, end: int) -> None:
     """Lines `start`..`end` (1-based, inclusive), each after its right-aligned number."""
     for number in range(start, end + 1):
-        click.echo(f"{number:>6}: {lines[number - 1]}")
+        echo(f"{number:>6}: {lines[number - 1]}")
 
 
 # --- relations -------------------------------------------------------------------------------------------
 
 def _no_definition(name: str, source_file: str | None) -> None:
-    click.echo(f"zg: no definition of {name}" + (f" in {source_file}" if source_file else ""), err=True)
+    echo(f"zg: no definition of {name}" + (f" in {source_file}" if source_file else ""), err=True)
 
 
 # How an unresolved caller line says what it may be (the JSON keeps `via`).
@@ -201,11 +230,11 @@ def write_callers(result: CallersResult, symbol: str, source_file: str | None) -
         _no_definition(symbol, source_file)
         return
     for d in result["definitions"]:
-        click.echo(f"defined {d['path']}:{d['start_line']}-{d['end_line']}  {_qualified(d)} ({d['kind']})")
+        echo(f"defined {d['path']}:{d['start_line']}-{d['end_line']}  {_qualified(d)} ({d['kind']})")
     for c in result["callers"]:
         note = "" if c["resolved"] else _UNRESOLVED.get(c["via"], f"  (unresolved: {c['via']})")
         kinds = f"  [{', '.join(c['edges'])}]" if c.get("edges", ["call"]) != ["call"] else ""
-        click.echo(f"{c['path']}:{c['line']}  {_qualified(c) or '<module>'}{kinds}{note}")
+        echo(f"{c['path']}:{c['line']}  {_qualified(c) or '<module>'}{kinds}{note}")
 
 
 def trace_tops(result: TraceResult) -> list[dict[str, Any]]:
@@ -229,7 +258,7 @@ def _write_node(node: dict[str, Any], forward: bool, level: int) -> None:
                              ("unresolved", node.get("resolved") is False), ("cycle", node.get("cycle")),
                              ("expanded elsewhere", node.get("seen")), ("truncated", node.get("truncated"))) if on]
     label = f"{node['path']}:{line}  {_qualified(node) or '<module>'}" + (f"  ({', '.join(marks)})" if marks else "")
-    click.echo(("   " * (level - 1) + ("-> " if forward else "<- ") if level else "") + label)
+    echo(("   " * (level - 1) + ("-> " if forward else "<- ") if level else "") + label)
     for child in node["children"]:
         _write_node(child, forward, level + 1)
 
@@ -237,18 +266,18 @@ def _write_node(node: dict[str, Any], forward: bool, level: int) -> None:
 def write_impact(result: ImpactResult) -> None:
     """The changed definitions, then what reaches them by distance, then the tests to re-run."""
     for d in result["changed"]:
-        click.echo(f"changed {d['path']}:{d['start_line']}-{d['end_line']}  {_qualified(d)} ({d['kind']})")
+        echo(f"changed {d['path']}:{d['start_line']}-{d['end_line']}  {_qualified(d)} ({d['kind']})")
     if result.get("skipped"):
-        click.echo(f"skipped (no relations; run zg index if they are code): {', '.join(result['skipped'])}")
+        echo(f"skipped (no relations; run zg index if they are code): {', '.join(result['skipped'])}")
     for title, entries, files in (("impacted", result["impacted"], result["files"]),
                                   ("tests", result["tests"], result["test_files"])):
-        click.echo(f"{title}: {_count(len(entries), 'definition')} in {_count(len(files), 'file')}")
+        echo(f"{title}: {_count(len(entries), 'definition')} in {_count(len(files), 'file')}")
         for e in entries:
             note = "" if e["resolved"] else "  (unresolved)"
-            click.echo(f"  {e['distance']}  {e['path']}:{e['line']}  {_qualified(e) or '<module>'}  "
+            echo(f"  {e['distance']}  {e['path']}:{e['line']}  {_qualified(e) or '<module>'}  "
                        f"[{e['edge']} -> {e['reaches']}]{note}")
     if result.get("truncated"):
-        click.echo(f"(truncated: more than {result['total']} definitions reach the change; lower --depth)")
+        echo(f"(truncated: more than {result['total']} definitions reach the change; lower --depth)")
 
 
 # --- status, doctor, config ------------------------------------------------------------------------------
@@ -258,7 +287,7 @@ def write_status(result: dict[str, Any]) -> None:
     hooks = result["hooks"]
     if not result.get("indexed"):
         state = "hooks installed, not indexed" if hooks and hooks["installed"] else "not indexed"
-        click.echo(f"{result['root']}: {state} (run: zg index)")
+        echo(f"{result['root']}: {state} (run: zg index)")
         return
     langs = ", ".join(f"{k} {v}" for k, v in list(result["languages"].items())[:8])
     rows = [
@@ -279,7 +308,7 @@ def write_status(result: dict[str, Any]) -> None:
         rows.insert(1, ("WARNING", f"only {code['indexed']} of the {code['tracked']} code files git tracks are "
                                    "indexed; see what each ignore layer keeps out: zg index --dry-run --json"))
     for key, value in rows:
-        click.echo(f"{key:>13}: {value}")
+        echo(f"{key:>13}: {value}")
 
 
 def _when(ts: float | None) -> str:
@@ -312,7 +341,7 @@ def write_checks(checks: list[Any]) -> None:
     """One line per doctor check; each failure with its fix."""
     for c in checks:
         mark = "ok  " if c.ok else "FAIL"
-        click.echo(f"[{mark}] {c.name}: {c.detail}" + ("" if c.ok else f"\n       fix: {c.fix}"))
+        echo(f"[{mark}] {c.name}: {c.detail}" + ("" if c.ok else f"\n       fix: {c.fix}"))
 
 
 def _masked(value: Value) -> Value:
@@ -335,28 +364,28 @@ class ConfigEntry(TypedDict):
 def write_config(cfg: Config) -> None:
     """`key = value    # source`, one setting a line (credentials masked)."""
     for key, value in cfg.values.items():
-        click.echo(f"{key} = {json.dumps(_masked(value))}    # {cfg.source(key)}")
+        echo(f"{key} = {json.dumps(_masked(value))}    # {cfg.source(key)}")
 
 
 # --- git hooks, daemon -----------------------------------------------------------------------------------
 
 def write_hooks_status(st: HooksStatus, hook_names: tuple[str, ...]) -> None:
     """Each hook's state, then how fresh the index is and what waits to be indexed."""
-    click.echo(f"hooks directory: {st['hooks_dir']}")
+    echo(f"hooks directory: {st['hooks_dir']}")
     for hook in hook_names:
         h = st["hooks"][hook]
-        click.echo(f"  {hook}: {h['state']}" + (" (chaining an earlier hook)" if h["chained"] else ""))
+        echo(f"  {hook}: {h['state']}" + (" (chaining an earlier hook)" if h["chained"] else ""))
     if st["pre_commit_framework"]:
-        click.echo("pre-commit framework: zg-index configured in .pre-commit-config.yaml")
+        echo("pre-commit framework: zg-index configured in .pre-commit-config.yaml")
     if not st["indexed"]:
-        click.echo(("hooks installed, " if st["installed"] else "") + "not indexed (run: zg index)")
+        echo(("hooks installed, " if st["installed"] else "") + "not indexed (run: zg index)")
         return
     head, done = st["head_commit"], st["indexed_commit"]
     fresh = "up to date with HEAD" if head and done == head else f"HEAD is {(head or '?')[:10]}"
-    click.echo(f"last indexed commit: {(done or 'none')[:10]} ({fresh})")
-    click.echo(f"pending paths: {st['pending']}" + (" (background indexer running)" if st["worker_running"] else ""))
+    echo(f"last indexed commit: {(done or 'none')[:10]} ({fresh})")
+    echo(f"pending paths: {st['pending']}" + (" (background indexer running)" if st["worker_running"] else ""))
     if st["last_worker_log"]:
-        click.echo(f"last background pass: {st['last_worker_log']}")
+        echo(f"last background pass: {st['last_worker_log']}")
 
 
 def write_server_status(result: ServerStatus) -> None:
@@ -368,9 +397,9 @@ def write_server_status(result: ServerStatus) -> None:
             ("requests", result["requests_served"]), ("memory", f"{result['max_rss_mb']} MiB peak RSS"),
             ("workspaces", len(result["workspaces"]))]
     for key, value in rows:
-        click.echo(f"{key:>10}: {value}")
+        echo(f"{key:>10}: {value}")
     for ws in result["workspaces"]:
         job = "indexing" if ws["job_running"] else "no index job"
         if ws.get("busy"):  # a job stuck past the daemon's patience: its searches are answered busy
             job = f"busy: its index job has reported no progress for {ws['job_silent_s']:.0f}s"
-        click.echo(f"{'':>12}{ws['root']} ({job}, idle {ws['idle_s']:.0f}s, {'watching' if ws['watching'] else 'not watching'})")
+        echo(f"{'':>12}{ws['root']} ({job}, idle {ws['idle_s']:.0f}s, {'watching' if ws['watching'] else 'not watching'})")

@@ -5,19 +5,16 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sys
 import time
-from typing import Any, cast
+from typing import Any
 
 import click
 
-from zgrep.cli import output
+from zgrep.cli.fast import TIMEOUT_MS, server_status
 from zgrep.cli.main import fail
 from zgrep.config import Config, ConfigError
 from zgrep.locking import FileLock, lock_holder
-from zgrep.server import client, protocol, runtime
-from zgrep.contracts import ServerStatus
-from zgrep.service import SERVER_STATUS
+from zgrep.server import client, runtime
 from zgrep.workspace import WorkspaceError, find_root
 
 STOP_WAIT_S = 15.0
@@ -176,44 +173,13 @@ def off(timeout: float) -> None:
     click.echo(f"zg daemon {how} (pid {pid})")
 
 
-def _ask_status(timeout_ms: int) -> dict[str, Any] | None:
-    """The daemon's reply to a status request within `timeout_ms`, or None when no daemon answers."""
-    info = runtime.read_info()
-    if info is None or not runtime.pid_alive(info["pid"]) or client.pid_stopped(info["pid"]):
-        return None
-    request = protocol.make_request(SERVER_STATUS.name, None, token=runtime.read_token())
-    try:
-        return client.exchange(info["endpoint"], request, timeout_ms / 1000, info["pid"])
-    except client.DaemonLost:
-        return None
-
-
 @server.command()
 @click.option("--json", "as_json", is_flag=True)
 @click.option("--check-ready", is_flag=True, help="Print nothing; exit 0 when ready, 1 when not.")
-@click.option("--timeout-ms", type=int, default=500, show_default=True)
+@click.option("--timeout-ms", type=int, default=TIMEOUT_MS, show_default=True)
 def status(as_json: bool, check_ready: bool, timeout_ms: int) -> None:
     """Show pid, endpoint, uptime, workspaces, models, jobs and memory (exit 1 if not running)."""
-    if check_ready:
-        sys.exit(0 if client.probe(timeout_ms) is not None else 1)
-    reply = _ask_status(timeout_ms)  # one exchange: the status request is the readiness probe
-    if reply is None:
-        state = client.daemon_state(timeout_ms)
-        if as_json:
-            output.write_json(state, ascii_only=True)
-        elif not state["running"]:
-            click.echo("zg daemon: not running")
-        else:
-            why = " (its process is stopped)" if state["stopped"] else ""
-            click.echo(f"zg daemon: running (pid {state['pid']}) but not answering{why}; {client.RESTART}")
-        sys.exit(1)
-    if not reply["ok"]:
-        fail(reply["error"]["message"])
-    result: dict[str, Any] = {"running": True, "ready": True, **reply["result"]}
-    if as_json:
-        output.write_json(result, ascii_only=True)
-    else:
-        output.write_server_status(cast(ServerStatus, result))
+    server_status(as_json, check_ready, timeout_ms)
 
 
 @server.command()

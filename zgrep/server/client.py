@@ -10,17 +10,17 @@ from __future__ import annotations
 import os
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from zgrep.server import protocol, runtime, zmtp
-from zgrep.service import PING, SHUTDOWN, ErrorCode, ZgError, operation
-from zgrep.config import DEFAULTS, Config, ServerSection, env_name, in_ci
+from zgrep.service import PING, SERVER_STATUS, SHUTDOWN, ErrorCode, ZgError, operation
 from zgrep.locking import ENGINE_LOCK, lock_holder
 from zgrep.procfs import process_state
-from zgrep.progress import Progress
-from zgrep.workspace import STATE_DIR
+
+if TYPE_CHECKING:
+    from zgrep.config import Config
+    from zgrep.progress import Progress
 
 MODES = ("auto", "server", "direct")
 POLL_S = 0.2
@@ -108,6 +108,18 @@ def probe(timeout_ms: int) -> dict[str, Any] | None:
     return info if reply.get("ok") else None
 
 
+def ask_server_status(timeout_ms: int) -> dict[str, Any] | None:
+    """The daemon's reply to a status request within `timeout_ms`, or None when no daemon answers."""
+    info = runtime.read_info()
+    if info is None or not runtime.pid_alive(info["pid"]) or pid_stopped(info["pid"]):
+        return None
+    request = protocol.make_request(SERVER_STATUS.name, None, token=runtime.read_token())
+    try:
+        return exchange(info["endpoint"], request, timeout_ms / 1000, info["pid"])
+    except DaemonLost:
+        return None
+
+
 def wait_starting() -> dict[str, Any] | None:
     """While a daemon is being started (its starter holds the start lock until it answers), wait for it:
     its endpoint info once it answers, None once the start ends without one or takes too long."""
@@ -152,8 +164,7 @@ def daemon_state(timeout_ms: int = 500) -> dict[str, Any]:
             "started_by": info.get("started_by")}
 
 
-@dataclass(frozen=True)
-class Autostart:
+class Autostart(NamedTuple):
     """How an auto-mode command starts the daemon when none answers (server.endpoint, server.autostart_idle_timeout)."""
 
     endpoint: str
@@ -162,6 +173,8 @@ class Autostart:
     @classmethod
     def from_config(cls, cfg: Config) -> Autostart | None:
         """The settings, or None when `server.autostart` is off or this runs under CI (`in_ci`)."""
+        from zgrep.config import in_ci
+
         if not cfg.server.autostart or in_ci():
             return None
         return cls(cfg.server.endpoint, cfg.server.autostart_idle_timeout)
@@ -188,6 +201,8 @@ def start_daemon(autostart: Autostart, root: str, config: dict[str, Any] | None 
 
 def env_config() -> dict[str, str]:
     """This shell's ZG_* settings, forwarded so the daemon answers as direct mode would."""
+    from zgrep.config import DEFAULTS, env_name
+
     return {key: os.environ[env_name(key)] for key in DEFAULTS
             if key != "mode" and not key.startswith("server.") and env_name(key) in os.environ}
 
@@ -227,6 +242,8 @@ def call_direct(op: str, root: str, args: dict[str, Any], on_progress: Progress 
 
 def workspace_holder(root: str) -> str | None:
     """Who holds the workspace's engine lock ("pid N (...)"), or None when it is free."""
+    from zgrep.workspace import STATE_DIR
+
     return lock_holder(Path(root) / STATE_DIR / ENGINE_LOCK)
 
 
@@ -319,13 +336,18 @@ def held_by_other_install(root: str, pid: int, other: str) -> ClientError:
 
 
 def call(op: str, root: str, args: dict[str, Any], mode: str = "auto",
-         probe_ms: int = ServerSection.probe_timeout_ms,
+         probe_ms: int | None = None,
          on_progress: Progress | None = None, autostart: Autostart | None = None) -> tuple[dict[str, Any], str]:
     """Run `op` for workspace `root`; return (result, mode actually used). `on_progress` gets a progress
     op's events (default: a stderr line when stderr is a terminal). `autostart`: in auto mode, an op the
     table marks `autostart` answered in-process because no daemon ran then starts one (after its store is closed).
     A daemon holding `root` is reached whatever runtime dir this environment names (runtime.following);
-    one of another install is restarted when it was autostarted, else answered beside in direct mode."""
+    one of another install is restarted when it was autostarted, else answered beside in direct mode.
+    `probe_ms`: how long a daemon has to answer the probe (default server.probe_timeout_ms's)."""
+    if probe_ms is None:
+        from zgrep.config import ServerSection
+
+        probe_ms = ServerSection.probe_timeout_ms
     if mode not in MODES:
         raise ClientError(ErrorCode.BAD_REQUEST, f"unknown mode {mode!r}; choose from {', '.join(MODES)}")
     with runtime.following(root):

@@ -1,0 +1,37 @@
+"""How a `zg` command ends early: a one-line failure, Ctrl-C, or a reader that went away (standard library
+only, for the commands `zgrep.cli.fast` serves without click as for the click CLI)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+from typing import NoReturn
+
+from zgrep.cli.output import echo
+
+
+def fail(message: str, code: int = 2) -> NoReturn:
+    """One line on stderr, then exit with `code`."""
+    echo(f"zg: {message}", err=True)
+    sys.exit(code)
+
+
+def interrupted() -> NoReturn:
+    """Exit 130 after Ctrl-C, at once: a Milvus Lite server thread cut off mid-call can keep the interpreter
+    from exiting, and every write made so far survives a kill (an index run resumes next time)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if sys.stderr.isatty():
+        echo(err=True)  # end the terminal's ^C echo
+    echo("zg: interrupted", err=True)
+    with contextlib.suppress(OSError, ValueError):
+        sys.stdout.flush()
+        sys.stderr.flush()
+    os._exit(130)
+
+
+def reader_gone() -> NoReturn:
+    """stdout's reader went away (`zg ... | head`): exit 141 as grep does when SIGPIPE ends it, silently."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    sys.exit(141)
