@@ -157,7 +157,7 @@ def test_the_daemon_warms_with_the_settings_of_the_search_that_started_it(tmp_pa
     # a search run with --model started a daemon that warmed the workspace with the shell's settings only, so
     # the next search with the same --model could not use the warm (it re-opened the workspace or, while the
     # warm still ran, was refused as busy)
-    from zgrep.embedding.static import default_model_dir
+    from zgrep.embedding.folder import default_model_dir
 
     user = autostart_user(tmp_path / "user")
     repo = make_repo(tmp_path / "repo")

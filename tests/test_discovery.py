@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from zgrep.git import git_toplevel
-from zgrep.index.discovery import (LoadedFile, Skip, discover, filter_paths,
+from zgrep.index.discovery import (Confinement, LoadedFile, Skip, discover, filter_paths,
                              is_git_repo, list_files, read_file, stat_files)
 from zgrep.index.ignore import IgnoreRules, global_ignore_path
 
@@ -287,6 +287,23 @@ def test_given_paths_get_the_listings_confinement(workspace, tmp_path):
     assert isinstance(read_file(workspace, "a/real.py", max_bytes=MiB), LoadedFile)
 
 
+def test_a_symlinked_directory_deeper_on_the_way_is_refused_for_every_path_below_it(workspace, tmp_path):
+    """One Confinement serves a whole run: a link three levels down refuses everything under it, and its
+    siblings and parents stay readable, whichever path is asked first."""
+    write(workspace, "a/b/c/real.py")
+    write(workspace, "a/b/keep.py")
+    write(tmp_path, "out/d/secret.py", "secret = 1\n")
+    os.symlink(tmp_path / "out", workspace / "a" / "b" / "link")
+    confinement = Confinement(workspace)
+    asked = ["a/b/link/d/secret.py", "a/b/c/real.py", "a/b/link/d/secret.py", "a/b/keep.py"]
+    got = [read_file(workspace, rel, max_bytes=MiB, confinement=confinement) for rel in asked]
+    assert got[0] == got[2] == Skip("a/b/link/d/secret.py", "outside_workspace")
+    assert isinstance(got[1], LoadedFile) and isinstance(got[3], LoadedFile)
+    stats: dict[str, tuple[int, int]] = {}
+    assert list_files(workspace, IgnoreRules.for_root(workspace), stats=stats) == ["a/b/c/real.py", "a/b/keep.py"]
+    assert stats == stat_files(workspace, ["a/b/c/real.py", "a/b/keep.py"])
+
+
 def test_tracked_directory_swapped_for_a_link_out_is_not_listed(tmp_path):
     """git's index still lists `conf/app.py` after `conf` becomes a symlink out of the workspace."""
     root = make_repo(tmp_path / "ws")
@@ -326,7 +343,14 @@ def test_binary_file(tmp_path):
 
 def test_nul_after_first_8k_is_still_text_if_utf8(tmp_path):
     write(tmp_path, "late.txt", b"a" * 9000 + b"\x00")
-    assert isinstance(read_file(tmp_path, "late.txt", max_bytes=MiB), LoadedFile)
+    got = read_file(tmp_path, "late.txt", max_bytes=MiB)
+    assert isinstance(got, LoadedFile) and got.text == "a" * 9000 + "\x00" and got.size == 9001
+
+
+def test_a_binary_file_over_the_size_limit_is_too_large_and_under_it_binary(tmp_path):
+    write(tmp_path, "big.bin", b"\x00" * 5000)
+    assert read_file(tmp_path, "big.bin", max_bytes=4096) == Skip("big.bin", "too_large")
+    assert read_file(tmp_path, "big.bin", max_bytes=MiB) == Skip("big.bin", "binary")
 
 
 def test_invalid_utf8(tmp_path):

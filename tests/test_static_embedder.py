@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
 
-from zgrep.embedding.static import StaticEmbedder, default_model_dir
+from zgrep.embedding.folder import default_model_dir
+from zgrep.embedding.static import StaticEmbedder
 
 BACKOFF = '''def retry(call, attempts=5, base_delay=0.5):
     """Call `call`, retrying on failure with exponential backoff between attempts."""
@@ -41,7 +42,8 @@ def test_default_model_loads_offline_without_heavy_imports() -> None:
         "def refuse(*a, **k): raise OSError('network used')\n"
         "socket.socket.connect = refuse\n"
         "socket.create_connection = refuse\n"
-        "from zgrep.embedding.static import StaticEmbedder, default_model_dir\n"
+        "from zgrep.embedding.folder import default_model_dir\n"
+        "from zgrep.embedding.static import StaticEmbedder\n"
         "m = StaticEmbedder.from_dir(default_model_dir())\n"
         "v = m.embed(['def f(): pass'])\n"
         "heavy = {'torch', 'transformers', 'model2vec', 'sentence_transformers', 'huggingface_hub', 'safetensors'}\n"
@@ -166,13 +168,44 @@ def test_a_zgrep_folder_whose_config_misstates_the_dimension_is_one_clear_error(
     import shutil
 
     from zgrep.embedding.base import EmbeddingError
+    from zgrep.embedding.deferred import open_static
 
     folder = tmp_path / "model"
     shutil.copytree(default_model_dir(), folder)
     config = json.loads((folder / "config.json").read_text())
     (folder / "config.json").write_text(json.dumps({**config, "dim": config["dim"] // 2}))
-    model = StaticEmbedder.from_dir(folder)
+    model = open_static(folder)
     assert model.dim == config["dim"] // 2
     for _ in range(2):  # and again: a failed load leaves nothing half-loaded behind
         with pytest.raises(EmbeddingError, match="config.json says dim"):
             model.embed_query("retry with backoff")
+
+
+def test_the_int8_model_embeds_exactly_as_its_dequantised_float_table():
+    """The committed model is kept int8 with its scales (rows dequantised per text): the vectors are the ones a
+    float32 table of `embeddings * scales` gives, bit for bit."""
+    kept = StaticEmbedder.from_dir(default_model_dir())
+    quantised, tokenizer, model_id, max_length, scales = StaticEmbedder._zgrep_parts(default_model_dir(), None)
+    table = StaticEmbedder(quantised.astype(np.float32) * scales[:, None], tokenizer, model_id, max_length)
+    texts = ["def parse_config(path):\n    return toml.load(path)", "", "héllo wörld", "x " * 3000,
+             "class QuerySet:\n    def filter(self, *args, **kwargs): ..."]
+    assert np.array_equal(kept.embed(texts), table.embed(texts))
+    assert np.array_equal(kept.embed_query("csrf token check"), table.embed_query("csrf token check"))
+
+
+def test_the_default_model_names_its_id_and_dim_without_numpy_and_embeds_like_the_loaded_one() -> None:
+    """What a no-change `zg index` or an index whose workers embed asks of the model (its id and dimension) costs
+    no numpy, tokenizers or table; its first embedding loads the model and gives the loaded model's vectors."""
+    code = (
+        "import sys\n"
+        "from zgrep.embedding.factory import make_embedder\n"
+        "m = make_embedder('local')\n"
+        "print(m.model_id, m.dim, sorted({'numpy', 'tokenizers'} & set(sys.modules)))\n"
+        "v = m.embed(['def f(): pass', 'retry with backoff'])\n"
+        "print(sorted({'numpy', 'tokenizers'} & set(sys.modules)), v.tobytes().hex())\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split("\n")
+    assert out[0] == "zgrep/minilm-l6-static-int8-256 256 []"
+    assert out[1].startswith("['numpy', 'tokenizers'] ")
+    loaded = StaticEmbedder.from_dir(default_model_dir()).embed(["def f(): pass", "retry with backoff"])
+    assert out[1].split()[-1] == loaded.tobytes().hex()

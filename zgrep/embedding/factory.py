@@ -62,13 +62,13 @@ def local_identity(model: str | None) -> tuple[str, int] | None:
 
 
 def _local(model: str | None) -> Embedder:
-    from zgrep.embedding import static
+    from zgrep.embedding.deferred import open_static
 
     if model is None:
-        return static.StaticEmbedder.from_dir(default_model_dir())
+        return open_static(default_model_dir())
     path = Path(model).expanduser()
     if path.is_dir():
-        return static.StaticEmbedder.from_dir(path)
+        return open_static(path)
     if not _HUB_ID.match(model):
         raise EmbeddingError(f"no model directory at {path}: pass a model folder (model2vec layout) or a hub id")
     snapshot = hub_snapshot(model) or hub_download(model)
@@ -78,7 +78,7 @@ def _local(model: str | None) -> Embedder:
             f"download the model folder on a connected machine (e.g. `huggingface-cli download {model} "
             f"--local-dir DIR`) and pass its path with --model DIR"
         )
-    return static.StaticEmbedder.from_dir(snapshot, model_id=f"model2vec/{model}")
+    return open_static(Path(snapshot), model_id=f"model2vec/{model}")
 
 
 def hub_cache_dir() -> Path:

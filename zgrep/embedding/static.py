@@ -5,16 +5,14 @@ from __future__ import annotations
 import json
 import re
 import struct
-import threading
 from itertools import chain
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 from tokenizers import Tokenizer, normalizers
 
 from zgrep.embedding.base import EmbeddingError
-from zgrep.embedding.folder import default_model_dir, deferred_identity, read_config
+from zgrep.embedding.folder import default_model_dir, read_config
 
 __all__ = ["StaticEmbedder", "default_model_dir", "read_safetensors"]
 DEFAULT_MAX_LENGTH = 512
@@ -22,7 +20,6 @@ POOL_BLOCK_TOKENS = 16384  # pooling works on blocks of whole texts: at most thi
 POOL_BLOCK_TEXTS = 256  # ...and this many texts, so the count matrix stays small
 # ASCII characters BERT's clean_text deletes (controls other than tab, newline, carriage return).
 _ASCII_CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-_LOADING = threading.Lock()  # one load of a deferred model, however many threads embed at once
 
 _SAFETENSORS_DTYPES = {
     "F64": np.float64,
@@ -39,10 +36,12 @@ _SAFETENSORS_DTYPES = {
 class StaticEmbedder:
     """Embeds a text as the L2-normalised mean of its token vectors (model2vec's rule)."""
 
-    _pending: tuple[Path, str | None] | None = None  # the folder and id of a model not read yet
-
-    def __init__(self, table: np.ndarray, tokenizer: Tokenizer, model_id: str, max_length: int | None) -> None:
-        self.table = np.ascontiguousarray(table, dtype=np.float32)
+    def __init__(self, table: np.ndarray, tokenizer: Tokenizer, model_id: str, max_length: int | None,
+                 scales: np.ndarray | None = None) -> None:
+        """`table`: float token vectors, or int8 ones with per-row `scales` (kept so: a quarter of the memory;
+        the rows a text uses are dequantised when it is embedded, to the same float32 values)."""
+        self.table = np.ascontiguousarray(table, dtype=np.float32 if scales is None else np.int8)
+        self.scales = None if scales is None else np.ascontiguousarray(scales, dtype=np.float32)
         self.dim = int(self.table.shape[1])
         self.model_id = model_id
         if tokenizer.get_vocab_size() > len(self.table):
@@ -54,22 +53,6 @@ class StaticEmbedder:
         self.unk_id = _unk_token_id(tokenizer)
         self.source: tuple[str, str | None] | None = None  # (folder, model id) when loaded by from_dir
 
-    def __getattr__(self, name: str) -> Any:
-        """A deferred model (`from_dir` of a zgrep folder) loads its table and tokenizers on first use."""
-        pending = self._pending
-        if pending is None or name.startswith("__"):
-            raise AttributeError(name)
-        with _LOADING:
-            if "table" not in self.__dict__:
-                parts = self._zgrep_parts(*pending)
-                if parts[0].shape[1] != self.dim:  # the index was made for config.json's dimension
-                    raise EmbeddingError(f"{pending[0]}: config.json says dim {self.dim}, "
-                                         f"embeddings.npy has {parts[0].shape[1]}")
-                source = self.source
-                self.__init__(*parts)  # type: ignore[misc]
-                self.source = source
-        return object.__getattribute__(self, name)
-
     @property
     def max_chars(self) -> int | None:
         """Characters a text keeps before tokenizing (model2vec's rule: max_length × median token length)."""
@@ -79,17 +62,10 @@ class StaticEmbedder:
 
     @classmethod
     def from_dir(cls, path: str | Path, model_id: str | None = None) -> StaticEmbedder:
-        """A zgrep int8 model folder (read on first embedding: a process that only needs the model's
-        id and dimension, like an index whose workers embed, never holds it) or a model2vec folder."""
+        """A zgrep int8 model folder or a model2vec folder, loaded now (embedding.deferred defers a zgrep one)."""
         path = Path(path)
         if (path / "embeddings.npy").is_file():
-            identity = deferred_identity(path, model_id)
-            if identity is not None:
-                model = cls.__new__(cls)
-                model.model_id, model.dim = identity
-                model._pending = (path, model_id)
-            else:
-                model = cls(*cls._zgrep_parts(path, model_id))
+            model = cls(*cls._zgrep_parts(path, model_id))
         elif (path / "model.safetensors").is_file():
             model = cls._from_model2vec_dir(path, model_id)
         else:
@@ -98,14 +74,17 @@ class StaticEmbedder:
         return model
 
     @staticmethod
-    def _zgrep_parts(path: Path, model_id: str | None) -> tuple[np.ndarray, Tokenizer, str, int | None]:
+    def _zgrep_parts(path: Path, model_id: str | None
+                     ) -> tuple[np.ndarray, Tokenizer, str, int | None, np.ndarray]:
         """The constructor's arguments from int8 `embeddings.npy` with per-row `scales.npy`."""
         config = read_config(path / "config.json")
         quantised = np.load(path / "embeddings.npy")
+        if quantised.dtype != np.int8:
+            raise EmbeddingError(f"{path}: embeddings.npy holds {quantised.dtype}, not int8")
         scales = np.load(path / "scales.npy").astype(np.float32)
-        table = quantised.astype(np.float32) * scales[:, None]
         tokenizer = Tokenizer.from_file(str(path / "tokenizer.json"))
-        return table, tokenizer, model_id or config["model_id"], config.get("max_length", DEFAULT_MAX_LENGTH)
+        return (quantised, tokenizer, model_id or config["model_id"], config.get("max_length", DEFAULT_MAX_LENGTH),
+                scales)
 
     @classmethod
     def _from_model2vec_dir(cls, path: Path, model_id: str | None) -> StaticEmbedder:
@@ -134,7 +113,7 @@ class StaticEmbedder:
         ids = np.fromiter(chain.from_iterable(ids_per_text), dtype=np.int64, count=int(lengths.sum()))
         if self.unk_id is not None:
             ids, lengths = _drop_token(ids, lengths, self.unk_id)
-        return _normalise(_segment_sums(self.table, ids, lengths))
+        return _normalise(_segment_sums(self.table, self.scales, ids, lengths))
 
     def embed_query(self, text: str) -> np.ndarray:
         """Embed one query; shape (dim,)."""
@@ -153,7 +132,7 @@ class StaticEmbedder:
         return ids
 
 
-def _segment_sums(table: np.ndarray, ids: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+def _segment_sums(table: np.ndarray, scales: np.ndarray | None, ids: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     """Sum of table rows per consecutive segment of `ids` (the mean up to scale; empty → zeros)."""
     out = np.zeros((len(lengths), table.shape[1]), dtype=np.float32)
     ends = np.cumsum(lengths)
@@ -163,17 +142,19 @@ def _segment_sums(table: np.ndarray, ids: np.ndarray, lengths: np.ndarray) -> np
         stop = int(np.searchsorted(ends, starts[first] + POOL_BLOCK_TOKENS, side="right"))
         stop = max(min(stop, first + POOL_BLOCK_TEXTS), first + 1)
         block_ids = ids[starts[first] : ends[stop - 1]]
-        out[first:stop] = _block_sums(table, block_ids, lengths[first:stop])
+        out[first:stop] = _block_sums(table, scales, block_ids, lengths[first:stop])
         first = stop
     return out
 
 
-def _block_sums(table: np.ndarray, ids: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """Per-text sums for one block as (token-count matrix) @ (rows of the distinct tokens)."""
+def _block_sums(table: np.ndarray, scales: np.ndarray | None, ids: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Per-text sums for one block as (token-count matrix) @ (rows of the distinct tokens, dequantised when
+    `scales` are given: int8 * scale, the float32 values a dequantised table would hold)."""
     distinct, column = np.unique(ids, return_inverse=True)
     row = np.repeat(np.arange(len(lengths)), lengths)
     counts = np.bincount(row * len(distinct) + column, minlength=len(lengths) * len(distinct))
-    return counts.reshape(len(lengths), len(distinct)).astype(np.float32) @ table[distinct]
+    rows = table[distinct] if scales is None else table[distinct].astype(np.float32) * scales[distinct, None]
+    return counts.reshape(len(lengths), len(distinct)).astype(np.float32) @ rows
 
 
 def _normalise(vectors: np.ndarray) -> np.ndarray:

@@ -78,14 +78,20 @@ def _ls_files(root: Path, tally: Tally, *args: str) -> list[str]:
 
 # --- listing ---------------------------------------------------------------------------
 
-def list_files(root: Path, rules: IgnoreRules, tally: Tally | None = None) -> list[str]:
+def list_files(root: Path, rules: IgnoreRules, tally: Tally | None = None,
+               stats: dict[str, tuple[int, int]] | None = None) -> list[str]:
     """Sorted, `/`-separated workspace-relative paths of the regular files to index; `tally` counts what
-    was left out and why."""
+    was left out and why; `stats` receives each listed file's `stat_files` signature (one stat per file)."""
     root = Path(root)
     tally = tally if tally is not None else Tally()
     listed = _list_git(root, rules, tally) if is_git_repo(root) else _walk(root, rules, "", tally)
     confinement = Confinement(root)
-    return sorted({rel for rel in listed if _is_listable_file(confinement, rel)})
+    found = stats if stats is not None else {}
+    for rel in set(listed):
+        resolved = confinement.resolve(rel)
+        if resolved is not None and resolved[1] is not None and stat.S_ISREG(resolved[1].st_mode):
+            found[rel] = stat_signature(resolved[1])
+    return sorted(found)
 
 
 def _admitted(rules: IgnoreRules, rel: str, tally: Tally, is_dir: bool = False, tracked: bool = False) -> bool:
@@ -185,32 +191,39 @@ class Confinement:
         self._dirs: dict[str, bool] = {}
 
     def _plain_dir(self, rel_dir: str) -> bool:
-        """Whether the directory `rel_dir` is reached without following a symlink."""
+        """Whether the directory `rel_dir` is reached without following a symlink: no directory on the way is
+        one (each looked at once, from the nearest known ancestor down)."""
         plain = self._dirs.get(rel_dir)
-        if plain is None:
-            path = os.path.join(self.real_root, rel_dir)
-            plain = self._dirs[rel_dir] = os.path.realpath(path) == os.path.normpath(path)
+        if plain is not None:
+            return plain
+        todo = [rel_dir]
+        while (parent := todo[-1].rpartition("/")[0]) and parent not in self._dirs:
+            todo.append(parent)
+        plain = self._dirs.get(todo[-1].rpartition("/")[0], True)
+        for here in reversed(todo):
+            plain = plain and not os.path.islink(os.path.join(self.real_root, here))
+            self._dirs[here] = plain
         return plain
 
-    def resolve(self, rel: str) -> tuple[str, int] | None:
-        """`(real path, file mode or 0 when missing)` of `rel` when it stays inside the workspace, else None."""
+    def resolve(self, rel: str) -> tuple[str, os.stat_result | None] | None:
+        """`(real path, its stat or None when missing)` of `rel` when it stays inside the workspace, else None."""
         parts = rel.split("/")
         if not rel or "" in parts or "." in parts or ".." in parts or not self._plain_dir(rel.rpartition("/")[0]):
             return None
         path = os.path.join(self.real_root, rel)
         try:
-            mode = os.lstat(path).st_mode
+            st = os.lstat(path)
         except OSError:
-            return path, 0
-        if not stat.S_ISLNK(mode):
-            return path, mode
+            return path, None
+        if not stat.S_ISLNK(st.st_mode):
+            return path, st
         target = os.path.realpath(path)
         if os.path.commonpath([self.real_root, target]) != self.real_root:
             return None
         try:
-            return target, os.stat(target).st_mode
+            return target, os.stat(target)
         except OSError:
-            return target, 0
+            return target, None
 
     def path(self, rel: str) -> str | None:
         """The real path of `rel` when it stays inside the workspace, else None."""
@@ -221,7 +234,7 @@ class Confinement:
 def _is_listable_file(confinement: Confinement, rel: str) -> bool:
     """A regular file, or a symlink to a regular file, confined to the workspace (not dirs/submodules)."""
     resolved = confinement.resolve(rel)
-    return resolved is not None and stat.S_ISREG(resolved[1])
+    return resolved is not None and resolved[1] is not None and stat.S_ISREG(resolved[1].st_mode)
 
 
 # --- reading ---------------------------------------------------------------------------
@@ -232,23 +245,20 @@ def stat_files(root: Path, rels: Iterable[str]) -> dict[str, tuple[int, int]]:
     confinement = Confinement(root)
     result = {}
     for rel in rels:
-        target = confinement.path(rel)
-        if target is None:
-            continue
-        try:
-            st = os.stat(target)
-        except OSError:
-            continue
-        result[rel] = stat_signature(st)
+        resolved = confinement.resolve(rel)
+        if resolved is not None and resolved[1] is not None:
+            result[rel] = stat_signature(resolved[1])
     return result
 
 
-def open_confined(root: Path, rel: str) -> tuple[int, os.stat_result] | Skip:
+def open_confined(root: Path, rel: str, confinement: Confinement | None = None) -> tuple[int, os.stat_result] | Skip:
     """THE guarded open of workspace content (indexing, ADR files and anchors, `zg read`, MCP, HTTP): the real path
     inside the workspace and outside `.git/` and `.zgrep/`, opened non-blocking without following a last-moment
-    symlink, and a regular file by `fstat`. The caller closes the descriptor."""
-    target = Confinement(root).path(rel)
-    if target is None or _in_state_dir(os.path.relpath(target, os.path.realpath(root))):
+    symlink, and a regular file by `fstat`. The caller closes the descriptor. An index run passes one `confinement`
+    for all its files (directories checked once per run, as its listing does)."""
+    confinement = confinement or Confinement(root)
+    target = confinement.path(rel)
+    if target is None or _in_state_dir(os.path.relpath(target, confinement.real_root)):
         return Skip(rel, "outside_workspace")
     try:
         return open_regular(target, follow_symlinks=False)
@@ -265,16 +275,21 @@ def _in_state_dir(rel: str) -> bool:
     return any(part in (".git", STATE_DIR) for part in rel.split(os.sep))
 
 
-def read_bytes(root: Path, rel: str, *, max_bytes: int) -> tuple[bytes, os.stat_result] | Skip:
-    """The bytes of one confined regular file of at most `max_bytes` (`too_large` otherwise, before reading any)."""
-    opened = open_confined(root, rel)
+def read_bytes(root: Path, rel: str, *, max_bytes: int, sniff: bool = False,
+               confinement: Confinement | None = None) -> tuple[bytes, os.stat_result] | Skip:
+    """The bytes of one confined regular file of at most `max_bytes` (`too_large` otherwise, before reading any);
+    with `sniff`, a file whose first bytes look binary is `binary` without reading the rest."""
+    opened = open_confined(root, rel, confinement)
     if isinstance(opened, Skip):
         return opened
     fd, st = opened
     try:
         if st.st_size > max_bytes:
             return Skip(rel, "too_large")
-        data = read_at_most(fd, max_bytes + 1)
+        data = read_at_most(fd, min(BINARY_SNIFF_BYTES, max_bytes + 1)) if sniff else b""
+        if sniff and looks_binary(data):
+            return Skip(rel, "binary")
+        data += read_at_most(fd, max_bytes + 1 - len(data))
     except OSError:
         return Skip(rel, "unreadable")
     finally:
@@ -284,9 +299,9 @@ def read_bytes(root: Path, rel: str, *, max_bytes: int) -> tuple[bytes, os.stat_
     return data, st
 
 
-def read_file(root: Path, rel: str, *, max_bytes: int) -> LoadedFile | Skip:
+def read_file(root: Path, rel: str, *, max_bytes: int, confinement: Confinement | None = None) -> LoadedFile | Skip:
     """Read and decode one file, or say why not; never raises for the SKIP_REASONS cases."""
-    read = read_bytes(root, rel, max_bytes=max_bytes)
+    read = read_bytes(root, rel, max_bytes=max_bytes, sniff=True, confinement=confinement)
     if isinstance(read, Skip):
         return read
     data, st = read

@@ -142,9 +142,13 @@ def _model(folder: str, model_id: str | None) -> Any:
 
 
 def worker_count(files: int) -> int:
-    """Worker processes for a run over `files` files: none for small runs, else one per core (at most 4)."""
-    if files < POOL_MIN_FILES or os.environ.get("ZG_INDEX_WORKERS") == "0":
+    """Worker processes for a run over `files` files: none for small runs, else one per core (at most 4).
+    ZG_INDEX_WORKERS=N asks for N (0: none; benches compare counts with it)."""
+    asked = os.environ.get("ZG_INDEX_WORKERS", "")
+    if files < POOL_MIN_FILES or asked == "0":
         return 0
+    if asked.isdigit():
+        return min(int(asked), 8)
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     return 0 if cores < 2 else min(cores, 4)
 

@@ -20,7 +20,6 @@ from zgrep.index import discovery
 from zgrep.index.filestats import FILESTATS_DB, NEXT_FILESTATS, FileStatsStore
 from zgrep.index.filestats import is_ready as filestats_ready
 from zgrep.index.ignore import IgnoreRules
-from zgrep.index.prepare import Recipe, cached_vectors, prepared_batches, worker_count
 from zgrep.index.timing import PhaseClock
 from zgrep.progress import Progress
 from zgrep.relations.store import RELATIONS_DB, RelationsStore, is_ready
@@ -87,8 +86,9 @@ def plan(engine: Engine, paths: list[str] | None, full: bool, read_new: bool = T
     known = engine.files()
     max_bytes = cfg.index.max_file_bytes
     tally = discovery.Tally()
+    stats: dict[str, tuple[int, int]] = {}
     if paths is None:
-        listed = discovery.list_files(root, rules, tally)
+        listed = discovery.list_files(root, rules, tally, stats)  # the listing's stat serves the change test
         candidates = listed
         gone = set(known) - set(listed)
     else:
@@ -97,8 +97,9 @@ def plan(engine: Engine, paths: list[str] | None, full: bool, read_new: bool = T
         dirs = [p + "/" for p in paths if p not in known and not (root / p).is_file()]
         if dirs:
             gone |= {k for k in known if k.startswith(tuple(dirs)) and not (root / k).is_file()}
+        stats = discovery.stat_files(root, candidates)
+    confinement = discovery.Confinement(root)
     result = Plan(deleted=sorted(gone), skipped=dict(tally.skipped), ignored=dict(tally.ignored))
-    stats = discovery.stat_files(root, candidates)
     for rel in candidates:
         rec = known.get(rel)
         st = stats.get(rel)
@@ -118,7 +119,7 @@ def plan(engine: Engine, paths: list[str] | None, full: bool, read_new: bool = T
         if not read_new and rec is None:
             result.changed.append(rel)
             continue
-        loaded = discovery.read_file(root, rel, max_bytes=max_bytes)
+        loaded = discovery.read_file(root, rel, max_bytes=max_bytes, confinement=confinement)
         if not isinstance(loaded, discovery.LoadedFile):
             result.skip(loaded.reason)
             if rec is not None:
@@ -272,6 +273,8 @@ def _write_batches(engine: Engine, work: Plan, store: Any, relations: Any, stats
     `work.changed` batch by batch into `files`; (chunks, embedded). Files are read one batch ahead
     of preparing, never all at once. Incremental runs replace each file's rows and save the file
     state after every batch."""
+    from zgrep.index.prepare import Recipe, cached_vectors, prepared_batches, worker_count  # (tree-sitter: writes only)
+
     chunks_done = embedded = files_done = 0
     meta: dict[str, discovery.LoadedFile] = {}
     unreadable: list[str] = []
@@ -332,11 +335,13 @@ def _read_batches(engine: Engine, work: Plan, meta: dict[str, discovery.LoadedFi
     """`(path, text)` batches of `work.changed`, read lazily; what cannot be read is counted as skipped
     and listed in `unreadable`, each file's size, hash and times go to `meta`."""
     root, max_bytes = engine.ws.root, engine.config.index.max_file_bytes
+    confinement = discovery.Confinement(root)
     for i in range(0, len(work.changed), FILES_PER_BATCH):
         items = []
         with clock.phase("read"):
             for rel in work.changed[i : i + FILES_PER_BATCH]:
-                loaded = work.loaded.pop(rel, None) or discovery.read_file(root, rel, max_bytes=max_bytes)
+                loaded = work.loaded.pop(rel, None) or discovery.read_file(root, rel, max_bytes=max_bytes,
+                                                                           confinement=confinement)
                 if isinstance(loaded, discovery.LoadedFile):
                     meta[rel] = loaded
                     items.append((rel, loaded.text))

@@ -24,6 +24,9 @@ from zgrep.workspace import redact
 # the fields a route hit carries: what the rerank and the hits read (mtime only filters, in expressions)
 SCALAR_FIELDS = ("path", "language", "symbol", "names", "symbol_kind", "scope", "start_line", "end_line", "content")
 _DELETE_BATCH = 500
+# rows per insert call: the native engine's CPU per row grows with the call's size (Django's rows, 20k inserted:
+# 0.38 ms a row in calls of 256, 0.52 in calls of 600, 1.1 in calls of 2,000)
+_INSERT_BATCH = 256
 _LOCAL_GRPC = {"grpc.keepalive_time_ms": 2**31 - 1, "grpc.keepalive_permit_without_calls": 0}
 CHECK_TIMEOUT_S = 5.0  # a health check's call: pymilvus retries an engine's internal error (damaged data) until then
 
@@ -205,8 +208,8 @@ class MilvusStore:
     @reported
     def insert(self, rows: list[dict[str, Any]]) -> None:
         """Insert chunk rows (fields of the schema except `sparse`)."""
-        if rows:
-            self.client.insert(self.collection, rows)
+        for i in range(0, len(rows), _INSERT_BATCH):
+            self.client.insert(self.collection, rows[i : i + _INSERT_BATCH])
 
     @reported
     def flush(self) -> None:
