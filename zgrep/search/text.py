@@ -65,9 +65,10 @@ def terms(text: str, *, keep_stopwords: bool = False) -> list[str]:
     return out
 
 
-@lru_cache(maxsize=1 << 18)
+@lru_cache(maxsize=1 << 13)
 def _word_terms(word: str, keep_stopwords: bool) -> tuple[str, ...]:
-    """The terms of one word (memoised: a corpus repeats its identifiers endlessly)."""
+    """The terms of one word (memoised: a corpus repeats its identifiers endlessly; 8,192 words keep 98% of
+    Django's hits at +7 MB where 262,144 held 86k words, +43 MB, for no less CPU)."""
     parts = split_identifier(word)
     whole = (word.lower().strip("_"),) if len(parts) > 1 else ()
     return whole + tuple(stem(part) for part in parts if keep_stopwords or part not in STOPWORDS)
