@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar, Literal, get_args, cast
 
@@ -174,8 +175,9 @@ def env_name(key: str) -> str:
     return "ZG_" + key.replace(".", "_").upper()
 
 
-def _flatten(data: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def _flatten(data: dict[str, object], prefix: str = "") -> dict[str, object]:
+    """A parsed TOML document's settings by dotted name (its values not checked yet)."""
+    out: dict[str, object] = {}
     for key, value in data.items():
         full = f"{prefix}{key}"
         if isinstance(value, dict):
@@ -260,7 +262,7 @@ def _check(key: str, value: Any, source: str) -> Any:
     return value
 
 
-def read_toml(path: Path) -> tuple[dict[str, Any], str | None]:
+def read_toml(path: Path) -> tuple[dict[str, object], str | None]:
     """The file's settings, flattened, and the SHA-256 of the very bytes parsed (None: no file)."""
     try:
         raw = read_regular(path, CONFIG_MAX_BYTES)
@@ -370,7 +372,7 @@ class Config:
         return self.sources[key]
 
     @classmethod
-    def load(cls, root: Path | None, flags: dict[str, Any] | None = None) -> Config:
+    def load(cls, root: Path | None, flags: Mapping[str, object] | None = None) -> Config:
         """Merge all layers for workspace `root` (None: no workspace layer)."""
         values, sources = dict(DEFAULTS), dict.fromkeys(DEFAULTS, "default")
 
@@ -400,7 +402,7 @@ class Config:
         return cls(values, sources, notice)
 
 
-def _workspace_layer(root: Path) -> tuple[dict[str, Any], str]:
+def _workspace_layer(root: Path) -> tuple[dict[str, object], str]:
     """The workspace file's settings, without the GATED ones and with LIMITS capped at their defaults unless
     its content (and the root's ignore files) is trusted; never the USER_ONLY ones. And the notice naming what
     was left out ("" when nothing was)."""

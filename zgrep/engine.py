@@ -22,7 +22,7 @@ from zgrep.locking import ENGINE_LOCK, LockBusy, WorkspaceLock
 from zgrep.service import ErrorCode, ZgError
 from zgrep.fsutil import atomic_write, stat_signature
 from zgrep.store.native import engine_of, is_lite
-from zgrep.workspace import FORMAT_VERSION, MANIFEST, SCHEMA_VERSION, StateDir, WorkspaceError, read_object
+from zgrep.workspace import FORMAT_VERSION, MANIFEST, SCHEMA_VERSION, Manifest, StateDir, WorkspaceError, read_object
 
 FILES_STATE = "files.json"
 REBUILD_STATE = "rebuild.json"  # a full rebuild in progress: its collection, then the manifest it commits
@@ -373,10 +373,10 @@ class Engine:
         """Whether the Milvus store is open."""
         return self._stores["live"] is not None
 
-    def manifest(self) -> dict[str, Any] | None:
+    def manifest(self) -> Manifest | None:
         return self.ws.read_manifest()
 
-    def check_manifest(self) -> dict[str, Any] | None:
+    def check_manifest(self) -> Manifest | None:
         """The manifest, refused (WorkspaceError) when built with another format, model or URI."""
         manifest = self.manifest()
         if manifest is not None:
@@ -386,7 +386,7 @@ class Engine:
         return manifest
 
     # ----- health ----------------------------------------------------------------------
-    def index_problem(self, manifest: dict[str, Any]) -> str | None:
+    def index_problem(self, manifest: Manifest) -> str | None:
         """Why the index cannot be used as it is (with the command that fixes it), or None."""
         try:
             self.ws.check_manifest(manifest, *self.model_identity(), self.milvus_uri, engine_of(self.milvus_uri))
@@ -457,7 +457,7 @@ class Engine:
         state = self._state_files()
         return None not in state and recorded == {"state": state, "data": _signature(Path(self.milvus_uri))}
 
-    def store_problem(self, manifest: dict[str, Any]) -> str | None:
+    def store_problem(self, manifest: Manifest) -> str | None:
         """Why Milvus disagrees with the recorded file state (damaged, missing, other row count), naming
         the fix; None when they agree or another process holds the workspace."""
         if manifest.get("complete", True) and self.known_consistent():
@@ -480,7 +480,7 @@ class Engine:
             self.remember_agreement()
         return None
 
-    def new_manifest(self, collection: str) -> dict[str, Any]:
+    def new_manifest(self, collection: str) -> Manifest:
         """A manifest describing the current configuration."""
         return {"format_version": FORMAT_VERSION, "schema_version": SCHEMA_VERSION, "root": str(self.ws.root),
                 "model_id": self.embedder.model_id, "dim": self.embedder.dim, "milvus_uri": self.milvus_uri,

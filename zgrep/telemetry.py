@@ -149,21 +149,43 @@ def bootstrap(values: list[float], stat: Callable[[list[float]], float], level: 
             "n": len(values)}
 
 
-def _latency(docs: list[dict[str, Any]]) -> dict[str, Any]:
+class Latency(TypedDict):
+    p50_ms: Interval
+    p95_ms: Interval
+
+
+class ModeSummary(Latency):
+    runs: int
+
+
+class CommandSummary(TypedDict, total=False):
+    """One command's block of `zg stats --json` (latency only when some run did not fail)."""
+
+    runs: int
+    errors: int
+    p50_ms: Interval
+    p95_ms: Interval
+    by_mode: dict[str, ModeSummary]
+    zero_hit_rate: Interval  # searches
+    changed_p50: Interval  # index runs that were not dry runs
+    chunks_p50: Interval
+
+
+def _latency(docs: list[dict[str, Any]]) -> Latency:
     took = [float(d["took_ms"]) for d in docs]
     return {"p50_ms": bootstrap(took, lambda v: quantile(v, 0.5)), "p95_ms": bootstrap(took, lambda v: quantile(v, 0.95))}
 
 
-def summarize(docs: list[dict[str, Any]]) -> dict[str, Any]:
+def summarize(docs: list[dict[str, Any]]) -> dict[str, CommandSummary]:
     """Per command (and per mode): count, p50/p95 latency; searches' zero-hit rate; index runs' files and
     chunks. Each statistic with its 95% bootstrap interval; failed runs (exit 2) are counted, not timed."""
-    out: dict[str, Any] = {}
+    out: dict[str, CommandSummary] = {}
     for command in RECORDED:
         runs = [d for d in docs if d["command"] == command]
         if not runs:
             continue
         done = [d for d in runs if d.get("exit") != 2]
-        entry: dict[str, Any] = {"runs": len(runs), "errors": len(runs) - len(done)}
+        entry: CommandSummary = {"runs": len(runs), "errors": len(runs) - len(done)}
         if done:
             entry.update(_latency(done))
             modes = sorted({str(d.get("mode")) for d in done})
@@ -174,9 +196,11 @@ def summarize(docs: list[dict[str, Any]]) -> dict[str, Any]:
             entry["zero_hit_rate"] = bootstrap(zero, lambda v: sum(v) / len(v))
         if command == "index":
             real = [d for d in done if not d.get("dry_run")]
-            for key in ("changed", "chunks"):
-                counts = [float(d[key]) for d in real if isinstance(d.get(key), (int, float))]
-                if counts:
-                    entry[f"{key}_p50"] = bootstrap(counts, lambda v: quantile(v, 0.5))
+            changed = [float(d["changed"]) for d in real if isinstance(d.get("changed"), (int, float))]
+            if changed:
+                entry["changed_p50"] = bootstrap(changed, lambda v: quantile(v, 0.5))
+            chunks = [float(d["chunks"]) for d in real if isinstance(d.get("chunks"), (int, float))]
+            if chunks:
+                entry["chunks_p50"] = bootstrap(chunks, lambda v: quantile(v, 0.5))
         out[command] = entry
     return out

@@ -9,7 +9,7 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypedDict, cast
 
 from zgrep.fsutil import atomic_write
 from zgrep.service import ErrorCode, FixedCodeError
@@ -54,6 +54,25 @@ def read_json(path: Path) -> Any:
         return None
     except (OSError, ValueError) as exc:
         raise WorkspaceError(f"{path} is damaged ({exc}); rebuild with: zg index --full") from None
+
+
+class Manifest(TypedDict, total=False):
+    """`.zgrep/manifest.json`: what the index was built with and how far its last run got. Read back from disk
+    (an older zg's file may lack any field), so readers use `.get`."""
+
+    format_version: int
+    schema_version: int
+    root: str
+    model_id: str
+    dim: int
+    milvus_uri: str
+    milvus_engine: str  # native | server (none: written by Milvus Lite 3)
+    collection: str
+    content_version: str  # what the chunker and the rows' text were made by (index.run.content_version)
+    complete: bool  # False while a run writes
+    last_indexed: float
+    root_hash: str | None
+    commit: str | None  # the HEAD the index covers
 
 
 def read_object(path: Path) -> dict[str, Any] | None:
@@ -117,16 +136,16 @@ class StateDir(NamedTuple):
             atomic_write(ignore, "*\n")
         return self.state_dir
 
-    def read_manifest(self) -> dict[str, Any] | None:
+    def read_manifest(self) -> Manifest | None:
         """The manifest, or None when the workspace was never indexed."""
-        return read_object(self.path(MANIFEST))
+        return cast("Manifest | None", read_object(self.path(MANIFEST)))
 
-    def write_manifest(self, manifest: dict[str, Any]) -> None:
+    def write_manifest(self, manifest: Manifest) -> None:
         """Persist the manifest atomically."""
         self.ensure_state_dir()
         atomic_write(self.path(MANIFEST), json.dumps(manifest, indent=2, sort_keys=True))
 
-    def check_manifest(self, manifest: dict[str, Any], model_id: str, dim: int, milvus_uri: str, engine: str) -> None:
+    def check_manifest(self, manifest: Manifest, model_id: str, dim: int, milvus_uri: str, engine: str) -> None:
         """Refuse a manifest from another format, schema, model, Milvus URI or Milvus Lite engine (`engine`: the
         manifest's milvus_engine this zg writes; a Milvus Lite index without one was written by Milvus Lite 3)."""
         problems = []

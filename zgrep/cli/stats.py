@@ -3,32 +3,31 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
-
 import click
 
 from zgrep import telemetry
 from zgrep.cli import output
 from zgrep.cli.main import resolve
 from zgrep.config import user_config_path
+from zgrep.telemetry import CommandSummary, Interval
 
 
-def _ms(stat: dict[str, Any]) -> str:
+def _ms(stat: Interval) -> str:
     low, high = stat["ci"]
     return f"{stat['value']:.0f} ms [{low:.0f}-{high:.0f}]"
 
 
-def _rate(stat: dict[str, Any]) -> str:
+def _rate(stat: Interval) -> str:
     low, high = stat["ci"]
     return f"{100 * stat['value']:.1f}% [{100 * low:.1f}-{100 * high:.1f}]"
 
 
-def _count(stat: dict[str, Any]) -> str:
+def _count(stat: Interval) -> str:
     low, high = stat["ci"]
     return f"{stat['value']:g} [{low:g}-{high:g}]"
 
 
-def write_stats(summary: dict[str, Any], lines: int, path: str) -> None:
+def write_stats(summary: dict[str, CommandSummary], lines: int, path: str) -> None:
     """One block per command: runs, p50/p95 (95% bootstrap intervals), then per mode."""
     click.echo(f"{lines} telemetry lines in {path}; figures are p50/p95 with 95% bootstrap intervals")
     for command, s in summary.items():
@@ -37,9 +36,10 @@ def write_stats(summary: dict[str, Any], lines: int, path: str) -> None:
             head += f"  p50 {_ms(s['p50_ms'])}  p95 {_ms(s['p95_ms'])}"
         if "zero_hit_rate" in s:
             head += f"  zero hits {_rate(s['zero_hit_rate'])}"
-        for key in ("changed_p50", "chunks_p50"):
-            if key in s:
-                head += f"  {key.removesuffix('_p50')} per run p50 {_count(s[key])}"
+        if "changed_p50" in s:
+            head += f"  changed per run p50 {_count(s['changed_p50'])}"
+        if "chunks_p50" in s:
+            head += f"  chunks per run p50 {_count(s['chunks_p50'])}"
         click.echo(head)
         for mode, m in s.get("by_mode", {}).items():
             click.echo(f"  {mode:<7} {m['runs']} runs  p50 {_ms(m['p50_ms'])}  p95 {_ms(m['p95_ms'])}")

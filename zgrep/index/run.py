@@ -25,7 +25,7 @@ from zgrep.progress import Progress
 from zgrep.relations.store import RELATIONS_DB, RelationsStore, is_ready
 from zgrep.service import ErrorCode, ZgError
 from zgrep.store.rows import chunk_row
-from zgrep.workspace import WorkspaceError, read_object
+from zgrep.workspace import Manifest, WorkspaceError, read_object
 
 FILES_PER_BATCH = 64
 LEXICAL_VERSION = 7  # bump when index.prepare.lexical_text() changes: indexes re-chunk (vectors stay cached)
@@ -207,10 +207,10 @@ def run_index(engine: Engine, args: IndexArgs, progress: Progress | None = None)
 
 
 def _update(engine: Engine, store: Any, work: Plan, report: IndexReport, progress: Progress | None, started: float,
-            clock: PhaseClock, manifest: dict[str, Any] | None, paths: list[str] | None, relations: Any,
+            clock: PhaseClock, manifest: Manifest | None, paths: list[str] | None, relations: Any,
             stats: FileStatsStore) -> IndexReport:
     """An incremental run's writes: deleted files dropped, changed ones replaced batch by batch."""
-    new_manifest = {**engine.new_manifest(store.collection), "content_version": content_version()}
+    new_manifest: Manifest = {**engine.new_manifest(store.collection), "content_version": content_version()}
     engine.ws.write_manifest({**(manifest or {}), **new_manifest, "complete": False})
     files = engine.files()
     if work.deleted:
@@ -454,7 +454,7 @@ def _remove_db(path: Path) -> None:
         Path(f"{path}{suffix}").unlink(missing_ok=True)
 
 
-def covered_commit(engine: Engine, manifest: dict[str, Any] | None, paths: list[str] | None) -> str | None:
+def covered_commit(engine: Engine, manifest: Manifest | None, paths: list[str] | None) -> str | None:
     """The commit the index now reflects: HEAD after a whole-tree run; after a run over some
     paths, HEAD once every path changed since the recorded commit is indexed at its current content
     (whichever run indexed it), else the recorded commit."""
@@ -478,7 +478,7 @@ def covered_commit(engine: Engine, manifest: dict[str, Any] | None, paths: list[
     return head if not check.changed and not check.deleted else previous
 
 
-def _nothing_changed(engine: Engine, manifest: dict[str, Any], work: Plan, report: IndexReport,
+def _nothing_changed(engine: Engine, manifest: Manifest, work: Plan, report: IndexReport,
                      started: float, paths: list[str] | None) -> IndexReport:
     """Record refreshed stat data and the current commit without touching Milvus."""
     if work.touched:
