@@ -17,7 +17,7 @@ import stat
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, cast
 
 from zgrep.fsutil import atomic_write
 from zgrep.index.discovery import Confinement
@@ -25,7 +25,7 @@ from zgrep.server.runtime import state_dir
 from zgrep.service import ErrorCode, FixedCodeError
 
 NAME = "zgrep"
-CLIENTS: dict[str, tuple[str, str, dict[str, Any]]] = {  # client -> (file, servers key, entry before its command)
+CLIENTS: dict[str, tuple[str, str, dict[str, str]]] = {  # client -> (file, servers key, entry before its command)
     "claude": (".mcp.json", "mcpServers", {}),
     "vscode": (".vscode/mcp.json", "servers", {"type": "stdio"}),
     "cursor": (".cursor/mcp.json", "mcpServers", {}),
@@ -108,7 +108,7 @@ def zg_command() -> str:
     return "zg" if found and os.path.samefile(found, here) else here
 
 
-def _client_of(rel: str, command: str | None = None) -> tuple[str, dict[str, Any]]:
+def _client_of(rel: str, command: str | None = None) -> tuple[str, dict[str, object]]:
     """`rel`'s servers key and zg init's entry in it (starting `command`, default `zg_command()`)."""
     key, head = next((key, head) for file, key, head in CLIENTS.values() if file == rel)
     return key, {**head, "command": command or zg_command(), "args": ["mcp"]}
@@ -204,17 +204,25 @@ def record_path(root: Path) -> Path:
     return state_dir() / "init" / f"{digest}.json"
 
 
-def load_record(root: Path) -> dict[str, dict[str, Any]]:
+class Written(TypedDict, total=False):
+    """The record's line for one file zg init wrote (read back from disk: any field may be missing)."""
+
+    before: str | None  # the file's text before zg init first wrote it (None: it did not exist)
+    after: str  # what zg init left
+    dirs: list[str]  # the directories it created for the file, deepest first
+
+
+def load_record(root: Path) -> dict[str, Written]:
     """{file: {"before", "after", "dirs"}}; empty when there is none (or it is unreadable)."""
     try:
         data = json.loads(record_path(root).read_text("utf-8"))
     except (OSError, ValueError):
         return {}
     files = data.get("files") if isinstance(data, dict) else None
-    return {k: v for k, v in files.items() if isinstance(v, dict)} if isinstance(files, dict) else {}
+    return {k: cast(Written, v) for k, v in files.items() if isinstance(v, dict)} if isinstance(files, dict) else {}
 
 
-def save_record(root: Path, files: dict[str, dict[str, Any]]) -> None:
+def save_record(root: Path, files: dict[str, Written]) -> None:
     path = record_path(root)
     if not files:
         path.unlink(missing_ok=True)
@@ -238,7 +246,7 @@ def plan_init(root: Path, files: list[str]) -> list[Change]:
     return [_edit(rel, _read(root, rel), adding=True) for rel in files]
 
 
-def plan_remove(root: Path, files: list[str], record: dict[str, dict[str, Any]]) -> list[Change]:
+def plan_remove(root: Path, files: list[str], record: dict[str, Written]) -> list[Change]:
     """The change `zg init --remove` makes: back to the recorded bytes when the file is as zg init left it,
     else just the entry or block taken out."""
     changes = []

@@ -12,7 +12,7 @@ import os
 import time
 from pathlib import Path
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 from zgrep import __version__
 from zgrep.progress import Progress
@@ -33,26 +33,51 @@ def log_path() -> Path:
     return state_dir() / FILE
 
 
+class UsageLine(TypedDict, total=False):
+    """One line of the log: numbers and names of modes, never code or paths (`queries` only when asked)."""
+
+    ts: float
+    command: str
+    frontend: str
+    mode: str | None
+    took_ms: float
+    version: str
+    hits: int  # search
+    top_score: float | None
+    queries_count: int
+    changed: int  # index (INDEX_FIELDS)
+    deleted: int
+    unchanged: int
+    chunks: int | None  # index, status
+    embedded: int
+    files: int | None
+    index_took_s: float | None
+    dry_run: bool
+    indexed: bool  # status
+    exit: int
+    queries: list[str]
+
+
 def _hits(result: dict[str, Any]) -> list[dict[str, Any]]:
     return [hit for group in result.get("groups") or [result] for hit in group.get("hits", [])]
 
 
 def line(command: str, frontend: str, mode: str | None, took_ms: float, result: dict[str, Any] | None,
-         exit_code: int | None, queries: list[str] | None) -> dict[str, Any]:
+         exit_code: int | None, queries: list[str] | None) -> UsageLine:
     """The one JSON object recorded for a finished command: numbers and names of modes, nothing of the code.
     `exit_code` None: derived as the CLI does (a search without hits exits 1)."""
-    doc: dict[str, Any] = {"ts": round(time.time(), 3), "command": command, "frontend": frontend, "mode": mode,
-                           "took_ms": round(took_ms, 1), "version": __version__}
+    doc: UsageLine = {"ts": round(time.time(), 3), "command": command, "frontend": frontend, "mode": mode,
+                      "took_ms": round(took_ms, 1), "version": __version__}
     if result is not None and command == "search":
         hits = _hits(result)
-        doc.update(hits=len(hits), top_score=max((h["score"] for h in hits), default=None),
-                   queries_count=len(result.get("groups") or [result]))
+        doc.update({"hits": len(hits), "top_score": max((h["score"] for h in hits), default=None),
+                    "queries_count": len(result.get("groups") or [result])})
         exit_code = exit_code if exit_code is not None else (0 if hits else 1)
     elif result is not None and command == "index":
-        doc.update({key: result[key] for key in INDEX_FIELDS if key in result},
-                   index_took_s=result.get("took_s"), dry_run=bool(result.get("dry_run")))
+        doc.update(cast(UsageLine, {key: result[key] for key in INDEX_FIELDS if key in result}))
+        doc.update({"index_took_s": result.get("took_s"), "dry_run": bool(result.get("dry_run"))})
     elif result is not None and command == "status":
-        doc.update(indexed=bool(result.get("indexed")), files=result.get("files"), chunks=result.get("chunks"))
+        doc.update({"indexed": bool(result.get("indexed")), "files": result.get("files"), "chunks": result.get("chunks")})
     doc["exit"] = exit_code if exit_code is not None else 0
     if queries is not None:
         doc["queries"] = queries
@@ -94,10 +119,10 @@ def record(cfg: Config, command: str, started: float, mode: str | None, result: 
         pass  # a full disk or read-only state dir must not fail the search it describes
 
 
-def read_lines(path: Path | None = None) -> list[dict[str, Any]]:
+def read_lines(path: Path | None = None) -> list[UsageLine]:
     """Every readable line of the log (the older generation first); a damaged line is skipped."""
     path = path or log_path()
-    out: list[dict[str, Any]] = []
+    out: list[UsageLine] = []
     for part in (path.with_name(path.name + ".1"), path):
         try:
             text = part.read_text("utf-8", errors="replace")
@@ -109,7 +134,7 @@ def read_lines(path: Path | None = None) -> list[dict[str, Any]]:
             except ValueError:
                 continue
             if isinstance(doc, dict) and isinstance(doc.get("command"), str) and isinstance(doc.get("took_ms"), (int, float)):
-                out.append(doc)
+                out.append(cast(UsageLine, doc))
     return out
 
 
@@ -171,12 +196,12 @@ class CommandSummary(TypedDict, total=False):
     chunks_p50: Interval
 
 
-def _latency(docs: list[dict[str, Any]]) -> Latency:
+def _latency(docs: list[UsageLine]) -> Latency:
     took = [float(d["took_ms"]) for d in docs]
     return {"p50_ms": bootstrap(took, lambda v: quantile(v, 0.5)), "p95_ms": bootstrap(took, lambda v: quantile(v, 0.95))}
 
 
-def summarize(docs: list[dict[str, Any]]) -> dict[str, CommandSummary]:
+def summarize(docs: list[UsageLine]) -> dict[str, CommandSummary]:
     """Per command (and per mode): count, p50/p95 latency; searches' zero-hit rate; index runs' files and
     chunks. Each statistic with its 95% bootstrap interval; failed runs (exit 2) are counted, not timed."""
     out: dict[str, CommandSummary] = {}
@@ -196,10 +221,10 @@ def summarize(docs: list[dict[str, Any]]) -> dict[str, CommandSummary]:
             entry["zero_hit_rate"] = bootstrap(zero, lambda v: sum(v) / len(v))
         if command == "index":
             real = [d for d in done if not d.get("dry_run")]
-            changed = [float(d["changed"]) for d in real if isinstance(d.get("changed"), (int, float))]
+            changed = [float(v) for d in real if isinstance(v := d.get("changed"), (int, float))]
             if changed:
                 entry["changed_p50"] = bootstrap(changed, lambda v: quantile(v, 0.5))
-            chunks = [float(d["chunks"]) for d in real if isinstance(d.get("chunks"), (int, float))]
+            chunks = [float(v) for d in real if isinstance(v := d.get("chunks"), (int, float))]
             if chunks:
                 entry["chunks_p50"] = bootstrap(chunks, lambda v: quantile(v, 0.5))
         out[command] = entry
