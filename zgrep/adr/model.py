@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 import yaml
 
@@ -28,6 +28,14 @@ class AdrError(ValueError):
         self.severity = severity
 
 
+class AnchorDoc(TypedDict, total=False):
+    """A code anchor as written into `code_anchors`: `path`, and `symbol` and `lines` when it has them."""
+
+    path: str
+    symbol: str
+    lines: str  # START-END
+
+
 @dataclass(frozen=True)
 class Anchor:
     """A piece of code an ADR is about: a path, optionally a symbol and/or a line range."""
@@ -41,14 +49,34 @@ class Anchor:
         out = self.path + (f":{self.symbol}" if self.symbol else "")
         return out + (f":{self.lines[0]}-{self.lines[1]}" if self.lines else "")
 
-    def to_yaml(self) -> dict[str, Any]:
+    def to_yaml(self) -> AnchorDoc:
         """The mapping written into `code_anchors`."""
-        out: dict[str, Any] = {"path": self.path}
+        out: AnchorDoc = {"path": self.path}
         if self.symbol:
             out["symbol"] = self.symbol
         if self.lines:
             out["lines"] = f"{self.lines[0]}-{self.lines[1]}"
         return out
+
+
+class AdrDoc(TypedDict):
+    """A record as JSON (`zg adr list --json`, MCP, HTTP)."""
+
+    id: str
+    path: str
+    title: str
+    status: str
+    change_type: str
+    date: str
+    supersedes: list[str]
+    superseded_by: list[str]
+    code_anchors: list[AnchorDoc]
+    constraints: list[str]
+    tags: list[str]
+    format: str
+    amends: list[str]
+    amended_by: list[str]
+    deciders: list[str]
 
 
 @dataclass
@@ -93,7 +121,7 @@ class Adr:
             return self.anchor_lines[self.anchors.index(anchor)]
         return self.line_of("code_anchors")
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> AdrDoc:
         """A JSON-ready view of the record."""
         return {
             "id": self.id, "path": self.path, "title": self.title, "status": self.status,
