@@ -152,12 +152,67 @@ class ImpactArgs(CommonArgs, total=False):
     edges: list[str] | str | None  # None = every kind but annotation
 
 
+class DefinitionDoc(TypedDict):
+    """A definition as JSON: `callers`' definitions, `impact`'s changed ones, and the base of the entries below."""
+
+    path: str
+    start_line: int
+    end_line: int
+    symbol: str  # "" = module code
+    scope: str | None
+    kind: str
+
+
+class Caller(DefinitionDoc):
+    """A definition (or module code) that uses the symbol, and how."""
+
+    line: int  # the using line
+    resolved: bool
+    via: str  # how the use was resolved (import, scope, unknown_receiver, ...)
+    targets: list[str]  # the files of the definitions it uses
+    edge: str  # the strongest of `edges`
+    edges: list[str]
+
+
+class TraceNode(TypedDict, total=False):
+    """A trace tree's node: a definition (DefinitionDoc's fields) with the line and edge that reached it (the
+    roots have none), its children and marks; or, for an ambiguous entry, `symbol`, `ambiguous` and one child
+    per definition."""
+
+    path: str
+    start_line: int
+    end_line: int
+    symbol: str
+    scope: str | None
+    kind: str
+    line: int
+    resolved: bool
+    via: str
+    edge: str
+    children: list[TraceNode]
+    seen: bool  # expanded elsewhere in the tree
+    truncated: bool  # the tree reached its node limit here
+    cycle: bool  # an ancestor of itself
+    ambiguous: bool
+
+
+class Impacted(DefinitionDoc):
+    """A definition that reaches a changed one."""
+
+    line: int
+    edge: str
+    distance: int  # uses between it and the change
+    reaches: str  # the qualified name of the definition it reaches
+    resolved: bool
+    test: bool  # in test code: listed under `tests`
+
+
 class CallersResult(TypedDict):
     root: str
     symbol: str
     source_file: str | None
-    definitions: list[dict[str, Any]]
-    callers: list[dict[str, Any]]
+    definitions: list[DefinitionDoc]
+    callers: list[Caller]
     total: int
 
 
@@ -167,7 +222,7 @@ class TraceResult(TypedDict):
     direction: str
     depth: int
     edges: list[str]
-    tree: dict[str, Any] | None
+    tree: TraceNode | None
 
 
 class ImpactResult(TypedDict):
@@ -175,9 +230,9 @@ class ImpactResult(TypedDict):
     targets: list[str]
     depth: int
     edges: list[str]
-    changed: list[dict[str, Any]]
-    impacted: list[dict[str, Any]]  # not tests: path, symbol, scope, kind, lines, edge, distance, reaches
-    tests: list[dict[str, Any]]
+    changed: list[DefinitionDoc]
+    impacted: list[Impacted]  # not tests
+    tests: list[Impacted]
     files: list[str]
     test_files: list[str]
     total: int

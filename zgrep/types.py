@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from zgrep.contracts import DefinitionDoc
 
 
 def qualify(scope: str, name: str) -> str:
@@ -35,13 +38,13 @@ class Definition:
         """Its scope and name (`Rack.Response`): the scope of what it holds."""
         return qualify(self.scope, self.name)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> DefinitionDoc:
         """The JSON the relations ops answer with (a callers entry's, a trace node's definition)."""
         return {"path": self.path, "start_line": self.start, "end_line": self.end, "symbol": self.name,
                 "scope": self.scope or None, "kind": self.kind}
 
     @classmethod
-    def from_json(cls, entry: dict[str, Any]) -> Definition:
+    def from_json(cls, entry: DefinitionDoc) -> Definition:
         """The definition a `to_json`-shaped dict (a callers entry, a trace node) names."""
         return cls(entry["symbol"], entry["kind"], entry["start_line"], entry["end_line"], entry["scope"] or "",
                    entry["path"])

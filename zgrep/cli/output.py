@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, TextIO, TypedDict, cast
 if TYPE_CHECKING:
     from zgrep.config import Config, Value
     from zgrep.contracts import (CallersResult, ImpactResult, IndexReport, SearchGroup, SearchHit, SearchResult,
-                                 ServerStatus, TraceResult)
+                                 ServerStatus, TraceNode, TraceResult)
     from zgrep.hooks.install import HooksStatus
     from zgrep.status import HooksSummary
 
@@ -237,7 +237,7 @@ def write_callers(result: CallersResult, symbol: str, source_file: str | None) -
         echo(f"{c['path']}:{c['line']}  {_qualified(c) or '<module>'}{kinds}{note}")
 
 
-def trace_tops(result: TraceResult) -> list[dict[str, Any]]:
+def trace_tops(result: TraceResult) -> list[TraceNode]:
     """The trees of a trace: one, one per definition of an ambiguous entry, or none."""
     tree = result["tree"]
     return [] if tree is None else tree["children"] if tree.get("ambiguous") else [tree]
@@ -251,7 +251,7 @@ def write_trace(result: TraceResult, entry: str, source_file: str | None, forwar
         _write_node(top, forward, 0)
 
 
-def _write_node(node: dict[str, Any], forward: bool, level: int) -> None:
+def _write_node(node: TraceNode, forward: bool, level: int) -> None:
     """One line per node, indented by depth: callers at the referencing line, callees at their definition."""
     line = node["start_line"] if forward or not level else node["line"]
     marks = [m for m, on in ((node.get("edge", ""), node.get("edge", "call") != "call"),

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
 
-from zgrep.contracts import ImpactArgs, ImpactResult
+from zgrep.contracts import ImpactArgs, Impacted, ImpactResult
 from zgrep.engine import Engine
 from zgrep.filetypes import is_test
 from zgrep.progress import Progress
@@ -57,7 +56,7 @@ def impact(root: Path, targets: list[str], depth: int = DEFAULT_DEPTH,
     try:
         known = [t for t in targets if not staged or _path(t) in graph.files.languages]
         changed = list(dict.fromkeys(d for t in known for d in changed_definitions(graph, t)))
-        reached: dict[tuple[str, int, str], dict[str, Any]] = {}
+        reached: dict[tuple[str, int, str], Impacted] = {}
         seen = set(changed)
         frontier = changed
         truncated = False

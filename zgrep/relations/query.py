@@ -11,7 +11,7 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
-from zgrep.contracts import CallersArgs, CallersResult, TraceArgs, TraceResult
+from zgrep.contracts import Caller, CallersArgs, CallersResult, TraceArgs, TraceNode, TraceResult
 from zgrep.engine import Engine
 from zgrep.progress import Progress
 from zgrep.relations.graph import Graph, Match, Use, strongest
@@ -44,7 +44,7 @@ def meaning(graph: Graph, use: Use) -> Match | None:
 
 
 def callers_of(graph: Graph, definitions: list[Definition], edges: tuple[str, ...] = EDGE_KINDS,
-               unknown_receivers: bool = False) -> list[dict[str, Any]]:
+               unknown_receivers: bool = False) -> list[Caller]:
     """The definitions (or module code) whose code uses one of `definitions` by an edge of `edges`; with
     `unknown_receivers`, also `obj.name` uses of a method's name on an object of unknown type (resolved: false)."""
     wanted = set(definitions)
@@ -54,7 +54,7 @@ def callers_of(graph: Graph, definitions: list[Definition], edges: tuple[str, ..
         f"SELECT DISTINCT alias FROM imports WHERE name IN ({','.join('?' * len(names))})", sorted(names))}
     used = sorted(names | aliases)
     where = f"name IN ({','.join('?' * len(used))}) AND kind IN ({','.join('?' * len(edges))})"
-    found: dict[tuple[str, int, str], dict[str, Any]] = {}
+    found: dict[tuple[str, int, str], Caller] = {}
     for use in graph.uses(where, (*used, *edges)):
         match = meaning(graph, use)
         hits = [d for d in match.defs if d in wanted] if match is not None else []
@@ -75,7 +75,7 @@ def callers_of(graph: Graph, definitions: list[Definition], edges: tuple[str, ..
             entry["edge"] = strongest(set(entry["edges"]))
         entry["targets"] = sorted({*entry["targets"], *(d.path for d in hits)})
         if match.resolved and not entry["resolved"]:
-            entry.update(line=use.line, resolved=True, via=match.via)
+            entry.update({"line": use.line, "resolved": True, "via": match.via})
     return sorted(found.values(), key=lambda c: (c["path"], c["start_line"], c["line"]))
 
 
@@ -156,7 +156,7 @@ def trace(root: Path, entry: str, direction: str = "backward", depth: int = DEFA
         branches = _tree(graph, roots, direction, depth, edges) if roots else None
     finally:
         db.close()
-    tree: dict[str, Any] | None = None
+    tree: TraceNode | None = None
     if branches is not None and len(roots) > 1:
         tree = {"symbol": entry, "ambiguous": True, "children": branches}
     elif branches is not None:
@@ -166,9 +166,9 @@ def trace(root: Path, entry: str, direction: str = "backward", depth: int = DEFA
 
 
 def _tree(graph: Graph, roots: list[Definition], direction: str, depth: int,
-          edges: tuple[str, ...]) -> list[dict[str, Any]]:
+          edges: tuple[str, ...]) -> list[TraceNode]:
     """Breadth-first expansion; a definition is expanded once, later meetings are marked."""
-    nodes = [{**d.to_json(), "children": []} for d in roots]
+    nodes: list[TraceNode] = [{**d.to_json(), "children": []} for d in roots]
     queue = deque((node, d, 0, frozenset({d})) for node, d in zip(nodes, roots))
     expanded: set[Definition] = set()
     count = len(nodes)
@@ -185,7 +185,7 @@ def _tree(graph: Graph, roots: list[Definition], direction: str, depth: int,
                 node["truncated"] = True
                 break
             count += 1
-            child = {**child_def.to_json(), "line": line, "resolved": resolved, "via": via, "edge": edge,
+            child: TraceNode = {**child_def.to_json(), "line": line, "resolved": resolved, "via": via, "edge": edge,
                      "children": []}
             node["children"].append(child)
             if child_def in ancestors:
