@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from zgrep.server import protocol, runtime, zmtp
+from zgrep.server.runtime import DaemonInfo
 from zgrep.service import PING, SERVER_STATUS, SHUTDOWN, ErrorCode, ZgError, operation
 from zgrep.locking import ENGINE_LOCK, lock_holder
 from zgrep.procfs import process_state
@@ -95,7 +96,7 @@ def exchange(endpoint: str, request: dict[str, Any], timeout_s: float | None, pi
         peer.close()
 
 
-def probe(timeout_ms: int) -> dict[str, Any] | None:
+def probe(timeout_ms: int) -> DaemonInfo | None:
     """The daemon's endpoint info when it answers a ping within `timeout_ms`, else None."""
     info = runtime.read_info()
     if info is None or not runtime.pid_alive(info["pid"]) or pid_stopped(info["pid"]):
@@ -120,7 +121,7 @@ def ask_server_status(timeout_ms: int) -> dict[str, Any] | None:
         return None
 
 
-def wait_starting() -> dict[str, Any] | None:
+def wait_starting() -> DaemonInfo | None:
     """While a daemon is being started (its starter holds the start lock until it answers), wait for it:
     its endpoint info once it answers, None once the start ends without one or takes too long."""
     deadline = time.monotonic() + STARTING_WAIT_S
@@ -131,7 +132,7 @@ def wait_starting() -> dict[str, Any] | None:
     return probe(200) if live_daemon() is not None else None
 
 
-def ask_shutdown(info: dict[str, Any]) -> bool:
+def ask_shutdown(info: DaemonInfo) -> bool:
     """Ask the daemon described by `info` to stop; whether it took the request (a stopped process reads none)."""
     if pid_stopped(info["pid"]):
         return False
@@ -207,7 +208,7 @@ def env_config() -> dict[str, str]:
             if key != "mode" and not key.startswith("server.") and env_name(key) in os.environ}
 
 
-def call_server(info: dict[str, Any], op: str, root: str, args: dict[str, Any],
+def call_server(info: DaemonInfo, op: str, root: str, args: dict[str, Any],
                 on_progress: Progress | None = None) -> dict[str, Any]:
     """Run `op` in the daemon described by `info`; DaemonLost when it fails mid-way."""
     from zgrep.progress import stderr_progress
@@ -254,7 +255,7 @@ def wait_workspace_free(root: str, timeout_s: float = 10.0) -> None:
         time.sleep(0.05)
 
 
-def live_daemon() -> dict[str, Any] | None:
+def live_daemon() -> DaemonInfo | None:
     """The endpoint info of a daemon whose process exists (answering or not), else None."""
     info = runtime.read_info()
     return info if info is not None and runtime.pid_alive(info["pid"]) else None
@@ -307,7 +308,7 @@ def call_direct_checked(op: str, root: str, args: dict[str, Any], mode: str,
         raise unresponsive(pid) from None
 
 
-def retire(info: dict[str, Any], root: str) -> bool:
+def retire(info: DaemonInfo, root: str) -> bool:
     """Stop an autostarted daemon (of another install) and wait for it to release `root`; whether it went."""
     if not ask_shutdown(info) or not wait_gone(info["pid"], RETIRE_WAIT_S):
         return False
@@ -315,7 +316,7 @@ def retire(info: dict[str, Any], root: str) -> bool:
     return True
 
 
-def call_beside(info: dict[str, Any], other: str, op: str, root: str, args: dict[str, Any],
+def call_beside(info: DaemonInfo, other: str, op: str, root: str, args: dict[str, Any],
                 on_progress: Progress | None) -> tuple[dict[str, Any], str]:
     """Answer in-process beside a daemon of another install (which this one must not use), saying so in one line."""
     pid = info["pid"]

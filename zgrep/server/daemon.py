@@ -350,8 +350,8 @@ def take_alive_lock() -> FileLock:
     """Lock the runtime dir's alive lock for this process's life; AlreadyRunning if taken."""
     lock = FileLock(runtime.runtime_dir(create=True) / runtime.ALIVE_LOCK, mode=0o600)
     if not lock.acquire(blocking=False):
-        info = runtime.read_info() or {}
-        raise AlreadyRunning(f"a zg daemon is already running (pid {info.get('pid', '?')})")
+        info = runtime.read_info()
+        raise AlreadyRunning(f"a zg daemon is already running (pid {info['pid'] if info else '?'})")
     return lock
 
 

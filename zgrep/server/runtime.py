@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Required, TypedDict, cast
 
 from zgrep import __version__
 from zgrep.fsutil import atomic_write
@@ -193,7 +193,19 @@ def read_token() -> str | None:
         return None
 
 
-def read_info(rdir: Path | None = None) -> dict[str, Any] | None:
+class DaemonInfo(TypedDict, total=False):
+    """The daemon's endpoint file (INFO_FILE): read_info returns it only with an int `pid` and a str `endpoint`."""
+
+    pid: Required[int]
+    endpoint: Required[str]
+    version: str  # install(): what identifies the daemon's zg install
+    executable: str
+    prefix: str
+    started: float  # epoch seconds
+    started_by: str  # command | autostart
+
+
+def read_info(rdir: Path | None = None) -> DaemonInfo | None:
     """The endpoint file of the daemon (pid, endpoint, version, install, started) in `rdir` (default:
     runtime_dir()), or None."""
     try:
@@ -202,7 +214,7 @@ def read_info(rdir: Path | None = None) -> dict[str, Any] | None:
         return None
     if not isinstance(info, dict) or not isinstance(info.get("pid"), int) or not isinstance(info.get("endpoint"), str):
         return None
-    return info
+    return cast(DaemonInfo, info)
 
 
 def install() -> dict[str, str]:
@@ -210,7 +222,7 @@ def install() -> dict[str, str]:
     return {"version": __version__, "executable": sys.executable, "prefix": sys.prefix}
 
 
-def other_install(info: dict[str, Any]) -> str | None:
+def other_install(info: DaemonInfo) -> str | None:
     """How the install of the daemon described by `info` differs from this one ("zgrep 0.1 at
     /venv/bin/python"), or None when it is this one."""
     if info.get("version") == __version__ and info.get("prefix") == sys.prefix:
