@@ -22,6 +22,7 @@ from zgrep.server.client import MODES, ClientError
 
 if TYPE_CHECKING:
     from zgrep.config import Config
+    from zgrep.contracts import Setting
     from zgrep.service import Operation
 
 COMMANDS = {  # name -> "module:attribute": one module per command group, imported when its command runs
@@ -119,12 +120,12 @@ def common_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     return fn
 
 
-def config_flags(model: str | None, milvus_uri: str | None) -> dict[str, Any]:
+def config_flags(model: str | None, milvus_uri: str | None) -> dict[str, Setting]:
     """Config overrides from the common flags; a bad --model exits 2 with the embedding factory's reason."""
     from zgrep.embedding.base import EmbeddingError
     from zgrep.embedding.factory import parse_model_spec
 
-    flags: dict[str, Any] = {}
+    flags: dict[str, Setting] = {}
     if milvus_uri:
         flags["milvus.uri"] = milvus_uri
     if model is not None:

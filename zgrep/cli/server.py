@@ -6,7 +6,6 @@ import json
 import os
 import signal
 import time
-from typing import Any
 
 import click
 
@@ -15,6 +14,7 @@ from zgrep.cli.main import fail
 from zgrep.config import Config, ConfigError
 from zgrep.locking import FileLock, lock_holder
 from zgrep.server import client, runtime
+from zgrep.contracts import Setting
 from zgrep.workspace import WorkspaceError, find_root
 
 STOP_WAIT_S = 15.0
@@ -46,7 +46,7 @@ def endpoint_problem(endpoint: str, allow_non_loopback: bool) -> str | None:
     return None
 
 
-def _warm_config(raw: str | None) -> dict[str, Any]:
+def _warm_config(raw: str | None) -> dict[str, Setting]:
     """--warm-config's settings: a JSON object of setting -> scalar, else none (warming is only a head start)."""
     try:
         value = json.loads(raw) if raw else {}

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from zgrep.server import protocol, runtime, zmtp
 from zgrep.server.runtime import DaemonInfo
 from zgrep.service import PING, SERVER_STATUS, SHUTDOWN, ErrorCode, ZgError, operation
+from zgrep.contracts import Setting
 from zgrep.locking import ENGINE_LOCK, lock_holder
 from zgrep.procfs import process_state
 
@@ -181,7 +182,7 @@ class Autostart(NamedTuple):
         return cls(cfg.server.endpoint, cfg.server.autostart_idle_timeout)
 
 
-def start_daemon(autostart: Autostart, root: str, config: dict[str, Any] | None = None) -> bool:
+def start_daemon(autostart: Autostart, root: str, config: dict[str, Setting] | None = None) -> bool:
     """Start the daemon detached, warming `root` with the starting command's settings (`config`: its
     --model/--milvus-uri), unless one runs or is being started; True when started. The start lock goes
     with it (held until it answers), so concurrent commands start one daemon."""

@@ -40,7 +40,7 @@ from typing import Any
 
 from zgrep import __version__, dispatch, service
 from zgrep.config import Config, ConfigError, env_name
-from zgrep.contracts import NoArgs, Pong, ServerStatus, Stopping
+from zgrep.contracts import NoArgs, Pong, ServerStatus, Setting, Stopping
 from zgrep.engine import Engine
 from zgrep.fsutil import atomic_write
 from zgrep.locking import FileLock
@@ -357,7 +357,7 @@ def take_alive_lock() -> FileLock:
 
 def run_daemon(endpoint: str, idle_timeout: float, foreground: bool = False, started_by: str = "command",
                warm: str | None = None, start_lock_fd: int | None = None,
-               warm_config: dict[str, Any] | None = None) -> None:
+               warm_config: dict[str, Setting] | None = None) -> None:
     """Run the daemon in this process until it is stopped; cleans its files on the way out. `warm`: a
     workspace to open once listening, with `warm_config` (the starting command's settings);
     `start_lock_fd`: the starter's start lock, closed once answering."""

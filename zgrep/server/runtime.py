@@ -39,6 +39,8 @@ _FOLLOWED: ContextVar[Path | None] = ContextVar("zgrep_runtime_dir", default=Non
 if TYPE_CHECKING:
     import subprocess
 
+    from zgrep.contracts import Setting
+
 
 def _private_dir(path: Path) -> Path:
     """Create `path` (and parents) and make the leaf 0700."""
@@ -260,7 +262,7 @@ def take_start_lock() -> int | None:
 
 def spawn(endpoint: str, idle_timeout: float, started_by: str, allow_non_loopback: bool = False,
           warm: str | None = None, start_lock_fd: int | None = None,
-          warm_config: dict[str, Any] | None = None) -> subprocess.Popen[bytes]:
+          warm_config: dict[str, Setting] | None = None) -> subprocess.Popen[bytes]:
     """Start `zg server run` detached: its own session, cwd /, stdin and stdout null, stderr to the state
     dir's STDERR_FILE; it outlives the caller. `warm`: a workspace to open as soon as it listens, with the
     settings of the command that started it (`warm_config`: its --model/--milvus-uri, as sent to a daemon)."""
