@@ -7,10 +7,20 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Any
 from collections.abc import Callable
+from typing import TypedDict
 
-Progress = Callable[[dict[str, Any]], None]
+
+class ProgressEvent(TypedDict, total=False):
+    """One index progress message (a daemon sends it in a progress frame)."""
+
+    files_done: int
+    files_total: int
+    chunks_done: int
+    final: bool  # the last one of the run
+
+
+Progress = Callable[[ProgressEvent], None]
 
 
 def stderr_progress() -> Progress | None:
@@ -19,7 +29,7 @@ def stderr_progress() -> Progress | None:
         return None
     start = time.monotonic()
 
-    def show(event: dict[str, Any]) -> None:
+    def show(event: ProgressEvent) -> None:
         done, total = event.get("files_done", 0), event.get("files_total", 0)
         elapsed = max(time.monotonic() - start, 1e-6)
         rate = event.get("chunks_done", 0) / elapsed

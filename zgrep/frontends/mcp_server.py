@@ -26,6 +26,7 @@ from pydantic import Field
 from zgrep import __version__
 from zgrep.frontends.api import FrontendError, Workspace, arguments, as_list
 from zgrep.frontends.clips import ClipStore
+from zgrep.progress import ProgressEvent
 from zgrep.service import MCP, OPERATIONS, ErrorCode, Operation, Param
 
 INSTRUCTIONS = """\
@@ -148,7 +149,7 @@ def build_server(ws: Workspace, clips: ClipStore | None = None) -> MCPServer:
             fn: Callable[..., Any] = read
         else:
             async def write(ctx: Context, **given: Any) -> dict[str, Any]:
-                def report(event: dict[str, Any]) -> None:
+                def report(event: ProgressEvent) -> None:
                     message = (f"{event.get('files_done', 0)}/{event.get('files_total', 0)} files, "
                                f"{event.get('chunks_done', 0)} chunks")
                     anyio.from_thread.run(ctx.report_progress, event.get("files_done", 0), event.get("files_total"),

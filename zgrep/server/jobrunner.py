@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from zgrep.progress import Progress
+from zgrep.progress import Progress, ProgressEvent
 from zgrep.server import protocol
 from zgrep.service import ErrorCode, Job, ZgError
 
@@ -118,7 +118,7 @@ class JobRunner:
         for waiter in impatient:
             waiter.reply(self.busy_error())
 
-    def progress(self, event: dict[str, Any]) -> None:
+    def progress(self, event: ProgressEvent) -> None:
         """A job's progress: a cancellation point, then the event for every waiter that asked for it."""
         if self.stopped:
             raise JobCancelled(ErrorCode.SHUTTING_DOWN, "the daemon stopped the index job; run it again")

@@ -12,6 +12,7 @@ from functools import cache
 from types import UnionType
 from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
+from zgrep.progress import ProgressEvent
 from zgrep.service import OPERATIONS, ErrorCode, ZgError
 
 PROTOCOL_VERSION = 1
@@ -180,7 +181,7 @@ def decode_request(data: bytes) -> dict[str, Any]:
     return msg
 
 
-def progress(event: dict[str, Any]) -> dict[str, Any]:
+def progress(event: ProgressEvent) -> dict[str, Any]:
     """An interim message (index progress) sent before the final response."""
     return {"v": PROTOCOL_VERSION, "progress": event}
 
