@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import TypedDict, cast
 
+from zgrep.contracts import Status
 from zgrep.git import git_toplevel
 from zgrep.hooks.install import hooks_status
-from zgrep.server.client import daemon_state
+from zgrep.server.client import DaemonState, daemon_state
 from zgrep.server.runtime import following
-
 
 
 class HooksSummary(TypedDict):
@@ -20,7 +21,15 @@ class HooksSummary(TypedDict):
     worker_running: bool
 
 
-def workspace_status(root: Path, index_status: dict[str, Any]) -> dict[str, Any]:
+class WorkspaceStatus(Status, total=False):
+    """`zg status --json`: the index's status, the mode that answered, the daemon's and the hooks' state."""
+
+    mode: str
+    daemon: DaemonState
+    hooks: HooksSummary | None  # None outside a git work tree
+
+
+def workspace_status(root: Path, index_status: Mapping[str, object]) -> WorkspaceStatus:
     """`index_status` with `daemon` (running, pid, ...: the one holding `root`, whatever runtime dir this
     environment names) and `hooks` (None outside a git work tree) added."""
     with following(root):
@@ -28,4 +37,4 @@ def workspace_status(root: Path, index_status: dict[str, Any]) -> dict[str, Any]
     hooks = hooks_status(root) if git_toplevel(root) else None
     summary: HooksSummary | None = None if not hooks else {
         "installed": hooks["installed"], "pending": hooks["pending"], "worker_running": hooks["worker_running"]}
-    return {**index_status, "daemon": daemon, "hooks": summary}
+    return cast(WorkspaceStatus, {**index_status, "daemon": daemon, "hooks": summary})

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from zgrep.contracts import (CallersResult, ImpactResult, IndexReport, SearchGroup, SearchHit, SearchResult,
                                  ServerStatus, TraceNode, TraceResult)
     from zgrep.hooks.install import HooksStatus
-    from zgrep.status import HooksSummary
+    from zgrep.status import HooksSummary, WorkspaceStatus
 
 _ANSI = re.compile(r"\033\[[0-?]*[ -/]*[@-~]")  # what click.echo strips from output that is no terminal
 _RESET, _MAGENTA, _GREEN, _DIM, _BOLD = "\033[0m", "\033[35m", "\033[32m", "\033[2m", "\033[1m"
@@ -282,7 +282,7 @@ def write_impact(result: ImpactResult) -> None:
 
 # --- status, doctor, config ------------------------------------------------------------------------------
 
-def write_status(result: dict[str, Any]) -> None:
+def write_status(result: WorkspaceStatus) -> None:
     """The workspace status table (or the one line of a workspace not indexed yet)."""
     hooks = result["hooks"]
     if not result.get("indexed"):
@@ -315,7 +315,7 @@ def _when(ts: float | None) -> str:
     return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts)) if ts else "never"
 
 
-def _freshness(result: dict[str, Any]) -> str:
+def _freshness(result: WorkspaceStatus) -> str:
     if result.get("problem"):
         return "unknown (see PROBLEM)"
     if result.get("run_unfinished"):

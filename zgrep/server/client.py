@@ -11,7 +11,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, TypedDict
 
 from zgrep.server import protocol, runtime, zmtp
 from zgrep.server.runtime import DaemonInfo
@@ -154,7 +154,20 @@ def wait_gone(pid: int, timeout_s: float) -> bool:
     return True
 
 
-def daemon_state(timeout_ms: int = 500) -> dict[str, Any]:
+class DaemonState(TypedDict, total=False):
+    """Whether a daemon runs and answers; with its pid, endpoint, version, uptime and starter when it runs."""
+
+    running: bool
+    ready: bool
+    stopped: bool  # its process is stopped (SIGSTOP, a debugger)
+    pid: int
+    endpoint: str
+    version: str | None
+    uptime_s: float | None
+    started_by: str | None
+
+
+def daemon_state(timeout_ms: int = 500) -> DaemonState:
     """Whether a daemon is running and ready, with its pid, endpoint, version and uptime."""
     info = runtime.read_info()
     if info is None or not runtime.pid_alive(info["pid"]):
