@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 if TYPE_CHECKING:
     from zgrep.contracts import DefinitionDoc
@@ -78,6 +78,24 @@ class Chunk:
         return f"{head}\n{body}" if head else body
 
 
+class ChunkFields(TypedDict, total=False):
+    """A chunk's stored fields (store/rows.chunk_row writes them all; a route or query returns those it asks for)."""
+
+    id: str
+    path: str
+    language: str
+    symbol: str
+    names: list[str]
+    symbol_kind: str
+    scope: str
+    start_line: int
+    end_line: int
+    mtime: int
+    content: str
+    lexical: str
+    dense: list[float]
+
+
 @dataclass
 class RouteHit:
     """One hit of one search route: the chunk's stored fields and its rank (0-based) in that route."""
@@ -85,4 +103,4 @@ class RouteHit:
     id: str
     rank: int
     distance: float
-    fields: dict[str, Any]
+    fields: ChunkFields

@@ -8,11 +8,10 @@ import math
 import re
 from dataclasses import dataclass, field
 from collections.abc import Mapping, Set
-from typing import Any
 
 from zgrep.filetypes import is_prose, is_test
 from zgrep.search.text import STOPWORDS, split_identifier, stem
-from zgrep.types import RouteHit
+from zgrep.types import ChunkFields, RouteHit
 
 _VENDOR_PATH = re.compile(r"(^|/)(vendor|vendored|third_party|thirdparty|external|_vendor)(/|$)")
 _DEFINITION_KINDS = frozenset({"class", "interface", "function"})
@@ -53,7 +52,7 @@ class Candidate:
     """A chunk with its fused score, the routes that found it and its final score."""
 
     id: str
-    fields: dict[str, Any]
+    fields: ChunkFields
     fused: float = 0.0
     routes: list[str] = field(default_factory=list)
     score: float = 0.0

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+
+from zgrep.types import ChunkFields
 
 # gap_blank(path, first, last): whether lines first..last of the indexed file are all blank
 GapCheck = Callable[[str, int, int], bool]
@@ -16,7 +17,7 @@ class Span:
     """Lines of one file from ranked chunks; the first (best) chunk gives its label (`fields`).
     `lines` is None for a chunk whose stored content lacks some of its lines (clipped): it never merges."""
 
-    fields: dict[str, Any]
+    fields: ChunkFields
     score: float
     routes: set[str]
     start: int
@@ -34,7 +35,7 @@ class Span:
         return "\n".join(self.lines[n] for n in range(self.start, self.end + 1))
 
 
-def span_of(fields: dict[str, Any], score: float, routes: list[str]) -> Span:
+def span_of(fields: ChunkFields, score: float, routes: list[str]) -> Span:
     """A chunk as a span."""
     start, end = int(fields["start_line"]), int(fields["end_line"])
     rows = str(fields.get("content") or "").split("\n")

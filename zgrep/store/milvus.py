@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 from collections.abc import Callable, Iterable
 from functools import wraps
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar, cast
 
 from pymilvus import DataType, Function, FunctionType, MilvusClient
 from pymilvus.client import entity_helper
@@ -18,7 +18,7 @@ from zgrep.service import ErrorCode, FixedCodeError
 from zgrep.store.native import EngineError, NativeEngine, is_lite
 from zgrep.store.expr import in_list, quote
 from zgrep.store.rows import MAX_NAMES
-from zgrep.types import RouteHit
+from zgrep.types import ChunkFields, RouteHit
 from zgrep.workspace import redact
 
 # the fields a route hit carries: what the rerank and the hits read (mtime only filters, in expressions)
@@ -146,11 +146,11 @@ class MilvusStore:
         return _open_failure(self.uri, (self.engine.last_error() if self.engine else "") or exc.message)
 
     @reported
-    def rows(self, fields: list[str]) -> list[dict[str, Any]]:
+    def rows(self, fields: list[str]) -> list[ChunkFields]:
         """Every stored row with `fields` (checks and benchmarks of what the index holds)."""
         self.ensure_loaded()
         iterator = self.client.query_iterator(self.collection, batch_size=1000, filter="", output_fields=fields)
-        out: list[dict[str, Any]] = []
+        out: list[ChunkFields] = []
         while batch := iterator.next():
             out.extend(batch)
         iterator.close()
@@ -206,7 +206,7 @@ class MilvusStore:
             self.client.delete(self.collection, filter=in_list("path", part))
 
     @reported
-    def insert(self, rows: list[dict[str, Any]]) -> None:
+    def insert(self, rows: list[ChunkFields]) -> None:
         """Insert chunk rows (fields of the schema except `sparse`)."""
         for i in range(0, len(rows), _INSERT_BATCH):
             self.client.insert(self.collection, rows[i : i + _INSERT_BATCH])
@@ -268,13 +268,14 @@ class MilvusStore:
                                      output_fields=["id", *SCALAR_FIELDS], limit=limit)
         order = {n: i for i, n in enumerate(names)}
 
-        def preference(row: dict[str, Any]) -> tuple[Any, ...]:
+        def preference(row: ChunkFields) -> tuple[Any, ...]:
             named = min((order[n] for n in row["names"] if n in order), default=len(order))
             return (named, row["symbol"] not in order, row["symbol_kind"] not in ("class", "interface", "function"),
                     row["scope"] != "", len(row["path"]), row["start_line"])
 
         rows = sorted(rows, key=preference)[:limit]
-        return [RouteHit(r["id"], rank, 0.0, {k: r[k] for k in SCALAR_FIELDS}) for rank, r in enumerate(rows)]
+        return [RouteHit(r["id"], rank, 0.0, cast(ChunkFields, {k: r[k] for k in SCALAR_FIELDS}))
+                for rank, r in enumerate(rows)]
 
     def close(self) -> None:
         """Release the connection and, for Milvus Lite, stop its engine (which frees the data file)."""
@@ -293,4 +294,5 @@ def _route_hits(res: Any) -> list[RouteHit]:
 
 
 def _hits(hits: Any) -> list[RouteHit]:
-    return [RouteHit(h["id"], rank, float(h["distance"]), dict(h["entity"])) for rank, h in enumerate(hits)]
+    return [RouteHit(h["id"], rank, float(h["distance"]), cast(ChunkFields, dict(h["entity"])))
+            for rank, h in enumerate(hits)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
-from zgrep.types import Chunk
+from zgrep.types import Chunk, ChunkFields
 
 MAX_NAMES = 64  # the `names` ARRAY field's capacity
 MAX_CONTENT_BYTES = 60_000  # below the VARCHAR limit of `content` and `lexical` (65,535 bytes)
@@ -22,7 +22,7 @@ def chunk_id(path: str, start: int, end: int, content_hash: str) -> str:
     return hashlib.sha256(f"{path}\0{start}\0{end}\0{content_hash}".encode("utf-8", "surrogateescape")).hexdigest()[:40]
 
 
-def chunk_row(chunk: Chunk, content_hash: str, lexical: str, vector: Any, mtime: float) -> dict[str, Any]:
+def chunk_row(chunk: Chunk, content_hash: str, lexical: str, vector: Any, mtime: float) -> ChunkFields:
     """The collection row of one chunk (every field of the schema except the BM25 `sparse` output)."""
     return {
         "id": chunk_id(chunk.path, chunk.start_line, chunk.end_line, content_hash),
