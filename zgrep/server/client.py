@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypedDict
 from zgrep.server import protocol, runtime, zmtp
 from zgrep.server.runtime import DaemonInfo
 from zgrep.service import PING, SERVER_STATUS, SHUTDOWN, ErrorCode, ZgError, operation
-from zgrep.contracts import Setting
 from zgrep.locking import ENGINE_LOCK, lock_holder
 from zgrep.procfs import process_state
 
 if TYPE_CHECKING:
     from zgrep.config import Config
+    from zgrep.contracts import Setting
     from zgrep.progress import Progress
 
 MODES = ("auto", "server", "direct")
