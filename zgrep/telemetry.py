@@ -212,7 +212,8 @@ def summarize(docs: list[UsageLine]) -> dict[str, CommandSummary]:
         done = [d for d in runs if d.get("exit") != 2]
         entry: CommandSummary = {"runs": len(runs), "errors": len(runs) - len(done)}
         if done:
-            entry.update(_latency(done))
+            latency = _latency(done)
+            entry["p50_ms"], entry["p95_ms"] = latency["p50_ms"], latency["p95_ms"]
             modes = sorted({str(d.get("mode")) for d in done})
             entry["by_mode"] = {m: {"runs": len([d for d in done if str(d.get("mode")) == m]),
                                     **_latency([d for d in done if str(d.get("mode")) == m])} for m in modes}
