@@ -16,6 +16,7 @@ from zgrep.adr.model import CHANGE_TYPES, FOREIGN_STATUSES, STATUSES, Adr, Ancho
 from zgrep.adr.settings import AdrSettings, load_settings
 from zgrep.adr.store import AdrSet
 from zgrep.cli import output
+from zgrep.vocab import MODES
 
 EXIT_USAGE = 2
 
@@ -297,7 +298,7 @@ def constraints_cmd(ids: tuple[str, ...], for_path: str | None, fmt: str) -> Non
 @click.argument("query")
 @click.option("--status", type=click.Choice(FOREIGN_STATUSES), help="Keep only ADR hits with this status.")
 @click.option("--limit", default=10, show_default=True)
-@click.option("--mode", type=click.Choice(("auto", "server", "direct")), default="auto", show_default=True)
+@click.option("--mode", type=click.Choice(MODES), default="auto", show_default=True)
 @click.option("--json", "as_json", is_flag=True)
 def search_cmd(query: str, status: str | None, limit: int, mode: str, as_json: bool) -> None:
     """Search ADRs and spec/plan documents with the normal index; each hit says its kind."""
@@ -388,7 +389,7 @@ def import_cmd(dry_run: bool) -> None:
 @click.option("--fix", is_flag=True, help="Repair renamed files and moved symbols/line ranges.")
 @click.option("--strict", is_flag=True, help="Also ask every record for zg's own fields (id, code_anchors).")
 @click.option("--suggest", is_flag=True, help="With --staged: also name live ADRs close to the change (advisory).")
-@click.option("--mode", type=click.Choice(("auto", "server", "direct")), default="auto", show_default=True,
+@click.option("--mode", type=click.Choice(MODES), default="auto", show_default=True,
               help="Where --suggest searches: the daemon, in-process, or the daemon when it runs.")
 @click.option("--json", "as_json", is_flag=True)
 def check_cmd(paths: tuple[str, ...], staged: bool, check_all: bool, fix: bool, strict: bool, suggest: bool,

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypedDict
 
 from zgrep.server import protocol, runtime, zmtp
 from zgrep.server.runtime import DaemonInfo
+from zgrep.vocab import MODES
 from zgrep.service import PING, SERVER_STATUS, SHUTDOWN, ErrorCode, ZgError, operation
 from zgrep.locking import ENGINE_LOCK, lock_holder
 from zgrep.procfs import process_state
@@ -24,7 +25,6 @@ if TYPE_CHECKING:
     from zgrep.contracts import Setting
     from zgrep.progress import Progress
 
-MODES = ("auto", "server", "direct")
 POLL_S = 0.2
 READ_ONLY_DEADLINE_S = 600.0
 BUSY_PROBE_MS = 1000
