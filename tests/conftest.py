@@ -25,7 +25,7 @@ import zgrun
 from zgrun import ZG  # noqa: F401  (the helpers' and tests' name for the installed command)
 
 # No test's `zg search` starts a daemon behind its back (auto mode's autostart is off under CI);
-# tests/test_autostart.py drops the variable for the users it runs.
+# tests/server/test_autostart.py drops the variable for the users it runs.
 os.environ["CI"] = "1"
 USER_DIRS = ("HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_RUNTIME_DIR", "XDG_STATE_HOME", "XDG_DATA_HOME")
 SESSION_MARK = "ZGREP_TEST_SESSION"  # not ZG_*: the fixtures and daemon_helpers.User drop those

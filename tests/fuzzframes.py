@@ -1,4 +1,4 @@
-"""Hostile daemon messages for the fuzz test (tests/test_daemon_hardening.py) and bench/fuzz.py: random,
+"""Hostile daemon messages for the fuzz test (tests/server/test_daemon_hardening.py) and bench/fuzz.py: random,
 truncated, nested, oversized, multi-frame or wrong-typed frames, with roots spelled every way (`..`, `.`,
 another held workspace, missing ones) and tokens of other daemons."""
 

@@ -25,7 +25,7 @@ TESTS = Path(__file__).parent
 
 @pytest.fixture(scope="module")
 def module_env() -> dict[str, str]:
-    """What a module-scoped fixture's `zg` sees (as tests/test_adr_cli.py's repository did)."""
+    """What a module-scoped fixture's `zg` sees (as tests/adr/test_adr_cli.py's repository did)."""
     out = subprocess.run([sys.executable, "-c", "import json, os; print(json.dumps(dict(os.environ)))"],
                          capture_output=True, text=True, check=True)
     return json.loads(out.stdout)

@@ -11,7 +11,7 @@ import pytest
 from test_adr_kit import ZG, Repo
 from zgrep.adr.formats import read_record
 
-FIXTURES = Path(__file__).parent / "fixtures" / "adr_formats"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "adr_formats"
 ADR_TOOLS_DIR = "doc/architecture/decisions"
 
 

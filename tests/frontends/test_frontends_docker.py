@@ -13,7 +13,7 @@ import yaml
 from zgrep.cli.main import COMMANDS
 from zgrep.config import CHOICES, DEFAULTS, env_name
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 DOCKER = REPO / "docker"
 PINNED = re.compile(r"^[\w./-]+:(v?\d[\w.-]*|RELEASE\.[\w.-]+)$")  # a version tag, never `latest` or none
 

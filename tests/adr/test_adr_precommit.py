@@ -11,7 +11,7 @@ from test_adr_kit import Repo, adr_text
 
 pytestmark = pytest.mark.e2e
 
-MANIFEST = Path(__file__).resolve().parents[1] / ".pre-commit-hooks.yaml"
+MANIFEST = Path(__file__).resolve().parents[2] / ".pre-commit-hooks.yaml"
 NET = "def fetch_with_retry(url):\n    return url\n"
 
 

@@ -19,7 +19,7 @@ from zgrep.hooks.install import HOOKS, hooks_status
 
 pytestmark = pytest.mark.e2e
 
-ZGREP_REPO = Path(__file__).resolve().parents[1]
+ZGREP_REPO = Path(__file__).resolve().parents[2]
 VENV_BIN = str(Path(sys.executable).parent)
 
 
