@@ -1,6 +1,6 @@
 """Two ways to run `zg` with the same answer (a CompletedProcess, text stdout and stderr):
 
-- `in_process`: `zgrep.cli.main.main` called in this process, as the `zg` script calls it, with the
+- `in_process`: the `zg` script's entry point (`zgrep.cli.fast.main`) called in this process, with the
   environment, working directory, argv and standard streams a subprocess would have had. It saves
   the interpreter's start and the imports (pymilvus alone ~0.9 s) of every call; what a test that
   only reads output and exit codes needs.
@@ -40,13 +40,13 @@ def in_process(*args: str, cwd: Path | str | None = None, env: dict[str, str] | 
     """Run `zg ARGS` in this process with exactly `env` (default: this process's environment), stdin
     `input` (default: empty) and captured stdout/stderr, decoded as subprocess.run(text=True) does.
     `timeout` is accepted for the same signature as `binary` and not enforced."""
-    from zgrep.cli.main import main
+    from zgrep.cli.fast import main  # pyproject's [project.scripts] zg: it reads sys.argv, set below
 
     out, err = io.BytesIO(), io.BytesIO()
     children = _children()
     with _sandbox(env, cwd, [ZG, *args], input or "", out, err):
         try:
-            main(args=list(args), prog_name="zg")
+            main()
             code = 0
         except SystemExit as exc:
             code = _exit_status(exc.code)
