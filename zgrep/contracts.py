@@ -5,11 +5,13 @@ Standard library only (the thin client imports it). Fields are only ever added, 
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import TypeAlias, TypedDict
 
 from zgrep.vocab import Direction, HitKind, Preview, Refresh, SearchMode
 
 Setting = str | int | float | bool | list[str] | None
+JSONValue: TypeAlias = "str | int | float | bool | None | list[JSONValue] | dict[str, JSONValue]"
+JSONObject: TypeAlias = "dict[str, JSONValue]"  # any JSON object, as a request or a reply carries it
 
 
 class CommonArgs(TypedDict, total=False):
@@ -246,6 +248,28 @@ class Pong(TypedDict):
     version: str
 
 
+class HeldWorkspace(TypedDict):
+    """A workspace the daemon holds, as `zg server status` lists it."""
+
+    root: str
+    idle_s: float
+    active_requests: int
+    job_running: bool
+    job_queued: bool
+    jobs_done: int
+    watching: bool
+    waiting_requests: int
+    job_silent_s: float
+    busy: bool  # its index job has been silent for the stall limit
+
+
+class Models(TypedDict):
+    """The embedding models the daemon has loaded."""
+
+    models: list[str]
+    model_instances: int
+
+
 class ServerStatus(TypedDict):
     pid: int
     endpoint: str
@@ -253,7 +277,7 @@ class ServerStatus(TypedDict):
     protocol: int
     started: float
     uptime_s: float
-    workspaces: list[dict[str, Any]]
+    workspaces: list[HeldWorkspace]
     models: list[str]
     model_instances: int
     requests_served: int
@@ -267,3 +291,8 @@ class ServerStatus(TypedDict):
 class Stopping(TypedDict):
     stopping: bool
     pid: int
+
+
+class Args(SearchArgs, IndexArgs, CallersArgs, TraceArgs, ImpactArgs, total=False):
+    """Any op's arguments: an argument's name means one kind of value whichever op a request names
+    (`zgrep.server.protocol.arg_checks`)."""

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Any
-
 from zgrep import service
 from zgrep.config import Config
+from zgrep.contracts import Args, JSONObject
 from zgrep.engine import Engine
 from zgrep.progress import Progress
 from zgrep.server import protocol
@@ -16,22 +15,23 @@ from zgrep.service import ErrorCode, Scope, ZgError
 from zgrep.workspace import redact
 
 
-def handle(engine: Engine, op: str, args: Any, progress: Progress | None = None) -> Any:
+def handle(engine: Engine, op: str, args: Args, progress: Progress | None = None) -> JSONObject:
     """Run workspace op `op` with `engine`; ZgError when it fails (or is not a workspace op)."""
     operation = service.operation(op)
     if operation.scope is Scope.DAEMON:
         raise ZgError(ErrorCode.UNKNOWN_OP, f"op {op!r} is answered by the daemon only")
-    return service.handler(operation)(engine, args, progress)
+    result: JSONObject = service.handler(operation)(engine, args, progress)
+    return result
 
 
-def error_response(exc: BaseException) -> dict[str, Any]:
+def error_response(exc: BaseException) -> protocol.Reply:
     """The error response for a failure: a ZgError's code and line, anything else `internal`."""
     if isinstance(exc, ZgError):
         return protocol.error(exc.code, redact(str(exc)))
     return protocol.error(ErrorCode.INTERNAL, redact(f"{type(exc).__name__}: {exc}"))
 
 
-def serve(engine: Engine, request: dict[str, Any], progress: Progress | None = None) -> dict[str, Any]:
+def serve(engine: Engine, request: protocol.Request, progress: Progress | None = None) -> protocol.Reply:
     """Answer one request with `engine`, turning failures into error responses."""
     try:
         return protocol.ok(handle(engine, request["op"], request.get("args") or {}, progress))
@@ -89,9 +89,11 @@ class _Direct:
 _direct = _Direct()
 
 
-def run_direct(request: dict[str, Any], progress: Progress | None = None) -> dict[str, Any]:
+def run_direct(request: protocol.Request, progress: Progress | None = None) -> protocol.Reply:
     """Open the workspace's engine in this process, serve one request, close it (see `_Direct`)."""
     try:
+        if request["root"] is None:
+            raise ZgError(ErrorCode.BAD_REQUEST, "a workspace op needs a workspace root")
         root = Path(request["root"])
         op = service.operation(request["op"])
         if op.scope is Scope.RELATIONS:
@@ -101,7 +103,7 @@ def run_direct(request: dict[str, Any], progress: Progress | None = None) -> dic
         return error_response(exc)
     if lent is not None:
         try:  # the index job in progress refreshes; the borrowed view must not
-            args = {**(request.get("args") or {}), "refresh": "off"} if op.refreshes else request.get("args")
+            args: Args = {**(request.get("args") or {}), "refresh": "off"} if op.refreshes else request.get("args") or {}
             return serve(lent, {**request, "args": args}, progress)
         finally:
             _direct.give_back(root)
@@ -111,7 +113,7 @@ def run_direct(request: dict[str, Any], progress: Progress | None = None) -> dic
         _direct.leave(root)
 
 
-def _serve_new(root: Path, request: dict[str, Any], progress: Progress | None, lend: bool = False) -> dict[str, Any]:
+def _serve_new(root: Path, request: protocol.Request, progress: Progress | None, lend: bool = False) -> protocol.Reply:
     try:
         engine = Engine(root, Config.load(root, request.get("args", {}).get("config")))
     except Exception as exc:

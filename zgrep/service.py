@@ -97,7 +97,7 @@ class Job(NamedTuple):
         paths = None if self.paths is None or other.paths is None else self.paths | other.paths
         return Job(self.full or other.full, paths)
 
-    def args(self) -> dict[str, Any]:
+    def args(self) -> c.Args:
         """The job op's arguments for this work."""
         return {"full": self.full, "paths": None if self.paths is None else sorted(self.paths)}
 
@@ -126,7 +126,7 @@ class Operation(NamedTuple):
     job: Callable[[Mapping[str, Any]], Job | None] | None = None  # the daemon's job runner runs it (coalesced), or None
     refreshes: bool = False  # reads after the index pass its `refresh` argument asks for (never on a borrowed view)
     settles: bool = False  # the daemon settles its heap after the first answer of an index
-    warm: Mapping[str, Any] | None = None  # a daemon warming a workspace calls it so
+    warm: c.Args | None = None  # a daemon warming a workspace calls it so
 
     def __hash__(self) -> int:
         return hash(self.name)  # one op per name (`warm` is a mapping)

@@ -12,7 +12,7 @@ import os
 import time
 from pathlib import Path
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypedDict, cast
+from typing import TYPE_CHECKING, TypedDict, cast
 
 from zgrep import __version__
 from zgrep.progress import Progress
@@ -21,6 +21,7 @@ from zgrep.server.runtime import state_dir
 
 if TYPE_CHECKING:
     from zgrep.config import Config
+    from zgrep.contracts import Args, IndexReport, JSONObject, SearchHit, SearchResult, Status
 
 FILE = "telemetry.jsonl"
 MAX_BYTES = 5 * 1024 * 1024  # past this the file becomes telemetry.jsonl.1 (one older generation is kept)
@@ -58,34 +59,38 @@ class UsageLine(TypedDict, total=False):
     queries: list[str]
 
 
-def _hits(result: dict[str, Any]) -> list[dict[str, Any]]:
-    return [hit for group in result.get("groups") or [result] for hit in group.get("hits", [])]
+def _hits(result: SearchResult) -> list[SearchHit]:
+    groups = result.get("groups")
+    return [hit for group in groups for hit in group.get("hits", [])] if groups else list(result.get("hits", []))
 
 
-def line(command: str, frontend: str, mode: str | None, took_ms: float, result: dict[str, Any] | None,
+def line(command: str, frontend: str, mode: str | None, took_ms: float, result: JSONObject | None,
          exit_code: int | None, queries: list[str] | None) -> UsageLine:
     """The one JSON object recorded for a finished command: numbers and names of modes, nothing of the code.
     `exit_code` None: derived as the CLI does (a search without hits exits 1)."""
     doc: UsageLine = {"ts": round(time.time(), 3), "command": command, "frontend": frontend, "mode": mode,
                       "took_ms": round(took_ms, 1), "version": __version__}
     if result is not None and command == "search":
-        hits = _hits(result)
+        found = cast("SearchResult", result)
+        hits = _hits(found)
         doc.update({"hits": len(hits), "top_score": max((h["score"] for h in hits), default=None),
-                    "queries_count": len(result.get("groups") or [result])})
+                    "queries_count": len(found.get("groups") or [found])})
         exit_code = exit_code if exit_code is not None else (0 if hits else 1)
     elif result is not None and command == "index":
         doc.update(cast(UsageLine, {key: result[key] for key in INDEX_FIELDS if key in result}))
-        doc.update({"index_took_s": result.get("took_s"), "dry_run": bool(result.get("dry_run"))})
+        report = cast("IndexReport", result)
+        doc.update({"index_took_s": report.get("took_s"), "dry_run": bool(report.get("dry_run"))})
     elif result is not None and command == "status":
-        doc.update({"indexed": bool(result.get("indexed")), "files": result.get("files"), "chunks": result.get("chunks")})
+        status = cast("Status", result)
+        doc.update({"indexed": bool(status.get("indexed")), "files": status.get("files"), "chunks": status.get("chunks")})
     doc["exit"] = exit_code if exit_code is not None else 0
     if queries is not None:
         doc["queries"] = queries
     return doc
 
 
-def recorded_call(cfg: Config, op: str, root: str, args: dict[str, Any], mode: str, frontend: str = "cli",
-                  on_progress: Progress | None = None) -> tuple[dict[str, Any], str]:
+def recorded_call(cfg: Config, op: str, root: str, args: Args, mode: str, frontend: str = "cli",
+                  on_progress: Progress | None = None) -> tuple[JSONObject, str]:
     """`client.call` with the config's probe and autostart settings, recorded (when telemetry is on);
     a ClientError is recorded with its exit code and raised again. Every front end calls through here."""
     started = time.monotonic()
@@ -99,7 +104,7 @@ def recorded_call(cfg: Config, op: str, root: str, args: dict[str, Any], mode: s
     return result, used
 
 
-def record(cfg: Config, command: str, started: float, mode: str | None, result: dict[str, Any] | None,
+def record(cfg: Config, command: str, started: float, mode: str | None, result: JSONObject | None,
            exit_code: int | None = None, frontend: str = "cli", queries: list[str] | None = None) -> None:
     """Append one line for `command` (begun at monotonic `started`) when telemetry is on; never raises."""
     if command not in RECORDED or not cfg.telemetry.enabled:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
 
 from zgrep.adr.settings import AdrSettings
 from zgrep.adr.store import AdrSet, anchor_covers
+from zgrep.contracts import Args, SearchHit
 
 
-def search_args(settings: AdrSettings, query: str, limit: int) -> dict[str, Any]:
+def search_args(settings: AdrSettings, query: str, limit: int) -> Args:
     """Search args (DEVELOPERS.md) with globs limited to the ADR and doc directories."""
     dirs = (settings.dir, *settings.doc_dirs)
     return {"queries": [query], "limit": limit, "globs": [f"{d}/**" for d in dirs], "preview": "short"}
@@ -25,16 +25,25 @@ def doc_kind(settings: AdrSettings, path: str) -> str:
     return "doc"
 
 
-def label_hits(settings: AdrSettings, adrs: AdrSet, hits: list[dict[str, Any]], status: str | None) -> list[dict[str, Any]]:
+class LabelledHit(SearchHit, total=False):
+    """A search hit with the kind of document it is in, and the ADR's id, title and status for an ADR."""
+
+    doc_kind: str
+    id: str
+    title: str
+    status: str
+
+
+def label_hits(settings: AdrSettings, adrs: AdrSet, hits: list[SearchHit], status: str | None) -> list[LabelledHit]:
     """Add doc_kind (and id/title/status for ADRs); `status` keeps only ADR hits with it."""
     by_path = {a.path: a for a in adrs.adrs}
     out = []
     for hit in hits:
         kind = doc_kind(settings, hit["path"])
-        labelled = {**hit, "doc_kind": kind}
+        labelled: LabelledHit = {**hit, "doc_kind": kind}
         record = by_path.get(hit["path"])
         if record is not None:
-            labelled.update(id=record.id, title=record.title, status=record.status)
+            labelled["id"], labelled["title"], labelled["status"] = record.id, record.title, record.status
         if status and (kind != "adr" or labelled.get("status") != status):
             continue
         out.append(labelled)

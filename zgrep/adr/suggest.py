@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from zgrep import git
 from zgrep.adr.model import Adr
@@ -17,6 +17,7 @@ from zgrep.adr.anchors import is_binary
 from zgrep.adr.settings import AdrSettings
 from zgrep.adr.store import AdrSet, anchor_covers
 from zgrep.adr.trees import IndexTree
+from zgrep.contracts import Args, SearchHit, SearchResult
 from zgrep.filetypes import is_prose
 
 WORD_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
@@ -103,7 +104,7 @@ def queries(settings: AdrSettings, tree: IndexTree) -> dict[str, str]:
     return out
 
 
-def rank(adrs: AdrSet, adr_dir: str, groups: dict[str, list[dict[str, Any]]], governing: set[str]) -> list[Suggestion]:
+def rank(adrs: AdrSet, adr_dir: str, groups: dict[str, list[SearchHit]], governing: set[str]) -> list[Suggestion]:
     """Live ADRs (not already governing the change) whose best hit clears THRESHOLD, best first."""
     by_path = {a.path: a for a in adrs.adrs if a.live and a.id not in governing}
     found: dict[str, Suggestion] = {}
@@ -131,11 +132,12 @@ def suggest(settings: AdrSettings, adrs: AdrSet, tree: IndexTree, governing: set
     from zgrep.server.client import ClientError, call  # only when there is something to look for
     from zgrep.service import SEARCH
 
-    args = {"queries": list(asked.values()), "limit": LIMIT, "globs": [f"{settings.dir}/**"], "preview": "none",
+    args: Args = {"queries": list(asked.values()), "limit": LIMIT, "globs": [f"{settings.dir}/**"], "preview": "none",
             "refresh": "off", "no_index": True}
     try:
         result, _ = call(SEARCH.name, str(settings.root), args, mode)
     except ClientError as exc:
         return [], str(exc)
-    groups = result.get("groups") or [{"hits": result.get("hits", [])}]
-    return rank(adrs, settings.dir, {path: g.get("hits", []) for path, g in zip(asked, groups)}, governing), ""
+    found = cast(SearchResult, result)
+    hits = [g.get("hits", []) for g in found["groups"]] if found.get("groups") else [found.get("hits", [])]
+    return rank(adrs, settings.dir, dict(zip(asked, hits)), governing), ""

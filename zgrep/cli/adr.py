@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import click
 
@@ -303,6 +303,7 @@ def constraints_cmd(ids: tuple[str, ...], for_path: str | None, fmt: str) -> Non
 def search_cmd(query: str, status: str | None, limit: int, mode: str, as_json: bool) -> None:
     """Search ADRs and spec/plan documents with the normal index; each hit says its kind."""
     from zgrep.adr.search import label_hits, search_args
+    from zgrep.contracts import SearchResult
     from zgrep.server.client import ClientError, call
     from zgrep.service import SEARCH
 
@@ -312,9 +313,10 @@ def search_cmd(query: str, status: str | None, limit: int, mode: str, as_json: b
     except ClientError as exc:
         click.echo(f"zg adr: error: {exc}", err=True)
         sys.exit(exc.exit_code)
-    hits = label_hits(settings, adrs, result.get("hits", []), status)
+    found = cast(SearchResult, result)
+    hits = label_hits(settings, adrs, found.get("hits", []), status)
     if as_json:
-        _dump({"query": query, "root": str(settings.root), "took_ms": result.get("took_ms"), "hits": hits}, used)
+        _dump({"query": query, "root": str(settings.root), "took_ms": found.get("took_ms"), "hits": hits}, used)
     else:
         for h in hits:
             tag = f"{h['id']} {h['status']}: {h['title']}" if h["doc_kind"] == "adr" and h.get("id") else h["doc_kind"]

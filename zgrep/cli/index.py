@@ -9,7 +9,7 @@ import click
 from zgrep.cli import output
 from zgrep.cli.main import common_options, config_flags, fail, resolve, run
 from zgrep.git import GitError, range_paths
-from zgrep.contracts import IndexReport
+from zgrep.contracts import Args, IndexReport
 from zgrep.service import INDEX
 
 
@@ -25,7 +25,7 @@ def index(path: str | None, full: bool, dry_run: bool, paths_from: Any, changed:
           mode: str | None, model: str | None, milvus_uri: str | None) -> None:
     """Build or refresh the index of the workspace (git top level, or PATH)."""
     root, cfg = resolve(path)
-    args: dict[str, Any] = {"full": full, "dry_run": dry_run, "config": config_flags(model, milvus_uri)}
+    args: Args = {"full": full, "dry_run": dry_run, "config": config_flags(model, milvus_uri)}
     if paths_from is not None and changed:
         fail("--paths-from and --changed cannot be combined")
     if full and (paths_from is not None or changed):

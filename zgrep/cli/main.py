@@ -22,7 +22,7 @@ from zgrep.server.client import MODES, ClientError
 
 if TYPE_CHECKING:
     from zgrep.config import Config
-    from zgrep.contracts import Setting
+    from zgrep.contracts import Args, JSONObject, Setting
     from zgrep.service import Operation
 
 COMMANDS = {  # name -> "module:attribute": one module per command group, imported when its command runs
@@ -153,7 +153,7 @@ def resolve(path: str | None) -> tuple[Path, Config]:
     return root, cfg
 
 
-def run(op: Operation, root: Path, cfg: Config, args: dict[str, Any], mode: str | None) -> tuple[dict[str, Any], str]:
+def run(op: Operation, root: Path, cfg: Config, args: Args, mode: str | None) -> tuple[JSONObject, str]:
     """Send a request through the client; errors become one line and exit 2. Telemetry (off by default)
     records search, index and status here, for every command that runs them."""
     from zgrep import telemetry

@@ -13,9 +13,9 @@ import click
 from zgrep.cli import output
 from zgrep.cli.main import common_options, config_flags, fail, resolve, run
 from zgrep.config import Config
-from zgrep.contracts import CallersResult, TraceResult
+from zgrep.contracts import Args, CallersResult, TraceResult
 from zgrep.service import CALLERS, IMPACT, TRACE, Operation
-from zgrep.vocab import DIRECTIONS
+from zgrep.vocab import DIRECTIONS, Direction
 
 Result = TypeVar("Result")
 
@@ -37,7 +37,7 @@ def _shared_options(edges_default: str) -> Callable[[Callable[..., Any]], Callab
     return decorate
 
 
-def _answer(op: Operation, root: Path, cfg: Config, args: dict[str, Any], edges: str | None, as_json: bool,
+def _answer(op: Operation, root: Path, cfg: Config, args: Args, edges: str | None, as_json: bool,
             mode: str | None, model: str | None, milvus_uri: str | None,
             write: Callable[[Result], None]) -> Result:
     """Run `op` with the shared flags added to `args`; print its result as JSON or with `write` (which reads
@@ -78,12 +78,12 @@ def callers(symbol: str, source_file: str | None, limit: int | None, edges: str 
 @click.option("--depth", type=click.IntRange(1, 10), default=3, show_default=True, help="Levels to follow.")
 @click.option("--source-file", default=None, help="Only the definition in this workspace-relative file.")
 @_shared_options("call")
-def trace(entry: str, direction: str, depth: int, source_file: str | None, edges: str | None, root_dir: str | None,
+def trace(entry: str, direction: Direction, depth: int, source_file: str | None, edges: str | None, root_dir: str | None,
           as_json: bool, mode: str | None, model: str | None, milvus_uri: str | None) -> None:
     """Call tree from ENTRY (name, Scope.name or PATH:name), following calls unless --edges says otherwise.
     Exit 0 with edges, 1 without, 2 on error."""
     root, cfg = resolve(root_dir)
-    args = {"entry": entry, "direction": direction, "depth": depth, "source_file": source_file}
+    args: Args = {"entry": entry, "direction": direction, "depth": depth, "source_file": source_file}
 
     def write(tree: TraceResult) -> None:
         output.write_trace(tree, entry, source_file, direction == "forward")

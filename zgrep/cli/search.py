@@ -13,9 +13,9 @@ import click
 from zgrep.cli import output
 from zgrep.cli.main import common_options, config_flags, fail, resolve, run
 from zgrep.filetypes import type_list as types_text
-from zgrep.contracts import SearchResult
+from zgrep.contracts import Args, SearchResult
 from zgrep.service import SEARCH
-from zgrep.vocab import HIT_KINDS, PREVIEWS, REFRESHES, SEARCH_MODES
+from zgrep.vocab import HIT_KINDS, PREVIEWS, REFRESHES, SEARCH_MODES, HitKind, Preview, Refresh, SearchMode
 
 FORMATS = ("text", "json", "jsonl", "markdown")
 
@@ -129,10 +129,10 @@ def scope_paths(root: Path, cwd: Path, given: list[str], whole: bool) -> list[st
 @click.pass_context
 def search(ctx: click.Context, words: tuple[str, ...], extra: tuple[str, ...], limit: int | None,
            globs: tuple[str, ...], iglobs: tuple[str, ...], types: tuple[str, ...], types_not: tuple[str, ...],
-           type_list: bool, symbol_types: tuple[str, ...], paths: tuple[str, ...], workspace: bool,
+           type_list: bool, symbol_types: tuple[HitKind, ...], paths: tuple[str, ...], workspace: bool,
            modified_after: float | None, modified_before: float | None, min_score: float | None,
-           min_score_diff: float | None, preview: str | None, context_after: int | None, context_before: int | None,
-           around: int | None, files_only: bool, count: bool, search_mode: str, refresh: str | None,
+           min_score_diff: float | None, preview: Preview | None, context_after: int | None, context_before: int | None,
+           around: int | None, files_only: bool, count: bool, search_mode: SearchMode, refresh: Refresh | None,
            no_index: bool, yes: bool, root_dir: str | None, fmt: str | None, as_json: bool, as_jsonl: bool,
            as_md: bool, color: str, mode: str | None, model: str | None, milvus_uri: str | None) -> None:
     """Search the workspace by meaning and keyword: QUERY words, then any PATHs to search (as rg; `--` makes
@@ -145,7 +145,7 @@ def search(ctx: click.Context, words: tuple[str, ...], extra: tuple[str, ...], l
     root, cfg = resolve(root_dir)
     cwd = Path.cwd().resolve()
     scoped = list(paths) + scope_paths(root, cwd, given, workspace or root_dir is not None or bool(paths))
-    args = {
+    args: Args = {
         "queries": ([" ".join(query)] if query else []) + list(extra), "limit": limit, "globs": list(globs),
         "iglobs": list(iglobs), "types": list(types), "types_not": list(types_not), "symbol_types": list(symbol_types),
         "paths": scoped, "min_score": min_score, "min_score_diff": min_score_diff,

@@ -13,12 +13,13 @@ import inspect
 import posixpath
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, get_type_hints
+from typing import Any, cast, get_type_hints
 
 from zgrep import telemetry
 from zgrep.cli.output import with_mode
 from zgrep.cli.read import ReadRefused, file_slice
 from zgrep.config import Config, ConfigError
+from zgrep.contracts import Args, JSONObject, SearchResult
 from zgrep.server import protocol
 from zgrep.server.client import ClientError
 from zgrep.service import OPERATIONS, SEARCH, ErrorCode, Operation, Scope, ZgError, resolve
@@ -54,12 +55,12 @@ def _value(kind: frozenset[type], value: Any) -> Any:
     return (as_list(value) or None) if kind == {list} else value
 
 
-def arguments(op: Operation, given: dict[str, Any]) -> dict[str, Any]:
+def arguments(op: Operation, given: dict[str, Any]) -> Args:
     """`op`'s contract arguments from the values of its front-end parameters by `Param.name` (MCP's tool
     arguments, HTTP's query parameters): an absent one takes its default; list values sharing a key (MCP's
     `query` and `queries`) join in table order."""
     kind = kinds(op)
-    args: dict[str, Any] = {}
+    args: JSONObject = {}
     for param in op.params:
         value = given.get(param.name, param.default)
         if param.one and not value:
@@ -67,9 +68,9 @@ def arguments(op: Operation, given: dict[str, Any]) -> dict[str, Any]:
         if value is None and param.key in args:
             continue
         if kind[param.key] == {list} and param.key in args:
-            value = (args[param.key] or []) + as_list(value)
+            value = cast("list[str]", args[param.key] or []) + as_list(value)
         args[param.key] = _value(kind[param.key], value)
-    return args
+    return cast(Args, args)  # keyed by the contract's names (`Param.key`)
 
 
 def signature(op: Operation) -> inspect.Signature:
@@ -85,16 +86,16 @@ def signature(op: Operation) -> inspect.Signature:
 
 
 @functools.cache
-def _method(op: Operation) -> Callable[..., dict[str, Any]]:
+def _method(op: Operation) -> Callable[..., JSONObject]:
     shape, kind = signature(op), kinds(op)
 
-    def method(self: Workspace, *given: Any, **named: Any) -> dict[str, Any]:
+    def method(self: Workspace, *given: Any, **named: Any) -> JSONObject:
         bound = shape.bind(self, *given, **named)
         bound.apply_defaults()
         values = dict(bound.arguments)
         del values["self"]
         progress = values.pop("on_progress", None)
-        return self.run(op, {key: _value(kind[key], value) for key, value in values.items()}, progress)
+        return self.run(op, cast(Args, {key: _value(kind[key], value) for key, value in values.items()}), progress)
 
     method.__name__ = method.__qualname__ = op.name
     method.__doc__ = op.about
@@ -112,16 +113,16 @@ class Workspace:
 
     # --- the operations table ------------------------------------------------------------------------
 
-    def call(self, op: Operation, args: dict[str, Any], on_progress: Progress | None = None) -> dict[str, Any]:
+    def call(self, op: Operation, args: Args, on_progress: Progress | None = None) -> JSONObject:
         """`op`'s result with `mode` added as `--json` places it; FrontendError with the CLI's line."""
         try:  # (calls run concurrently: the daemon, or dispatch's direct mode, lets reads pass an index job)
             result, used = telemetry.recorded_call(self.cfg, op.name, str(self.root), args, self.cfg.mode,
                                                    self.frontend, on_progress)
         except ClientError as exc:
             raise FrontendError(exc.code, f"zg: {exc}") from None
-        return with_mode(result, used, lead=op.mode_leads)
+        return cast(JSONObject, with_mode(result, used, lead=op.mode_leads))  # the result's values and a mode
 
-    def run(self, op: Operation, args: dict[str, Any], on_progress: Progress | None = None) -> dict[str, Any]:
+    def run(self, op: Operation, args: Args, on_progress: Progress | None = None) -> JSONObject:
         """`op` as a front end serves it, `args` named as its contract names them: refused, expanded (`impact`
         with `staged` adds the staged hunks' targets, as `zg impact --staged` does) and presented (`status`
         adds the daemon's and the hooks' state) as its row says."""
@@ -135,7 +136,7 @@ class Workspace:
         result = self.call(op, args, on_progress)
         return resolve(op.present)(self.root, result) if op.present is not None else result
 
-    def __getattr__(self, name: str) -> Callable[..., dict[str, Any]]:
+    def __getattr__(self, name: str) -> Callable[..., JSONObject]:
         """`search`, `index`, `status`, `callers`, `trace`, `impact`: each op a front end serves, its arguments
         those of its table row by their contract names (`Workspace.search(queries, limit, globs, ...)`)."""
         op = OPERATIONS.get(name)
@@ -143,7 +144,7 @@ class Workspace:
             raise AttributeError(name)
         return functools.partial(_method(op), self)
 
-    def relations(self, op: Operation, args: dict[str, Any]) -> dict[str, Any]:
+    def relations(self, op: Operation, args: Args) -> JSONObject:
         """A relations op (`zg callers`, `trace`, `impact` `--json`) with `args` named as its contract names them."""
         if op.scope is not Scope.RELATIONS:
             raise _bad(f"{op.name} is not a relations operation")
@@ -209,8 +210,9 @@ class Workspace:
         if not query.strip():
             raise _bad("give a query: what the decision is about")
         result = self.call(SEARCH, search_args(settings, query, limit))
-        hits = label_hits(settings, adrs, result.get("hits", []), None)
-        return {"query": query, "root": str(settings.root), "mode": result["mode"], "took_ms": result.get("took_ms"),
+        found = cast(SearchResult, result)
+        hits = label_hits(settings, adrs, found.get("hits", []), None)
+        return {"query": query, "root": str(settings.root), "mode": result["mode"], "took_ms": found.get("took_ms"),
                 "hits": hits}
 
     def adr_check(self, paths: list[str] | None = None) -> dict[str, Any]:

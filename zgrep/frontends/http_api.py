@@ -19,6 +19,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from zgrep.contracts import Args, JSONObject
 from zgrep.frontends.api import FrontendError, Workspace, arguments, kinds
 from zgrep.server.runtime import is_loopback
 from zgrep.service import HTTP, OPERATIONS, ErrorCode, Operation, Param
@@ -83,7 +84,7 @@ def _value(q: Query, param: Param, kind: frozenset[type]) -> Any:
     return _one(q, name) or param.default
 
 
-def op_args(op: Operation, q: Query) -> dict[str, Any]:
+def op_args(op: Operation, q: Query) -> Args:
     """`op`'s arguments from the query parameters its row offers on HTTP (`Param.http`, else its name), each
     read as its contract types it; at most MAX_QUERIES queries."""
     kind = kinds(op)
@@ -96,7 +97,7 @@ def op_args(op: Operation, q: Query) -> dict[str, Any]:
     return arguments(op, {p.name: _value(q, p, kind[p.key]) for p in offered if (p.http or p.name) in q})
 
 
-def routes(ws: Workspace) -> dict[str, Callable[[Query], dict[str, Any]]]:
+def routes(ws: Workspace) -> dict[str, Callable[[Query], JSONObject]]:
     """Path -> handler of its query parameters: each op its row serves on HTTP at /OP, then `zg read`'s
     slices and the ADR library."""
     return {

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Literal, TypedDict, cast
 
 from zgrep.config import Config
-from zgrep.contracts import IndexReport, SearchHit, SearchResult
+from zgrep.contracts import Args, IndexReport, JSONObject, SearchHit, SearchResult
 from zgrep.dispatch import handle
 from zgrep.engine import Engine
 from zgrep.server import client
@@ -152,7 +152,7 @@ def mean_metrics(rows: list[Row]) -> MeanMetrics:
             "queries": len(rows)}
 
 
-Ask = Callable[[str, dict[str, Any]], dict[str, Any]]
+Ask = Callable[[str, Args], JSONObject]
 
 
 @contextmanager
@@ -161,7 +161,7 @@ def _session(root: Path, mode: str) -> Iterator[tuple[Ask, list[str]]]:
     the client (the daemon holding the workspace); with the modes used, filled in as ops run."""
     used: list[str] = []
     if mode == "server" or (mode == "auto" and client.live_daemon() is not None):
-        def ask(op: str, args: dict[str, Any]) -> dict[str, Any]:
+        def ask(op: str, args: Args) -> JSONObject:
             result, how = client.call(op, str(root), args, mode)
             used.append(how)
             return result
@@ -177,7 +177,7 @@ def _session(root: Path, mode: str) -> Iterator[tuple[Ask, list[str]]]:
         engine.close()
 
 
-def evaluate_workspace(root: Path, queries: list[Query], args: dict[str, Any] | None = None,
+def evaluate_workspace(root: Path, queries: list[Query], args: Args | None = None,
                        mode: str = "direct") -> EvalReport:
     """Index `root` (timed), run every query (in-process, or through the daemon unless `mode` is direct), score."""
     with _session(root, mode) as (ask, used):

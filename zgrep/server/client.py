@@ -11,7 +11,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple, TypedDict
+from typing import TYPE_CHECKING, NamedTuple, TypedDict
 
 from zgrep.server import protocol, runtime, zmtp
 from zgrep.server.runtime import DaemonInfo
@@ -22,7 +22,7 @@ from zgrep.procfs import process_state
 
 if TYPE_CHECKING:
     from zgrep.config import Config
-    from zgrep.contracts import Setting
+    from zgrep.contracts import Args, JSONObject, Setting
     from zgrep.progress import Progress
 
 POLL_S = 0.2
@@ -53,8 +53,8 @@ def pid_stopped(pid: int) -> bool:
     return process_state(pid) in (b"T", b"t")
 
 
-def exchange(endpoint: str, request: dict[str, Any], timeout_s: float | None, pid: int | None = None,
-             on_progress: Progress | None = None) -> dict[str, Any]:
+def exchange(endpoint: str, request: protocol.Request, timeout_s: float | None, pid: int | None = None,
+             on_progress: Progress | None = None) -> protocol.Reply:
     """Send one request to the daemon's ROUTER (a ZMTP DEALER peer, zgrep.server.zmtp) and wait for its final
     response. Gives up after `timeout_s` (None: no limit), as soon as process `pid` is gone, or once it
     has been stopped for STOPPED_GRACE_S."""
@@ -110,7 +110,7 @@ def probe(timeout_ms: int) -> DaemonInfo | None:
     return info if reply.get("ok") else None
 
 
-def ask_server_status(timeout_ms: int) -> dict[str, Any] | None:
+def ask_server_status(timeout_ms: int) -> protocol.Reply | None:
     """The daemon's reply to a status request within `timeout_ms`, or None when no daemon answers."""
     info = runtime.read_info()
     if info is None or not runtime.pid_alive(info["pid"]) or pid_stopped(info["pid"]):
@@ -222,14 +222,14 @@ def env_config() -> dict[str, str]:
             if key != "mode" and not key.startswith("server.") and env_name(key) in os.environ}
 
 
-def call_server(info: DaemonInfo, op: str, root: str, args: dict[str, Any],
-                on_progress: Progress | None = None) -> dict[str, Any]:
+def call_server(info: DaemonInfo, op: str, root: str, args: Args,
+                on_progress: Progress | None = None) -> JSONObject:
     """Run `op` in the daemon described by `info`; DaemonLost when it fails mid-way."""
     from zgrep.progress import stderr_progress
 
     served = operation(op)
     show = (on_progress or stderr_progress()) if served.progress else None
-    sent = {**args, "config": {**env_config(), **(args.get("config") or {})}, "progress": show is not None}
+    sent: Args = {**args, "config": {**env_config(), **(args.get("config") or {})}, "progress": show is not None}
     request = protocol.make_request(op, root, sent, token=runtime.read_token())
     timeout = READ_ONLY_DEADLINE_S if served.read_only else None
     response = exchange(info["endpoint"], request, timeout, info["pid"], show)
@@ -239,7 +239,7 @@ def call_server(info: DaemonInfo, op: str, root: str, args: dict[str, Any],
     return response["result"]
 
 
-def call_direct(op: str, root: str, args: dict[str, Any], on_progress: Progress | None = None) -> dict[str, Any]:
+def call_direct(op: str, root: str, args: Args, on_progress: Progress | None = None) -> JSONObject:
     """Run `op` in this process with the same Engine the daemon uses."""
     served = operation(op)
     if served.daemon_only is not None and (why := served.daemon_only(args)):
@@ -300,8 +300,8 @@ def refuse_if_daemon_holds(root: str) -> None:
                       "(auto and server mode use the daemon), or release it first: zg server off")
 
 
-def call_direct_checked(op: str, root: str, args: dict[str, Any], mode: str,
-                        on_progress: Progress | None = None) -> tuple[dict[str, Any], str]:
+def call_direct_checked(op: str, root: str, args: Args, mode: str,
+                        on_progress: Progress | None = None) -> tuple[JSONObject, str]:
     """call_direct, naming the daemon when it turns out to hold the workspace after all; in auto mode a
     daemon that started meanwhile (autostart) and took the workspace answers instead."""
     try:
@@ -330,8 +330,8 @@ def retire(info: DaemonInfo, root: str) -> bool:
     return True
 
 
-def call_beside(info: DaemonInfo, other: str, op: str, root: str, args: dict[str, Any],
-                on_progress: Progress | None) -> tuple[dict[str, Any], str]:
+def call_beside(info: DaemonInfo, other: str, op: str, root: str, args: Args,
+                on_progress: Progress | None) -> tuple[JSONObject, str]:
     """Answer in-process beside a daemon of another install (which this one must not use), saying so in one line."""
     pid = info["pid"]
     print(f"zg: the zg daemon (pid {pid}) is another install ({other}); answering in direct mode (to serve this "
@@ -350,9 +350,9 @@ def held_by_other_install(root: str, pid: int, other: str) -> ClientError:
                        f"another install ({other}); stop it: zg server off")
 
 
-def call(op: str, root: str, args: dict[str, Any], mode: str = "auto",
+def call(op: str, root: str, args: Args, mode: str = "auto",
          probe_ms: int | None = None,
-         on_progress: Progress | None = None, autostart: Autostart | None = None) -> tuple[dict[str, Any], str]:
+         on_progress: Progress | None = None, autostart: Autostart | None = None) -> tuple[JSONObject, str]:
     """Run `op` for workspace `root`; return (result, mode actually used). `on_progress` gets a progress
     op's events (default: a stderr line when stderr is a terminal). `autostart`: in auto mode, an op the
     table marks `autostart` answered in-process because no daemon ran then starts one (after its store is closed).
@@ -369,8 +369,8 @@ def call(op: str, root: str, args: dict[str, Any], mode: str = "auto",
         return route(op, root, args, mode, probe_ms, on_progress, autostart)
 
 
-def route(op: str, root: str, args: dict[str, Any], mode: str, probe_ms: int, on_progress: Progress | None,
-          autostart: Autostart | None) -> tuple[dict[str, Any], str]:
+def route(op: str, root: str, args: Args, mode: str, probe_ms: int, on_progress: Progress | None,
+          autostart: Autostart | None) -> tuple[JSONObject, str]:
     """call()'s routing, inside the runtime dir it follows."""
     if mode == "direct":
         refuse_if_daemon_holds(root)

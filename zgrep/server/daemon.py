@@ -40,7 +40,7 @@ from typing import Any
 
 from zgrep import __version__, dispatch, service
 from zgrep.config import Config, ConfigError, env_name
-from zgrep.contracts import NoArgs, Pong, ServerStatus, Setting, Stopping
+from zgrep.contracts import Args, NoArgs, Pong, ServerStatus, Setting, Stopping
 from zgrep.engine import Engine
 from zgrep.fsutil import atomic_write
 from zgrep.locking import FileLock
@@ -91,7 +91,7 @@ class Daemon:
                 break
         return self.close()
 
-    def admit(self, envelope: list[bytes], request: dict[str, Any]) -> dict[str, Any] | None:
+    def admit(self, envelope: list[bytes], request: protocol.Request) -> protocol.Reply | None:
         """A checked request: a daemon op's reply now; a workspace op on a worker with its Held (None), or refused
         (an error)."""
         operation = service.operation(request["op"])
@@ -111,7 +111,7 @@ class Daemon:
         self.pool.submit(self.work, held, envelope, request)
         return None
 
-    def warm(self, raw_root: str, config: dict[str, Any]) -> None:
+    def warm(self, raw_root: str, config: dict[str, Setting]) -> None:
         """Hold `raw_root` and open its index now, watcher included (the workspace of the search that
         autostarted this daemon, with its settings), so the next search finds it warm; failures wait for
         a real request."""
@@ -119,7 +119,7 @@ class Daemon:
         if identity is None:
             return
         root = identity.real
-        flags: dict[str, Any] = {**env_config(), **config}  # what the next search from that shell sends
+        flags: dict[str, Setting] = {**env_config(), **config}  # what the next search from that shell sends
         try:
             key = settings_key(root, flags)
         except ConfigError:
@@ -133,7 +133,7 @@ class Daemon:
                 # Milvus loads the collection and its BM25 index on the first query, the ranker its caches
                 for op in service.OPERATIONS.values():
                     if op.warm is not None:
-                        dispatch.serve(held.view(), protocol.make_request(op.name, str(root), dict(op.warm)))
+                        dispatch.serve(held.view(), protocol.make_request(op.name, str(root), op.warm.copy()))
                 settle_heap()
                 held.settled = True
                 held.jobs.submit(Job())  # edits between the starting search's refresh and the watcher's start
@@ -143,12 +143,12 @@ class Daemon:
         finally:
             self.holdings.done(held)
 
-    def work(self, held: Held, envelope: list[bytes], request: dict[str, Any]) -> None:
+    def work(self, held: Held, envelope: list[bytes], request: protocol.Request) -> None:
         """Worker: answer one workspace request, now or (waiting for an index job) once the job ends."""
         started = time.monotonic()
         answered = threading.Event()
 
-        def finish(response: dict[str, Any]) -> None:
+        def finish(response: protocol.Reply) -> None:
             if not answered.is_set():
                 answered.set()
                 self.finish(held, envelope, request, response, started)
@@ -161,7 +161,7 @@ class Daemon:
         if response is not None:
             finish(response)
 
-    def finish(self, held: Held, envelope: list[bytes], request: dict[str, Any], response: dict[str, Any],
+    def finish(self, held: Held, envelope: list[bytes], request: protocol.Request, response: protocol.Reply,
                started: float) -> None:
         """Queue an answered request's reply, account for it, and settle the heap after an index's first search."""
         log.info("%s %s: %s in %.1f ms", request["op"], held.root, "ok" if response["ok"] else response["error"]["code"],
@@ -180,12 +180,12 @@ class Daemon:
             timer.daemon = True
             timer.start()
 
-    def answer(self, held: Held, envelope: list[bytes], request: dict[str, Any],
-               finish: Callable[[dict[str, Any]], None]) -> dict[str, Any] | None:
+    def answer(self, held: Held, envelope: list[bytes], request: protocol.Request,
+               finish: Callable[[protocol.Reply], None]) -> protocol.Reply | None:
         """Route one op: index work goes through the job queue (None: `finish` gets the answer once the job
         ends), reads use a snapshot."""
         operation = service.operation(request["op"])
-        args = dict(request.get("args") or {})
+        args: Args = {**(request.get("args") or {})}
         listener = envelope if args.pop("progress", False) and operation.progress else None
         if operation.scope is Scope.RELATIONS:  # the relations database only: no model, no Milvus
             reader = Engine(held.root, Config.load(held.root, held.flags))
@@ -209,7 +209,7 @@ class Daemon:
                 if held.jobs.stalled_for() >= STALL_S:
                     return held.jobs.busy_error()
 
-                def searched(response: dict[str, Any]) -> None:
+                def searched(response: protocol.Reply) -> None:
                     finish(self.read(held, operation.name, args) if response["ok"] else response)
 
                 held.jobs.submit(Job(), self.later(searched), listener, patient=False)
@@ -218,16 +218,16 @@ class Daemon:
                 held.jobs.submit(Job())
         return self.read(held, operation.name, args)
 
-    def later(self, then: Callable[[dict[str, Any]], None]) -> Callable[[dict[str, Any]], None]:
+    def later(self, then: Callable[[protocol.Reply], None]) -> Callable[[protocol.Reply], None]:
         """A waiter's reply that runs `then` on a worker (never on the job thread or the main loop)."""
-        def reply(response: dict[str, Any]) -> None:
+        def reply(response: protocol.Reply) -> None:
             try:
                 self.pool.submit(then, response)
             except RuntimeError:  # the pool is shut down: the daemon is exiting and so is this request
                 pass
         return reply
 
-    def read(self, held: Held, op: str, args: dict[str, Any]) -> dict[str, Any]:
+    def read(self, held: Held, op: str, args: Args) -> protocol.Reply:
         """A read-only op on a snapshot of the workspace (its store opened once it has an index)."""
         try:
             if held.prepare(open_store=False).manifest() is not None:

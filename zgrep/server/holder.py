@@ -18,6 +18,7 @@ from typing import Any
 
 from zgrep import service
 from zgrep.config import Config, ConfigError
+from zgrep.contracts import HeldWorkspace, Models, Setting
 from zgrep.dispatch import error_response, serve
 from zgrep.engine import Engine, load_embedder
 from zgrep.locking import ENGINE_LOCK, lock_holder
@@ -59,7 +60,7 @@ class EmbedderPool:
                 self._models[key] = load_embedder(config, root)
             return self._models[key]
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> Models:
         with self._lock:
             return {"models": sorted({m.model_id for m in self._models.values()}), "model_instances": len(self._models)}
 
@@ -67,8 +68,8 @@ class EmbedderPool:
 class Held:
     """One workspace the daemon serves: its engine, its index jobs (`JobRunner`) and watcher."""
 
-    def __init__(self, identity: Identity, key: str, flags: dict[str, Any], pool: EmbedderPool,
-                 send: Callable[[list[bytes], dict[str, Any]], None], predecessor: threading.Event | None = None) -> None:
+    def __init__(self, identity: Identity, key: str, flags: dict[str, Setting], pool: EmbedderPool,
+                 send: Callable[[list[bytes], protocol.Reply], None], predecessor: threading.Event | None = None) -> None:
         self.root = identity.real
         self.identity = identity
         self.predecessor = predecessor  # set once a dropped Held of this path has closed its store
@@ -165,13 +166,13 @@ class Held:
             raise JobCancelled(ErrorCode.WORKSPACE, f"{self.root} was deleted or re-created during its index job; "
                                "run the command again")
 
-    def _ran(self, response: dict[str, Any]) -> None:
+    def _ran(self, response: protocol.Reply) -> None:
         """A job changed the index: its first search settles the heap again."""
         result = response.get("result") or {}
         if result.get("changed") or result.get("deleted"):
             self.settled = False
 
-    def _run_job(self, work: Job, progress: Progress) -> dict[str, Any]:
+    def _run_job(self, work: Job, progress: Progress) -> protocol.Reply:
         """Run one index pass with the engine, unless the workspace's settings changed since it was built."""
         if self.stale():  # e.g. remote consent withdrawn: this engine must not embed another file
             return protocol.error(ErrorCode.CONFIG_CHANGED, f"the settings of {self.root} changed; run the command again")
@@ -210,7 +211,7 @@ class Held:
     def idle_for(self) -> float:
         return time.monotonic() - self.last_used
 
-    def stop(self, why: dict[str, Any]) -> None:
+    def stop(self, why: protocol.Reply) -> None:
         """Stop taking work: the watcher ends, the running job stops at its next batch, waiters get `why`."""
         self.closed = True
         if self.watcher is not None:
@@ -228,7 +229,7 @@ class Held:
             runtime.forget_holder(self.root)
         return finished
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> HeldWorkspace:
         jobs = self.jobs.state()
         return {"root": str(self.root), "idle_s": round(self.idle_for(), 1), "active_requests": self.active,
                 "job_running": jobs.running, "job_queued": jobs.queued, "jobs_done": jobs.done,
@@ -239,14 +240,14 @@ class Held:
 class Holdings:
     """The workspaces the daemon holds, by real path; `lock` guards the table and each Held's `active` count."""
 
-    def __init__(self, embedders: EmbedderPool, send: Callable[[list[bytes], dict[str, Any]], None]) -> None:
+    def __init__(self, embedders: EmbedderPool, send: Callable[[list[bytes], protocol.Reply], None]) -> None:
         self.embedders = embedders
         self.send = send
         self.held: dict[Path, Held] = {}
         self.closing: dict[Path, threading.Event] = {}  # dropped workspaces' stores, set once closed
         self.lock = threading.Lock()
 
-    def take(self, identity: Identity, key: str, flags: dict[str, Any]) -> Held | dict[str, Any]:
+    def take(self, identity: Identity, key: str, flags: dict[str, Setting]) -> Held | protocol.Reply:
         """The Held of `identity` under settings `key`, counted active (created, or reopened when it was
         re-created or its settings changed); an error response when it is busy with other settings."""
         root = identity.real
@@ -269,7 +270,7 @@ class Holdings:
             held.last_used = time.monotonic()
         return held
 
-    def take_new(self, identity: Identity, key: str, flags: dict[str, Any]) -> Held | None:
+    def take_new(self, identity: Identity, key: str, flags: dict[str, Setting]) -> Held | None:
         """A Held for a workspace not held yet, counted active (None when it is held already)."""
         with self.lock:
             if identity.real in self.held:
@@ -338,7 +339,7 @@ class Holdings:
         with self.lock:
             return not self.held
 
-    def describe(self) -> list[dict[str, Any]]:
+    def describe(self) -> list[HeldWorkspace]:
         with self.lock:
             return [h.describe() for h in self.held.values()]
 
@@ -350,7 +351,7 @@ class Holdings:
         return helds
 
 
-def settings_key(root: Path, flags: dict[str, Any]) -> str:
+def settings_key(root: Path, flags: dict[str, Setting]) -> str:
     """What a Held is built from: the workspace's settings under the request's flags, with their sources."""
     config = Config.load(root, flags)
     return json.dumps([config.values, config.sources], sort_keys=True)

@@ -11,7 +11,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from zgrep.progress import Progress, ProgressEvent
 from zgrep.server import protocol
@@ -22,7 +21,7 @@ log = logging.getLogger("zgrep.server.daemon")
 STALL_S = 20.0  # a job that reported no progress this long is stuck: searches waiting on it are answered busy
 MAX_WAITERS = 64  # requests waiting on one workspace's jobs; more are answered busy
 
-Reply = Callable[[dict[str, Any]], None]
+Reply = Callable[[protocol.Reply], None]
 
 
 class JobCancelled(ZgError):
@@ -55,8 +54,8 @@ class JobRunner:
     `check()` raises JobCancelled when the workspace is gone; `send(envelope, msg)` queues a progress event;
     `ran(response)` hears every job's response."""
 
-    def __init__(self, root: Path, run: Callable[[Job, Progress], dict[str, Any]], check: Callable[[], None],
-                 send: Callable[[list[bytes], dict[str, Any]], None], ran: Reply) -> None:
+    def __init__(self, root: Path, run: Callable[[Job, Progress], protocol.Reply], check: Callable[[], None],
+                 send: Callable[[list[bytes], protocol.Reply], None], ran: Reply) -> None:
         self.root = root
         self.run = run
         self.check = check
@@ -103,7 +102,7 @@ class JobRunner:
         with self.cond:
             return time.monotonic() - self.progressed if self.running else 0.0
 
-    def busy_error(self) -> dict[str, Any]:
+    def busy_error(self) -> protocol.Reply:
         return protocol.error(ErrorCode.WORKSPACE_BUSY, f"{self.root} is busy: its index job has reported no progress "
                               f"for {self.stalled_for():.0f}s; retry once it ends (zg server status shows it), or "
                               "search the index as it is with --refresh off")
@@ -152,7 +151,7 @@ class JobRunner:
                 waiter.reply(response)
             self.ran(response)
 
-    def stop(self, why: dict[str, Any]) -> None:
+    def stop(self, why: protocol.Reply) -> None:
         """Take no more work: the running job stops at its next batch, the waiters get `why`."""
         self.stopped = True
         with self.cond:

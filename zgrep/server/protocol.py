@@ -10,8 +10,9 @@ import json
 from collections.abc import Callable
 from functools import cache
 from types import UnionType
-from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
+from typing import Any, Literal, NotRequired, TypedDict, Union, cast, get_args, get_origin, get_type_hints
 
+from zgrep.contracts import Args, JSONObject
 from zgrep.progress import ProgressEvent
 from zgrep.service import OPERATIONS, ErrorCode, ZgError
 
@@ -23,25 +24,53 @@ class ProtocolError(ZgError, ValueError):
     """A message that is malformed, oversized, of another version, or names an unknown op."""
 
 
-def make_request(op: str, root: str | None, args: dict[str, Any] | None = None, token: str | None = None) -> dict[str, Any]:
+class Request(TypedDict):
+    """What a client sends: op `op` on workspace `root` (None: the daemon's own ops) with its arguments."""
+
+    v: int
+    op: str
+    root: str | None
+    args: NotRequired[Args]  # absent: none
+    token: NotRequired[str]
+
+
+class ErrorDoc(TypedDict):
+    """A failure: `code` a stable machine name (ErrorCode), `message` one human line."""
+
+    code: ErrorCode  # its value on the wire
+    message: str
+
+
+class Reply(TypedDict, total=False):
+    """What the daemon (or direct mode) answers: `ok` with the op's `result`, or not with an `error`; or,
+    before the final reply of a progress op, a `progress` event alone."""
+
+    v: int
+    ok: bool
+    result: JSONObject
+    error: ErrorDoc
+    progress: ProgressEvent
+
+
+def make_request(op: str, root: str | None, args: Args | None = None, token: str | None = None) -> Request:
     """Build a request message for `op` on workspace `root`."""
-    msg: dict[str, Any] = {"v": PROTOCOL_VERSION, "op": op, "root": root, "args": args or {}}
+    msg: Request = {"v": PROTOCOL_VERSION, "op": op, "root": root, "args": args or {}}
     if token is not None:
         msg["token"] = token
     return msg
 
 
-def ok(result: dict[str, Any]) -> dict[str, Any]:
+def ok(result: JSONObject) -> Reply:
     """A successful response carrying `result`."""
     return {"v": PROTOCOL_VERSION, "ok": True, "result": result}
 
 
-def error(code: ErrorCode, message: str) -> dict[str, Any]:
+def error(code: ErrorCode, message: str) -> Reply:
     """A failed response; `code` is a stable machine name, `message` one human line."""
     return {"v": PROTOCOL_VERSION, "ok": False, "error": {"code": code, "message": message}}
 
 
-def encode(msg: dict[str, Any]) -> bytes:
+def encode(msg: Request | Reply) -> bytes:
     """Serialise a message to UTF-8 JSON bytes (lone surrogates, say from a hostile query, as \\u escapes)."""
     text = json.dumps(msg, separators=(",", ":"), ensure_ascii=False)
     try:
@@ -154,7 +183,7 @@ def _check_args(args: Any) -> None:
             raise ProtocolError(ErrorCode.MALFORMED, f"args.{key} must be {expected}")
 
 
-def decode_request(data: bytes) -> dict[str, Any]:
+def decode_request(data: bytes) -> Request:
     """Parse and validate a request (size, JSON, the type of every field); raise ProtocolError with a precise reason."""
     if len(data) > MAX_MESSAGE_BYTES:
         raise ProtocolError(ErrorCode.TOO_LARGE, f"message of {len(data)} bytes exceeds the {MAX_MESSAGE_BYTES}-byte limit")
@@ -178,15 +207,15 @@ def decode_request(data: bytes) -> dict[str, Any]:
     if not _is_text(msg.get("token", "")):
         raise ProtocolError(ErrorCode.MALFORMED, "token must be a UTF-8 string")
     _check_args(msg.get("args", {}))
-    return msg
+    return cast(Request, msg)  # every field checked above
 
 
-def progress(event: ProgressEvent) -> dict[str, Any]:
+def progress(event: ProgressEvent) -> Reply:
     """An interim message (index progress) sent before the final response."""
     return {"v": PROTOCOL_VERSION, "progress": event}
 
 
-def decode_response(data: bytes) -> dict[str, Any]:
+def decode_response(data: bytes) -> Reply:
     """Parse a response (or a progress message) from the daemon; ProtocolError when it is neither."""
     msg = _parse(data, "daemon reply")
     if not isinstance(msg, dict) or ("ok" not in msg and not isinstance(msg.get("progress"), dict)):
@@ -194,4 +223,4 @@ def decode_response(data: bytes) -> dict[str, Any]:
     if msg.get("v") != PROTOCOL_VERSION:
         raise ProtocolError(ErrorCode.VERSION_MISMATCH, f"daemon speaks protocol {msg.get('v')!r}, client speaks {PROTOCOL_VERSION}; restart the daemon"
         )
-    return msg
+    return cast(Reply, msg)

@@ -12,8 +12,6 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
-
 import zmq
 
 from zgrep.server import protocol
@@ -23,7 +21,7 @@ log = logging.getLogger("zgrep.server.daemon")
 
 REPLIES = "inproc://zgrep-replies"
 
-Admit = Callable[[list[bytes], dict[str, Any]], "dict[str, Any] | None"]
+Admit = Callable[[list[bytes], protocol.Request], "protocol.Reply | None"]
 
 
 class Transport:
@@ -47,7 +45,7 @@ class Transport:
         self.poller.register(self.replies, zmq.POLLIN)
         self.heard = time.monotonic()  # when the last message arrived
 
-    def send(self, envelope: list[bytes], msg: dict[str, Any]) -> None:
+    def send(self, envelope: list[bytes], msg: protocol.Reply) -> None:
         """Queue a reply from any thread (the main loop forwards it to the ROUTER)."""
         push = getattr(self.local, "push", None)
         if push is None:
@@ -94,7 +92,7 @@ class Transport:
         if reply is not None:
             self.router.send_multipart([*envelope, protocol.encode(reply)])
 
-    def checked(self, frames: list[bytes], admit: Admit) -> dict[str, Any] | None:
+    def checked(self, frames: list[bytes], admit: Admit) -> protocol.Reply | None:
         """Validate a message (shape, size, fields, token), then `admit` it."""
         if sum(len(f) for f in frames) > protocol.MAX_MESSAGE_BYTES:
             raise protocol.ProtocolError(ErrorCode.TOO_LARGE, f"message exceeds the {protocol.MAX_MESSAGE_BYTES}-byte limit")
