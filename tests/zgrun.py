@@ -7,8 +7,8 @@
 - `binary`: the installed `zg` as a subprocess; for what only the real binary shows (its exit under a
   signal, pipes, daemons and the processes it leaves). Tests that need it are marked `e2e`.
 
-An in-process call leaves nothing behind: the environment, cwd, argv, streams and SIGINT handler are
-restored, and a child process it started (a native Milvus engine) must be gone when it returns.
+An in-process call leaves nothing behind: the environment, cwd, argv, __main__, streams and SIGINT
+handler are restored, and a child process it started (a native Milvus engine) must be gone when it returns.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import subprocess
 import sys
 import time
 import traceback
+import types
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -68,7 +69,7 @@ def _os_exit(code: int) -> None:
 @contextmanager
 def _sandbox(env: dict[str, str] | None, cwd: Path | str | None, argv: list[str], stdin: str,
              out: io.BytesIO, err: io.BytesIO) -> Iterator[None]:
-    saved_env, saved_cwd, saved_argv = dict(os.environ), os.getcwd(), sys.argv
+    saved_env, saved_cwd, saved_argv, saved_main = dict(os.environ), os.getcwd(), sys.argv, sys.modules["__main__"]
     saved_streams = sys.stdin, sys.stdout, sys.stderr
     saved_sigint, saved_exit = signal.getsignal(signal.SIGINT), os._exit
     if env is not None:
@@ -77,6 +78,9 @@ def _sandbox(env: dict[str, str] | None, cwd: Path | str | None, argv: list[str]
     if cwd is not None:
         os.chdir(cwd)
     sys.argv = argv
+    script = types.ModuleType("__main__")  # the zg script, not pytest: click names the program after it
+    script.__file__ = argv[0]
+    sys.modules["__main__"] = script
     sys.stdin = io.TextIOWrapper(io.BytesIO(stdin.encode()), encoding="utf-8")
     sys.stdout = io.TextIOWrapper(out, encoding="utf-8", write_through=True)
     sys.stderr = io.TextIOWrapper(err, encoding="utf-8", errors="backslashreplace", write_through=True)
@@ -94,6 +98,7 @@ def _sandbox(env: dict[str, str] | None, cwd: Path | str | None, argv: list[str]
         signal.signal(signal.SIGINT, saved_sigint)
         sys.stdin, sys.stdout, sys.stderr = saved_streams
         sys.argv = saved_argv
+        sys.modules["__main__"] = saved_main
         os.chdir(saved_cwd)
         os.environ.clear()
         os.environ.update(saved_env)
