@@ -85,7 +85,7 @@ def test_a_registered_language_is_indexed_searched_filtered_and_related(toy_repo
     assert report["files"] == 3 and report["skipped"] == {}
     assert zg("status", "--json")["languages"] == {"toy": 2, "python": 1}
 
-    hits = zg("search", "--json", "retry a call with exponential backoff")["hits"]
+    hits = zg("search", "--json", "retry a flaky call, waiting longer after every failure")["hits"]
     assert hits[0]["path"] == "src/retry.toy" and hits[0]["symbol"] == "retry_with_backoff", hits[0]
     assert hits[0]["language"] == "toy" and hits[0]["symbol_kind"] == "function"
     assert extract_symbols(RETRY, "toy") == [Definition("retry_with_backoff", "function", 4, 8),

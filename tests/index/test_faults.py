@@ -64,38 +64,40 @@ def test_size_cap_is_configurable(tmp_path):
 
 
 def test_a_file_deleted_between_listing_and_reading(tmp_path, monkeypatch):
-    """The race is forced: the real listing runs, then the file disappears before it is read.
+    """The race is forced: the real listing (which stats each file) runs, then a file disappears before
+    it is read; a scoped run lists by `filter_paths` and stats apart, so a file can go between the two.
 
-    (Wrapping `stat_files`/`list_files` is the only way to land exactly in that window.)"""
+    (Wrapping `list_files`/`filter_paths` is the only way to land exactly in those windows.)"""
     import zgrep.index.discovery as discovery
 
     root = make_repo(tmp_path / "repo", {"a.py": GOOD, "b.py": FILES["src/auth/users.py"], "c.md": "# C\n\nsee\n"})
     assert engine_index(root)["files"] == 3
     (root / "b.py").write_text(FILES["src/auth/users.py"] + "\n# edited\n")
     (root / "new.py").write_text("def gone_soon():\n    return 1\n")
-    real_stat = discovery.stat_files
+    real_list = discovery.list_files
 
-    def stat_then_delete(root_: Path, rels: Any) -> Any:
-        result = real_stat(root_, rels)
-        (root / "b.py").unlink()  # after stat, before read
-        return result
+    def list_then_delete(root_: Path, rules: Any, tally: Any = None, stats: Any = None) -> list[str]:
+        listed = real_list(root_, rules, tally, stats)
+        (root / "b.py").unlink()  # after listing and stat, before read
+        return listed
 
-    monkeypatch.setattr(discovery, "stat_files", stat_then_delete)
+    monkeypatch.setattr(discovery, "list_files", list_then_delete)
     report = engine_index(root)
     assert report["skipped"] == {"vanished": 1}
     assert (report["changed"], report["deleted"], report["files"]) == (1, 1, 3)
     monkeypatch.undo()
 
-    real_list = discovery.list_files
+    (root / "new.py").write_text("def gone_soon():\n    return 2\n")
+    real_filter = discovery.filter_paths
 
-    def list_then_delete(root_: Path, rules: Any, tally: Any = None) -> list[str]:
-        listed = real_list(root_, rules, tally)
-        (root / "new.py").unlink()  # after listing, before stat
-        return listed
+    def filter_then_delete(root_: Path, rules: Any, rels: Any) -> list[str]:
+        kept = real_filter(root_, rules, rels)
+        (root / "new.py").unlink()  # after the scoped listing, before stat
+        return kept
 
-    monkeypatch.setattr(discovery, "list_files", list_then_delete)
-    report = engine_index(root)
-    assert report["skipped"] == {"vanished": 1} and (report["deleted"], report["files"]) == (1, 2)
+    monkeypatch.setattr(discovery, "filter_paths", filter_then_delete)
+    report = engine_index(root, paths=["new.py"])
+    assert report["skipped"] == {"vanished": 1} and report["deleted"] == 1
     monkeypatch.undo()
     assert set(state_files(root)) == {"a.py", "c.md"}
     assert_consistent(root)
