@@ -9,17 +9,25 @@ same `server_status`.
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Literal, TypedDict, cast
 
 from zgrep.cli.exits import fail, interrupted, reader_gone
 from zgrep.cli.output import echo, write_json, write_server_status
 from zgrep.server import client
 
 if TYPE_CHECKING:
-    from zgrep.contracts import ServerStatus
+    from zgrep.contracts import JSONObject, ServerStatus
 
-FLAGS = {"--json": "as_json", "--check-ready": "check_ready"}
+FLAGS: dict[str, Literal["as_json", "check_ready"]] = {"--json": "as_json", "--check-ready": "check_ready"}
 TIMEOUT_MS = 500  # `--timeout-ms` by default
+
+
+class StatusOptions(TypedDict):
+    """`server_status`'s arguments, as `zg server status`'s flags give them."""
+
+    as_json: bool
+    check_ready: bool
+    timeout_ms: int
 
 
 def server_status(as_json: bool, check_ready: bool, timeout_ms: int) -> None:
@@ -40,17 +48,17 @@ def server_status(as_json: bool, check_ready: bool, timeout_ms: int) -> None:
         sys.exit(1)
     if not reply["ok"]:
         fail(reply["error"]["message"])
-    result: dict[str, Any] = {"running": True, "ready": True, **reply["result"]}
+    result: JSONObject = {"running": True, "ready": True, **reply["result"]}
     if as_json:
         write_json(result, ascii_only=True)
     else:
         write_server_status(cast("ServerStatus", result))
 
 
-def server_status_options(args: list[str]) -> dict[str, Any] | None:
+def server_status_options(args: list[str]) -> StatusOptions | None:
     """`zg server status`'s options as the click command would read them, or None for anything this does not
     parse exactly as click does (the click CLI then answers, errors and help included)."""
-    options: dict[str, Any] = {"as_json": False, "check_ready": False, "timeout_ms": TIMEOUT_MS}
+    options: StatusOptions = {"as_json": False, "check_ready": False, "timeout_ms": TIMEOUT_MS}
     rest = iter(args)
     for arg in rest:
         name, eq, value = arg.partition("=")

@@ -13,7 +13,7 @@ import inspect
 import posixpath
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, cast, get_type_hints
+from typing import Any, NotRequired, TypedDict, cast, get_type_hints
 
 from zgrep import telemetry
 from zgrep.cli.output import with_mode
@@ -31,6 +31,18 @@ READ_TEXT_MAX_BYTES = 256 * 1024
 
 class FrontendError(ZgError):
     """A request refused or failed; `str()` is the line `zg` would print on stderr."""
+
+
+class FileText(TypedDict):
+    """Lines of a workspace file (`Workspace.read`); `truncated` and `note` when the size limit cut them."""
+
+    path: str
+    start_line: int
+    end_line: int
+    total_lines: int
+    text: str
+    truncated: NotRequired[bool]
+    note: NotRequired[str]
 
 
 def _bad(message: str) -> FrontendError:
@@ -152,7 +164,7 @@ class Workspace:
 
     # --- files ---------------------------------------------------------------------------------------
 
-    def read(self, location: str, start: int | None = None, end: int | None = None) -> dict[str, Any]:
+    def read(self, location: str, start: int | None = None, end: int | None = None) -> FileText:
         """Lines of `PATH[:START[-END]]` (or of PATH from `start` to `end`, 1-based and inclusive, when either is
         given), confined to the workspace exactly as `zg read` is."""
         if start or end:
@@ -169,7 +181,7 @@ class Workspace:
                 break
             out.append(line + "\n")
             end += 1
-        doc: dict[str, Any] = {"path": posixpath.normpath(rel), "start_line": first, "end_line": end,
+        doc: FileText = {"path": posixpath.normpath(rel), "start_line": first, "end_line": end,
                                "total_lines": len(lines), "text": "".join(out)}
         if end < last:
             doc["truncated"] = True

@@ -14,12 +14,12 @@ from __future__ import annotations
 import functools
 import hmac
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from zgrep.contracts import Args, JSONObject
+from zgrep.contracts import Args
 from zgrep.frontends.api import FrontendError, Workspace, arguments, kinds
 from zgrep.server.runtime import is_loopback
 from zgrep.service import HTTP, OPERATIONS, ErrorCode, Operation, Param
@@ -97,7 +97,7 @@ def op_args(op: Operation, q: Query) -> Args:
     return arguments(op, {p.name: _value(q, p, kind[p.key]) for p in offered if (p.http or p.name) in q})
 
 
-def routes(ws: Workspace) -> dict[str, Callable[[Query], JSONObject]]:
+def routes(ws: Workspace) -> dict[str, Callable[[Query], Mapping[str, object]]]:
     """Path -> handler of its query parameters: each op its row serves on HTTP at /OP, then `zg read`'s
     slices and the ADR library."""
     return {

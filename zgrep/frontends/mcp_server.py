@@ -24,7 +24,8 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from zgrep import __version__
-from zgrep.frontends.api import FrontendError, Workspace, arguments, as_list
+from zgrep.contracts import JSONObject
+from zgrep.frontends.api import FileText, FrontendError, Workspace, arguments, as_list
 from zgrep.frontends.clips import ClipStore
 from zgrep.progress import ProgressEvent
 from zgrep.service import MCP, OPERATIONS, ErrorCode, Operation, Param
@@ -50,7 +51,7 @@ def failure(line: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=line)], is_error=True)
 
 
-def answer(result: dict[str, Any]) -> CallToolResult:
+def answer(result: JSONObject) -> CallToolResult:
     """`result` as one compact JSON text block: agents read `content`, so it is sent once, not also as a
     pretty-printed copy beside `structuredContent` (the tools declare no output schema)."""
     return CallToolResult(content=[TextContent(type="text", text=json.dumps(result, ensure_ascii=False,
@@ -174,7 +175,7 @@ def build_server(ws: Workspace, clips: ClipStore | None = None) -> MCPServer:
         path: Annotated[str, Field(description="Workspace-relative file path, as search hits give it.")],
         start: Annotated[int | None, Field(ge=1, description="First line (1-based; default 1).")] = None,
         end: Annotated[int | None, Field(ge=1, description="Last line, inclusive (default: end of file).")] = None,
-    ) -> dict[str, Any]:
+    ) -> FileText:
         """Read lines of a file in the workspace (confined to it: no absolute paths, no `..`, no symlinks
         out). Returns `path`, `start_line`, `end_line`, `total_lines` and `text`. Prefer `read_hit` for a
         search hit; use this to widen the view around one."""
