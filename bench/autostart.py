@@ -22,8 +22,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import private_env
 from daemon import run_zg
 
-QUERIES = ["queryset filter", "url resolver", "template engine", "form validation", "database migration",
-           "middleware request", "cache backend", "session storage"]
+QUERIES = [
+    "queryset filter",
+    "url resolver",
+    "template engine",
+    "form validation",
+    "database migration",
+    "middleware request",
+    "cache backend",
+    "session storage",
+]
 
 
 def search(env: dict[str, str], repo: Path, query: str) -> tuple[float, str]:
@@ -42,7 +50,9 @@ def cpu_ticks(pid: int) -> int:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("repo", type=Path)
-    ap.add_argument("--wait", type=float, default=5.0, help="seconds between the first search and the next ones")
+    ap.add_argument(
+        "--wait", type=float, default=5.0, help="seconds between the first search and the next ones"
+    )
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--idle", type=float, default=60.0, help="seconds of idle CPU measurement")
     opts = ap.parse_args()
@@ -62,10 +72,14 @@ def main() -> int:
             run_zg(env, "server", "off", cwd=repo)
     print(f"repo {repo}")
     print(f"  first search (no daemon): {first[0]:.2f} s, mode {first[1]}")
-    print(f"  next {opts.runs} searches, from {opts.wait:g} s after the first: modes {sorted({m for _, m in nxt})}, "
-          f"p50 {statistics.median(w for w, _ in nxt):.3f} s, first of them {nxt[0][0]:.3f} s, max {max(w for w, _ in nxt):.3f} s")
-    print(f"  idle daemon (pid {info['pid']}, started_by {info.get('started_by')}) over {opts.idle:g} s: "
-          f"{idle_share * 100:.2f}% of a core")
+    print(
+        f"  next {opts.runs} searches, from {opts.wait:g} s after the first: modes {sorted({m for _, m in nxt})}, "
+        f"p50 {statistics.median(w for w, _ in nxt):.3f} s, first of them {nxt[0][0]:.3f} s, max {max(w for w, _ in nxt):.3f} s"
+    )
+    print(
+        f"  idle daemon (pid {info['pid']}, started_by {info.get('started_by')}) over {opts.idle:g} s: "
+        f"{idle_share * 100:.2f}% of a core"
+    )
     return 0
 
 

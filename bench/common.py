@@ -13,9 +13,17 @@ from types import TracebackType
 from typing import Any
 
 
-def private_env(base: Path, *, home: bool = False, cache: bool = True, autostart: bool | None = None,
-                ci: bool = True, pycache: bool = False, git_identity: tuple[str, str] | None = None,
-                **extra: str) -> dict[str, str]:
+def private_env(
+    base: Path,
+    *,
+    home: bool = False,
+    cache: bool = True,
+    autostart: bool | None = None,
+    ci: bool = True,
+    pycache: bool = False,
+    git_identity: tuple[str, str] | None = None,
+    **extra: str,
+) -> dict[str, str]:
     """The environment without ZG_* and with XDG dirs of its own under `base`: zg meets no real daemon or config."""
     # home: HOME under `base` too (crash.py).
     # cache: XDG_CACHE_HOME under `base` too; False leaves the user's (daemon.py, autostart.py, mcp.py).
@@ -30,7 +38,11 @@ def private_env(base: Path, *, home: bool = False, cache: bool = True, autostart
     env = {k: v for k, v in os.environ.items() if not k.startswith("ZG_") and k not in dropped}
     if pycache:
         env["PYTHONPYCACHEPREFIX"] = str(base / "pycache")
-    names = ["HOME"] * home + ["XDG_RUNTIME_DIR", "XDG_STATE_HOME", "XDG_CONFIG_HOME"] + ["XDG_CACHE_HOME"] * cache
+    names = (
+        ["HOME"] * home
+        + ["XDG_RUNTIME_DIR", "XDG_STATE_HOME", "XDG_CONFIG_HOME"]
+        + ["XDG_CACHE_HOME"] * cache
+    )
     for name in names:
         path = base / name.lower()
         path.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -39,7 +51,12 @@ def private_env(base: Path, *, home: bool = False, cache: bool = True, autostart
         env["ZG_SERVER_AUTOSTART"] = "false"
     if git_identity:
         name, email = git_identity
-        env.update(GIT_AUTHOR_NAME=name, GIT_AUTHOR_EMAIL=email, GIT_COMMITTER_NAME=name, GIT_COMMITTER_EMAIL=email)
+        env.update(
+            GIT_AUTHOR_NAME=name,
+            GIT_AUTHOR_EMAIL=email,
+            GIT_COMMITTER_NAME=name,
+            GIT_COMMITTER_EMAIL=email,
+        )
     env.update(extra)
     return env
 
@@ -56,7 +73,9 @@ class Stopwatch:
     def __enter__(self) -> Stopwatch:
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self._stop = time.perf_counter()
 
     @property
@@ -95,23 +114,37 @@ def summarise(results: dict[str, dict[str, Any]], repos: list[dict[str, Any]]) -
         by_lang = {}
         for lang in sorted({meta[n]["language"] for n in names}):
             ln = [n for n in names if meta[n]["language"] == lang]
-            by_lang[lang] = {"repos": ln, "ndcg@10": mean([results[n]["overall"]["ndcg@10"] for n in ln]),
-                             "queries": sum(results[n]["overall"]["queries"] for n in ln)}
+            by_lang[lang] = {
+                "repos": ln,
+                "ndcg@10": mean([results[n]["overall"]["ndcg@10"] for n in ln]),
+                "queries": sum(results[n]["overall"]["queries"] for n in ln),
+            }
         cats = sorted({r["category"] for r in rows})
-        by_cat = {c: {"ndcg@10": mean([r["ndcg@10"] for r in rows if r["category"] == c]),
-                      "queries": sum(1 for r in rows if r["category"] == c)} for c in cats}
-        latencies = [q["latency_ms"] for n in names for q in results[n]["per_query"] if "latency_ms" in q]
+        by_cat = {
+            c: {
+                "ndcg@10": mean([r["ndcg@10"] for r in rows if r["category"] == c]),
+                "queries": sum(1 for r in rows if r["category"] == c),
+            }
+            for c in cats
+        }
+        latencies = [
+            q["latency_ms"] for n in names for q in results[n]["per_query"] if "latency_ms" in q
+        ]
         index_s = [results[n]["index_s"] for n in names]
         out["halves"][half] = {
-            "repos": len(names), "queries": len(rows),
+            "repos": len(names),
+            "queries": len(rows),
             "ndcg@10_repo_mean": mean([results[n]["overall"]["ndcg@10"] for n in names]),
             "ndcg@10_query_mean": mean([r["ndcg@10"] for r in rows]),
             "ndcg@10_language_mean": mean([v["ndcg@10"] for v in by_lang.values()]),
-            "mrr": mean([r["mrr"] for r in rows]), "recall@10": mean([r["recall@10"] for r in rows]),
+            "mrr": mean([r["mrr"] for r in rows]),
+            "recall@10": mean([r["recall@10"] for r in rows]),
             "hit@1": mean([r["hit@1"] for r in rows]),
-            "by_language": by_lang, "by_category": by_cat,
+            "by_language": by_lang,
+            "by_category": by_cat,
             "p50_latency_ms": round(statistics.median(latencies), 2) if latencies else None,
             "p90_latency_ms": round(percentile(latencies, 0.9), 2) if len(latencies) > 1 else None,
-            "index_s_total": round(sum(index_s), 1), "index_s_median": round(statistics.median(index_s), 2),
+            "index_s_total": round(sum(index_s), 1),
+            "index_s_median": round(statistics.median(index_s), 2),
         }
     return out

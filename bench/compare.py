@@ -42,7 +42,9 @@ class Pair:
         return self.b - self.a
 
 
-def per_query(doc: dict[str, Any], bm25: bool = False) -> dict[tuple[str, str, int], tuple[str, str, float]]:
+def per_query(
+    doc: dict[str, Any], bm25: bool = False
+) -> dict[tuple[str, str, int], tuple[str, str, float]]:
     """(repo, query, occurrence) -> (half, category, NDCG@10) of one run (its BM25 column with `bm25`)."""
     out = {}
     halves = doc.get("halves", {})
@@ -52,13 +54,21 @@ def per_query(doc: dict[str, Any], bm25: bool = False) -> dict[tuple[str, str, i
         for q in rows:
             k = seen.get(q["query"], 0)
             seen[q["query"]] = k + 1
-            out[(repo, q["query"], k)] = (res.get("half") or halves.get(repo, "?"), q["category"], float(q["ndcg@10"]))
+            out[(repo, q["query"], k)] = (
+                res.get("half") or halves.get(repo, "?"),
+                q["category"],
+                float(q["ndcg@10"]),
+            )
     return out
 
 
-def pair(a: dict[tuple[str, str, int], tuple[str, str, float]],
-         b: dict[tuple[str, str, int], tuple[str, str, float]]) -> list[Pair]:
-    return [Pair(key[0], a[key][0], a[key][1], key[1], a[key][2], b[key][2]) for key in a if key in b]
+def pair(
+    a: dict[tuple[str, str, int], tuple[str, str, float]],
+    b: dict[tuple[str, str, int], tuple[str, str, float]],
+) -> list[Pair]:
+    return [
+        Pair(key[0], a[key][0], a[key][1], key[1], a[key][2], b[key][2]) for key in a if key in b
+    ]
 
 
 def bootstrap_mean(values: np.ndarray, boot: int, rng: np.random.Generator) -> tuple[float, float]:
@@ -69,7 +79,7 @@ def bootstrap_mean(values: np.ndarray, boot: int, rng: np.random.Generator) -> t
     step = max(1, 2_000_000 // len(values))
     for i in range(0, boot, step):
         n = min(step, boot - i)
-        means[i:i + n] = values[rng.integers(0, len(values), (n, len(values)))].mean(axis=1)
+        means[i : i + n] = values[rng.integers(0, len(values), (n, len(values)))].mean(axis=1)
     lo, hi = np.percentile(means, [2.5, 97.5])
     return float(lo), float(hi)
 
@@ -79,7 +89,10 @@ def repo_diffs(pairs: list[Pair]) -> dict[str, tuple[float, float]]:
     by: dict[str, list[Pair]] = {}
     for p in pairs:
         by.setdefault(p.repo, []).append(p)
-    return {r: (float(np.mean([p.a for p in ps])), float(np.mean([p.b for p in ps]))) for r, ps in by.items()}
+    return {
+        r: (float(np.mean([p.a for p in ps])), float(np.mean([p.b for p in ps])))
+        for r, ps in by.items()
+    }
 
 
 def line(label: str, pairs: list[Pair], boot: int, rng: np.random.Generator) -> str:
@@ -92,15 +105,19 @@ def line(label: str, pairs: list[Pair], boot: int, rng: np.random.Generator) -> 
     a_mean = np.mean([a for a, _ in repos.values()])
     b_mean = np.mean([b for _, b in repos.values()])
     up, down = int((rd > EPS).sum()), int((rd < -EPS).sum())
-    return (f"{label:<14} {len(repos):>5} {len(pairs):>5} {a_mean:>6.3f} {b_mean:>6.3f} "
-            f"{rd.mean():>+7.4f} [{rlo:+.4f},{rhi:+.4f}] {qd.mean():>+7.4f} [{qlo:+.4f},{qhi:+.4f}] "
-            f"{up}/{down}/{len(repos) - up - down}")
+    return (
+        f"{label:<14} {len(repos):>5} {len(pairs):>5} {a_mean:>6.3f} {b_mean:>6.3f} "
+        f"{rd.mean():>+7.4f} [{rlo:+.4f},{rhi:+.4f}] {qd.mean():>+7.4f} [{qlo:+.4f},{qhi:+.4f}] "
+        f"{up}/{down}/{len(repos) - up - down}"
+    )
 
 
 def report(pairs: list[Pair], top: int, boot: int, seed: int) -> str:
     rng = np.random.default_rng(seed)
-    head = (f"{'':<14} {'repos':>5} {'q':>5} {'A':>6} {'B':>6} {'B-A repo':>7} {'95% (repos)':<17} "
-            f"{'B-A q':>7} {'95% (queries)':<17} up/down/same")
+    head = (
+        f"{'':<14} {'repos':>5} {'q':>5} {'A':>6} {'B':>6} {'B-A repo':>7} {'95% (repos)':<17} "
+        f"{'B-A q':>7} {'95% (queries)':<17} up/down/same"
+    )
     lines = [head]
     halves = [h for h in ("dev", "val") if any(p.half == h for p in pairs)]
     for half in [*halves, "all"]:
@@ -113,17 +130,28 @@ def report(pairs: list[Pair], top: int, boot: int, seed: int) -> str:
         half = next(p.half for p in pairs if p.repo == r)
         lines.append(f"  {r:<22} {half:<4} {a:.3f} -> {b:.3f} {b - a:>+7.4f}")
     changed = sorted((p for p in pairs if abs(p.diff) > EPS), key=lambda p: -abs(p.diff))[:top]
-    lines += ["", f"queries that changed most ({sum(abs(p.diff) > EPS for p in pairs)} of {len(pairs)} changed)"]
+    lines += [
+        "",
+        f"queries that changed most ({sum(abs(p.diff) > EPS for p in pairs)} of {len(pairs)} changed)",
+    ]
     for p in changed:
-        lines.append(f"  {p.diff:>+6.3f} {p.a:.2f}->{p.b:.2f} {p.repo:<18} {p.half:<4} {p.category:<12} {p.query[:90]!r}")
+        lines.append(
+            f"  {p.diff:>+6.3f} {p.a:.2f}->{p.b:.2f} {p.repo:<18} {p.half:<4} {p.category:<12} {p.query[:90]!r}"
+        )
     return "\n".join(lines)
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("a", help="baseline run's JSON")
     ap.add_argument("b", nargs="?", help="changed run's JSON")
-    ap.add_argument("--bm25", action="store_true", help="one bench/outside.py JSON: A = its whole-file BM25, B = zg")
+    ap.add_argument(
+        "--bm25",
+        action="store_true",
+        help="one bench/outside.py JSON: A = its whole-file BM25, B = zg",
+    )
     ap.add_argument("--top", type=int, default=15, help="how many most-changed queries to list")
     ap.add_argument("--boot", type=int, default=10000, help="bootstrap resamples")
     ap.add_argument("--seed", type=int, default=0)
@@ -142,7 +170,9 @@ def main() -> int:
         print("compare.py: the two runs share no query", file=sys.stderr)
         return 1
     modes = [d.get("mode_search", "?") for d in docs]
-    print(f"A = {opts.a}{' (whole-file BM25)' if opts.bm25 else ''} [{modes[0]}]\nB = {opts.b or opts.a} [{modes[1]}]")
+    print(
+        f"A = {opts.a}{' (whole-file BM25)' if opts.bm25 else ''} [{modes[0]}]\nB = {opts.b or opts.a} [{modes[1]}]"
+    )
     only = sorted({k[0] for k in a} ^ {k[0] for k in b})
     if only:
         print(f"repos in one run only (not compared): {', '.join(only)}")

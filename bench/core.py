@@ -45,15 +45,21 @@ def main() -> int:
         report2 = json.loads(proc2.stdout)
         walls = []
         for _ in range(opts.runs):
-            wall, proc3 = timed("search", "how are routes registered", "--json", "--mode", "direct", cwd=ws)
+            wall, proc3 = timed(
+                "search", "how are routes registered", "--json", "--mode", "direct", cwd=ws
+            )
             assert proc3.returncode == 0, proc3.stderr
             walls.append(wall)
     walls.sort()
     print(f"corpus            {opts.repo}: {report['files']} files, {report['chunks']} chunks")
     print(f"cold zg index     {cold:.2f} s  (whole command; no state, no vector cache)")
-    print(f"incremental index {incr:.2f} s  (one file edited: changed={report2['changed']}, embedded={report2['embedded']})")
-    print(f"direct zg search  p50 {statistics.median(walls):.3f} s, p90 {percentile(walls, 0.9):.3f} s "
-          f"over {opts.runs} runs (whole process, --refresh wait default)")
+    print(
+        f"incremental index {incr:.2f} s  (one file edited: changed={report2['changed']}, embedded={report2['embedded']})"
+    )
+    print(
+        f"direct zg search  p50 {statistics.median(walls):.3f} s, p90 {percentile(walls, 0.9):.3f} s "
+        f"over {opts.runs} runs (whole process, --refresh wait default)"
+    )
     return 0
 
 

@@ -31,11 +31,20 @@ from common import Stopwatch, private_env
 
 ZG = str(Path(sys.executable).with_name("zg"))
 PLANTED = re.compile(r"\bplant_[0-9a-z]+_[0-9]+\b")
-KINDS = [("incremental", "direct"), ("full", "direct"), ("incremental", "daemon"), ("full", "daemon")]
+KINDS = [
+    ("incremental", "direct"),
+    ("full", "direct"),
+    ("incremental", "daemon"),
+    ("full", "daemon"),
+]
 
 
-def zg(env: dict[str, str], *args: str, cwd: Path, check: bool = True) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run([ZG, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
+def zg(
+    env: dict[str, str], *args: str, cwd: Path, check: bool = True
+) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(
+        [ZG, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600
+    )
     if check and proc.returncode != 0:
         raise RuntimeError(f"zg {' '.join(args)} exited {proc.returncode}: {proc.stderr.strip()}")
     return proc
@@ -44,7 +53,7 @@ def zg(env: dict[str, str], *args: str, cwd: Path, check: bool = True) -> subpro
 def module(name: str) -> str:
     """One function (one chunk) named by its planted identifier."""
     body = "\n".join(f"    value_{j} = item * {j} + {len(name)}" for j in range(10))
-    return f"def {name}(item):\n    \"\"\"Compute {name}.\"\"\"\n{body}\n    return value_9\n"
+    return f'def {name}(item):\n    """Compute {name}."""\n{body}\n    return value_9\n'
 
 
 class Tree:
@@ -94,14 +103,20 @@ def daemon_pid(env: dict[str, str]) -> int:
     return int(json.loads(info.read_text())["pid"])
 
 
-def kill_during(env: dict[str, str], root: Path, kind: str, mode: str, delay: float) -> float | None:
+def kill_during(
+    env: dict[str, str], root: Path, kind: str, mode: str, delay: float
+) -> float | None:
     """Start the index run, SIGKILL the process doing the work after `delay` s; None when it was
     still running, else how long the run took."""
-    args = ["index", "--mode", "direct" if mode == "direct" else "server"] + (["--full"] if kind == "full" else [])
+    args = ["index", "--mode", "direct" if mode == "direct" else "server"] + (
+        ["--full"] if kind == "full" else []
+    )
     if mode == "daemon":
         zg(env, "server", "on", cwd=root)
         victim = daemon_pid(env)
-    client = subprocess.Popen([ZG, *args], cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    client = subprocess.Popen(
+        [ZG, *args], cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     if mode == "direct":
         victim = client.pid
     clock = Stopwatch()
@@ -141,7 +156,10 @@ def leftovers(root: Path, wait_s: float = 15.0) -> list[str]:
     while engine_pids(db) and time.monotonic() < end:
         time.sleep(0.02)
     found = [f"Milvus engine pid {pid} still running" for pid in engine_pids(db)]
-    for name, who in (("engine.lock", lock_holder(root / ".zgrep" / ENGINE_LOCK)), ("milvus lock", holder(db))):
+    for name, who in (
+        ("engine.lock", lock_holder(root / ".zgrep" / ENGINE_LOCK)),
+        ("milvus lock", holder(db)),
+    ):
         if who:
             found.append(f"stale {name} held by {who}")
     return found
@@ -163,20 +181,26 @@ def check(env: dict[str, str], tree: Tree) -> list[str]:
     if missing:
         problems.append(f"{len(missing)} planted identifiers missing, e.g. {missing[:3]}")
     if extra:
-        problems.append(f"{len(extra)} identifiers from edited or deleted files still stored, e.g. {extra[:3]}")
+        problems.append(
+            f"{len(extra)} identifiers from edited or deleted files still stored, e.g. {extra[:3]}"
+        )
     if doubled:
         problems.append(f"{len(doubled)} identifiers stored more than once, e.g. {doubled[:3]}")
-    if len({r['id'] for r in rows}) != len(rows):
+    if len({r["id"] for r in rows}) != len(rows):
         problems.append("duplicate chunk ids")
     state = root / ".zgrep"
     files = json.loads((state / "files.json").read_text())["files"]
     if len(rows) != sum(rec[4] for rec in files.values()):
-        problems.append(f"{len(rows)} rows, the file state records {sum(rec[4] for rec in files.values())}")
+        problems.append(
+            f"{len(rows)} rows, the file state records {sum(rec[4] for rec in files.values())}"
+        )
     if not json.loads((state / "manifest.json").read_text()).get("complete"):
         problems.append("manifest not complete")
     status = zg(env, "status", "--mode", "direct", "--json", cwd=root, check=False)
     if status.returncode != 0 or json.loads(status.stdout).get("problem"):
-        problems.append(f"zg status: exit {status.returncode} {status.stdout[-200:]} {status.stderr.strip()}")
+        problems.append(
+            f"zg status: exit {status.returncode} {status.stdout[-200:]} {status.stderr.strip()}"
+        )
     return problems
 
 
@@ -185,12 +209,18 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=50)
     ap.add_argument("--files", type=int, default=160)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--max-delay", type=float, default=4.0,
-                    help="kill after 0.05..this many seconds at random (narrowed to how long runs of the kind take)")
+    ap.add_argument(
+        "--max-delay",
+        type=float,
+        default=4.0,
+        help="kill after 0.05..this many seconds at random (narrowed to how long runs of the kind take)",
+    )
     opts = ap.parse_args()
     rng = random.Random(opts.seed)
     with tempfile.TemporaryDirectory(prefix="zg-crash-") as tmp:
-        env = private_env(Path(tmp) / "user", home=True, HF_HUB_OFFLINE="1")  # no real daemon or cache
+        env = private_env(
+            Path(tmp) / "user", home=True, HF_HUB_OFFLINE="1"
+        )  # no real daemon or cache
         tree = Tree(Path(tmp) / "repo", opts.files, rng)
         zg(env, "index", "--mode", "direct", cwd=tree.root)
         consistent = killed_runs = 0
@@ -208,16 +238,21 @@ def main() -> None:
                 problems = check(env, tree)
                 consistent += not problems
                 verdict = "consistent" if not problems else "INCONSISTENT: " + "; ".join(problems)
-                print(f"run {run + 1:3d} {kind:11s} {mode:6s} kill at {delay:4.2f}s "
-                      f"{'(mid-run)' if killed else '(after it ended)'}: {verdict}", flush=True)
+                print(
+                    f"run {run + 1:3d} {kind:11s} {mode:6s} kill at {delay:4.2f}s "
+                    f"{'(mid-run)' if killed else '(after it ended)'}: {verdict}",
+                    flush=True,
+                )
         finally:
             zg(env, "server", "off", cwd=tree.root, check=False)
         left = leftovers(tree.root)
         if left:
             print("after the last run: " + "; ".join(left))
             consistent = min(consistent, opts.runs - 1)
-    print(f"\n{consistent}/{opts.runs} consistent ({killed_runs} runs killed mid-run), "
-          f"{opts.files} files, seed {opts.seed}")
+    print(
+        f"\n{consistent}/{opts.runs} consistent ({killed_runs} runs killed mid-run), "
+        f"{opts.files} files, seed {opts.seed}"
+    )
     sys.exit(0 if consistent == opts.runs else 1)
 
 

@@ -28,7 +28,9 @@ ZG = str(Path(sys.executable).with_name("zg"))
 QUERY = "how are routes registered"
 
 
-def run_zg(env: dict[str, str], *args: str, cwd: Path) -> tuple[float, subprocess.CompletedProcess[str]]:
+def run_zg(
+    env: dict[str, str], *args: str, cwd: Path
+) -> tuple[float, subprocess.CompletedProcess[str]]:
     """Wall time and outcome of one whole `zg` process."""
     with Stopwatch() as clock:
         proc = subprocess.run([ZG, *args], cwd=cwd, env=env, capture_output=True, text=True)
@@ -53,7 +55,9 @@ def probe_function_cost(env: dict[str, str], calls: int = 2000) -> float:
 
     costs = []
     for _ in range(calls):
-        start = time.perf_counter()  # not a Stopwatch: its ~0.1 us of calls would show in this figure
+        start = (
+            time.perf_counter()
+        )  # not a Stopwatch: its ~0.1 us of calls would show in this figure
         assert client.probe(30) is None
         costs.append(time.perf_counter() - start)
     return statistics.median(costs)
@@ -66,7 +70,9 @@ def main() -> int:
     opts = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         ws = scratch_copy(opts.repo, Path(tmp))
-        env = private_env(Path(tmp), cache=False, autostart=False)  # XDG_CACHE_HOME stays the user's
+        env = private_env(
+            Path(tmp), cache=False, autostart=False
+        )  # XDG_CACHE_HOME stays the user's
         timed(env, "index", "--mode", "direct", str(ws), cwd=ws)
         probe_s = probe_function_cost(env)
         auto, direct = [], []
@@ -75,28 +81,67 @@ def main() -> int:
             direct.append(timed(env, "search", QUERY, "--json", "--mode", "direct", cwd=ws))
         auto.sort()
         direct.sort()
-        direct_off = series(env, opts.runs, "search", QUERY, "--json", "--mode", "direct", "--refresh", "off", cwd=ws)
+        direct_off = series(
+            env,
+            opts.runs,
+            "search",
+            QUERY,
+            "--json",
+            "--mode",
+            "direct",
+            "--refresh",
+            "off",
+            cwd=ws,
+        )
         timed(env, "server", "on", cwd=ws)
         try:
-            timed(env, "search", QUERY, "--json", "--mode", "server", cwd=ws)  # hold the workspace, warm it
+            timed(
+                env, "search", QUERY, "--json", "--mode", "server", cwd=ws
+            )  # hold the workspace, warm it
             server = series(env, opts.runs, "search", QUERY, "--json", "--mode", "server", cwd=ws)
-            server_wait = series(env, opts.runs, "search", QUERY, "--json", "--mode", "server", "--refresh", "wait", cwd=ws)
+            server_wait = series(
+                env,
+                opts.runs,
+                "search",
+                QUERY,
+                "--json",
+                "--mode",
+                "server",
+                "--refresh",
+                "wait",
+                cwd=ws,
+            )
             ready = series(env, opts.runs, "server", "status", "--check-ready", cwd=ws)
         finally:
             timed(env, "server", "off", cwd=ws)
-    rows = [("server search (default refresh: off, watcher)", server), ("server search --refresh wait", server_wait),
-            ("direct search (default refresh: wait)", direct), ("direct search --refresh off", direct_off),
-            ("auto search, no daemon (default refresh)", auto), ("zg server status --check-ready", ready)]
+    rows = [
+        ("server search (default refresh: off, watcher)", server),
+        ("server search --refresh wait", server_wait),
+        ("direct search (default refresh: wait)", direct),
+        ("direct search --refresh off", direct_off),
+        ("auto search, no daemon (default refresh)", auto),
+        ("zg server status --check-ready", ready),
+    ]
     print(f"corpus {opts.repo}, {opts.runs} runs each, whole-process wall time")
     for name, walls in rows:
-        print(f"  {name:<48} p50 {statistics.median(walls):.3f} s   p90 {percentile(walls, 0.9):.3f} s")
-    print(f"  speed-up, default refresh (direct p50 / server p50): {statistics.median(direct) / statistics.median(server):.1f}x")
-    print(f"  speed-up, --refresh wait both:                       "
-          f"{statistics.median(direct) / statistics.median(server_wait):.1f}x")
-    print(f"  speed-up, --refresh off both:                        "
-          f"{statistics.median(direct_off) / statistics.median(server):.1f}x")
-    print(f"  auto-mode probe, no daemon: probe() {probe_s * 1e6:.1f} us; "
-          f"whole command auto - direct p50 {statistics.median(auto) - statistics.median(direct):+.3f} s")
+        print(
+            f"  {name:<48} p50 {statistics.median(walls):.3f} s   p90 {percentile(walls, 0.9):.3f} s"
+        )
+    print(
+        f"  speed-up, default refresh (direct p50 / server p50): {statistics.median(direct) / statistics.median(server):.1f}x"
+    )
+    print(
+        f"  speed-up, --refresh wait both:                       "
+        f"{statistics.median(direct) / statistics.median(server_wait):.1f}x"
+    )
+    print(
+        f"  speed-up, --refresh off both:                        "
+        f"{statistics.median(direct_off) / statistics.median(server):.1f}x"
+    )
+    print(
+        f"  auto-mode probe, no daemon: probe() {probe_s * 1e6:.1f} us; "
+        f"whole command auto - direct p50 {statistics.median(auto) - statistics.median(direct):+.3f} s"
+    )
     return 0
 
 

@@ -72,7 +72,9 @@ def add_file(root: Path, n: int) -> str:
     return name
 
 
-def timed_commit(env: dict[str, str], root: Path, n: int, *git_opts: str, anchored: bool = False) -> float:
+def timed_commit(
+    env: dict[str, str], root: Path, n: int, *git_opts: str, anchored: bool = False
+) -> float:
     add_file(root, n)
     if anchored:  # also change a file an ADR anchors (a comment: the anchor still resolves)
         with (root / "zgrep" / "git.py").open("a") as fh:
@@ -98,9 +100,16 @@ def wait_idle(root: Path) -> None:
 
 
 def searchable(env: dict[str, str], root: Path, name: str) -> bool:
-    proc = subprocess.run([ZG, "search", name, "--json", "--preview", "full"], cwd=root, env=env,
-                          capture_output=True, text=True)
-    return proc.returncode == 0 and any(f"def {name}(" in h["preview"] for h in json.loads(proc.stdout)["hits"])
+    proc = subprocess.run(
+        [ZG, "search", name, "--json", "--preview", "full"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    return proc.returncode == 0 and any(
+        f"def {name}(" in h["preview"] for h in json.loads(proc.stdout)["hits"]
+    )
 
 
 def freshness(env: dict[str, str], root: Path, runs: int, first: int) -> list[float]:
@@ -116,18 +125,30 @@ def freshness(env: dict[str, str], root: Path, runs: int, first: int) -> list[fl
     return out
 
 
-def hook_cost(env: dict[str, str], root: Path, no_hooks: Path, runs: int, first: int, label: str,
-              target: float, anchored: bool = False) -> None:
+def hook_cost(
+    env: dict[str, str],
+    root: Path,
+    no_hooks: Path,
+    runs: int,
+    first: int,
+    label: str,
+    target: float,
+    anchored: bool = False,
+) -> None:
     """Print the median `git commit` time without and with the hooks, and the difference."""
     plain, hooked = [], []
     for i in range(first, first + runs):
-        plain.append(timed_commit(env, root, 2 * i, "-c", f"core.hooksPath={no_hooks}", anchored=anchored))
+        plain.append(
+            timed_commit(env, root, 2 * i, "-c", f"core.hooksPath={no_hooks}", anchored=anchored)
+        )
         wait_idle(root)
         hooked.append(timed_commit(env, root, 2 * i + 1, anchored=anchored))
         wait_idle(root)
     added = statistics.median(hooked) - statistics.median(plain)
-    print(f"git commit ({label}), median of {runs}: without hooks {statistics.median(plain):.3f}s, "
-          f"with hooks {statistics.median(hooked):.3f}s, added {added:.3f}s (target <= {target}s)")
+    print(
+        f"git commit ({label}), median of {runs}: without hooks {statistics.median(plain):.3f}s, "
+        f"with hooks {statistics.median(hooked):.3f}s, added {added:.3f}s (target <= {target}s)"
+    )
 
 
 def main() -> int:
@@ -137,10 +158,16 @@ def main() -> int:
     base = Path(tempfile.mkdtemp(prefix="zg-bench-hooks-"))
     try:
         # no real daemon or config, "no daemon" stays so (an auto-mode search must not start one), a git identity
-        env = private_env(base, autostart=False, git_identity=("b", "b@example.com"),
-                          PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+        env = private_env(
+            base,
+            autostart=False,
+            git_identity=("b", "b@example.com"),
+            PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        )
         root = base / "repo"
-        shutil.copytree(SOURCE, root / "zgrep", ignore=shutil.ignore_patterns("__pycache__", "models"))
+        shutil.copytree(
+            SOURCE, root / "zgrep", ignore=shutil.ignore_patterns("__pycache__", "models")
+        )
         sh(env, root, "git", "init", "-q", "-b", "main")
         sh(env, root, "git", "add", ".")
         sh(env, root, "git", "commit", "-q", "-m", "init")
@@ -152,25 +179,47 @@ def main() -> int:
         (root / "docs" / "adr" / "0001-hooks.md").write_text(ADR)
         (root / "docs" / "adr" / "0002-git.md").write_text(ADR2)
         sh(env, root, "git", "add", ".")
-        sh(env, root, "git", "commit", "-q", "-m", "adr")  # the check runs and caches the anchor set
+        sh(
+            env, root, "git", "commit", "-q", "-m", "adr"
+        )  # the check runs and caches the anchor set
         wait_idle(root)
-        hook_cost(env, root, base / "no-hooks", opts.runs, 100, "two ADRs, no anchored file staged", 0.1)
-        hook_cost(env, root, base / "no-hooks", opts.runs, 200, "two ADRs, an anchored file staged", 0.5,
-                  anchored=True)
+        hook_cost(
+            env, root, base / "no-hooks", opts.runs, 100, "two ADRs, no anchored file staged", 0.1
+        )
+        hook_cost(
+            env,
+            root,
+            base / "no-hooks",
+            opts.runs,
+            200,
+            "two ADRs, an anchored file staged",
+            0.5,
+            anchored=True,
+        )
         direct = freshness(env, root, opts.runs, 1000)
-        print(f"commit -> indexed, no daemon: median {statistics.median(direct):.2f}s, "
-              f"max {max(direct):.2f}s over {opts.runs} (target <= 15s)")
-        on = subprocess.run([ZG, "server", "on"], cwd=root, env=env, capture_output=True, text=True, timeout=120)
+        print(
+            f"commit -> indexed, no daemon: median {statistics.median(direct):.2f}s, "
+            f"max {max(direct):.2f}s over {opts.runs} (target <= 15s)"
+        )
+        on = subprocess.run(
+            [ZG, "server", "on"], cwd=root, env=env, capture_output=True, text=True, timeout=120
+        )
         if on.returncode != 0:
-            print(f"commit -> indexed, daemon: not measured (zg server on failed: {on.stderr.strip()})")
+            print(
+                f"commit -> indexed, daemon: not measured (zg server on failed: {on.stderr.strip()})"
+            )
             return 0
         try:
             sh(env, root, ZG, "search", "warm up the daemon", "--json")
             daemon = freshness(env, root, opts.runs, 2000)
-            print(f"commit -> indexed, daemon running: median {statistics.median(daemon):.2f}s, "
-                  f"max {max(daemon):.2f}s over {opts.runs} (target <= 5s)")
+            print(
+                f"commit -> indexed, daemon running: median {statistics.median(daemon):.2f}s, "
+                f"max {max(daemon):.2f}s over {opts.runs} (target <= 5s)"
+            )
         finally:
-            subprocess.run([ZG, "server", "off"], cwd=root, env=env, capture_output=True, timeout=60)
+            subprocess.run(
+                [ZG, "server", "off"], cwd=root, env=env, capture_output=True, timeout=60
+            )
         return 0
     finally:
         shutil.rmtree(base, ignore_errors=True)

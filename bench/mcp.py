@@ -18,7 +18,9 @@ from pathlib import Path
 from typing import Any
 
 HERE = str(Path(__file__).resolve().parent)
-sys.path[:] = [entry for entry in sys.path if str(Path(entry or ".").resolve()) != HERE]  # this file is not the SDK
+sys.path[:] = [
+    entry for entry in sys.path if str(Path(entry or ".").resolve()) != HERE
+]  # this file is not the SDK
 from mcp import Client, StdioServerParameters  # noqa: E402
 
 sys.path.insert(0, HERE)
@@ -26,9 +28,18 @@ from common import Stopwatch, percentile, private_env  # noqa: E402
 from daemon import ZG  # noqa: E402
 from semble import scratch_copy  # noqa: E402
 
-QUERIES = ("how are routes registered", "where is the session cookie signed", "url_for", "blueprint registration",
-           "error handler for 404", "JSON response serialization", "test client request context",
-           "load configuration from environment variables", "template rendering with jinja", "before_request hooks")
+QUERIES = (
+    "how are routes registered",
+    "where is the session cookie signed",
+    "url_for",
+    "blueprint registration",
+    "error handler for 404",
+    "JSON response serialization",
+    "test client request context",
+    "load configuration from environment variables",
+    "template rendering with jinja",
+    "before_request hooks",
+)
 
 
 async def session(ws: Path, env: dict[str, str], runs: int) -> dict[str, Any]:
@@ -46,13 +57,22 @@ async def session(ws: Path, env: dict[str, str], runs: int) -> dict[str, Any]:
             assert not result.is_error and result.structured_content, result.content
             modes.add(result.structured_content["mode"])
     rest = sorted(walls[1:])
-    return {"start_s": started, "first_s": walls[0], "p50_s": percentile(rest, 0.5), "p90_s": percentile(rest, 0.9),
-            "max_s": rest[-1], "mean_s": statistics.fmean(rest), "modes": sorted(modes)}
+    return {
+        "start_s": started,
+        "first_s": walls[0],
+        "p50_s": percentile(rest, 0.5),
+        "p90_s": percentile(rest, 0.9),
+        "max_s": rest[-1],
+        "mean_s": statistics.fmean(rest),
+        "modes": sorted(modes),
+    }
 
 
 def show(label: str, r: dict[str, Any]) -> None:
-    print(f"{label:<14} mode {','.join(r['modes']):<7} session start {r['start_s']:.3f}s  first call {r['first_s']:.3f}s  "
-          f"per call p50 {r['p50_s']:.3f}s  p90 {r['p90_s']:.3f}s  max {r['max_s']:.3f}s  mean {r['mean_s']:.3f}s")
+    print(
+        f"{label:<14} mode {','.join(r['modes']):<7} session start {r['start_s']:.3f}s  first call {r['first_s']:.3f}s  "
+        f"per call p50 {r['p50_s']:.3f}s  p90 {r['p90_s']:.3f}s  max {r['max_s']:.3f}s  mean {r['mean_s']:.3f}s"
+    )
 
 
 def main() -> int:
@@ -63,12 +83,20 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         ws = scratch_copy(opts.repo, Path(tmp))
         env = private_env(Path(tmp), cache=False, autostart=False)
-        subprocess.run([ZG, "index", "--mode", "direct"], cwd=ws, env=env, check=True, capture_output=True)
-        print(f"{opts.repo}: {opts.runs} search calls per mode through the MCP SDK client (stdio subprocess)")
-        show("no daemon", asyncio.run(session(ws, {**env, "ZG_MODE": "direct"}, opts.runs)))  # none autostarted
+        subprocess.run(
+            [ZG, "index", "--mode", "direct"], cwd=ws, env=env, check=True, capture_output=True
+        )
+        print(
+            f"{opts.repo}: {opts.runs} search calls per mode through the MCP SDK client (stdio subprocess)"
+        )
+        show(
+            "no daemon", asyncio.run(session(ws, {**env, "ZG_MODE": "direct"}, opts.runs))
+        )  # none autostarted
         subprocess.run([ZG, "server", "on"], cwd=ws, env=env, check=True, capture_output=True)
         try:
-            subprocess.run([ZG, "search", "--mode", "server", "warm up"], cwd=ws, env=env, capture_output=True)
+            subprocess.run(
+                [ZG, "search", "--mode", "server", "warm up"], cwd=ws, env=env, capture_output=True
+            )
             show("daemon", asyncio.run(session(ws, env, opts.runs)))
         finally:
             subprocess.run([ZG, "server", "off"], cwd=ws, env=env, capture_output=True)

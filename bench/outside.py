@@ -57,7 +57,10 @@ class WholeFileBM25:
     def __init__(self, docs: dict[str, str]) -> None:
         self.tf = {path: Counter(words(text)) for path, text in docs.items()}
         self.length = {path: sum(c.values()) for path, c in self.tf.items()}
-        self.lines = {path: max(1, text.count("\n") + (not text.endswith("\n"))) for path, text in docs.items()}
+        self.lines = {
+            path: max(1, text.count("\n") + (not text.endswith("\n")))
+            for path, text in docs.items()
+        }
         self.avg = statistics.fmean(self.length.values()) if self.length else 0.0
         df: Counter[str] = Counter()
         for c in self.tf.values():
@@ -74,7 +77,10 @@ class WholeFileBM25:
             s = sum(self.idf[w] * c[w] * (K1 + 1) / (c[w] + norm) for w in terms if w in c)
             if s > 0:
                 scores.append((-s, path))
-        return [{"path": p, "start_line": 1, "end_line": self.lines[p], "score": -s} for s, p in sorted(scores)[:k]]
+        return [
+            {"path": p, "start_line": 1, "end_line": self.lines[p], "score": -s}
+            for s, p in sorted(scores)[:k]
+        ]
 
 
 def bm25_run(ws: Path, queries: list[Any]) -> dict[str, Any]:
@@ -95,28 +101,52 @@ def bm25_run(ws: Path, queries: list[Any]) -> dict[str, Any]:
         metrics = score(hits, q.targets)
         rows.append({**metrics, "category": q.category})
         top = [h["path"] for h in hits]
-        per_query.append({"query": q.text, "category": q.category, **metrics, "top": top[:3], "top10": top,
-                          "latency_ms": round(latency * 1000, 2)})
+        per_query.append(
+            {
+                "query": q.text,
+                "category": q.category,
+                **metrics,
+                "top": top[:3],
+                "top10": top,
+                "latency_ms": round(latency * 1000, 2),
+            }
+        )
     cats = sorted({r["category"] for r in rows})
-    return {"overall": mean_metrics(rows), "by_category": {c: mean_metrics([r for r in rows if r["category"] == c])
-                                                           for c in cats},
-            "index_s": round(build_s, 2), "files": len(paths), "per_query": per_query, "rows": rows}
+    return {
+        "overall": mean_metrics(rows),
+        "by_category": {c: mean_metrics([r for r in rows if r["category"] == c]) for c in cats},
+        "index_s": round(build_s, 2),
+        "files": len(paths),
+        "per_query": per_query,
+        "rows": rows,
+    }
 
 
-def report(results: dict[str, dict[str, Any]], repos: list[dict[str, Any]], zg: dict[str, Any],
-           bm: dict[str, Any], mode: str, missing: dict[str, str]) -> str:
+def report(
+    results: dict[str, dict[str, Any]],
+    repos: list[dict[str, Any]],
+    zg: dict[str, Any],
+    bm: dict[str, Any],
+    mode: str,
+    missing: dict[str, str],
+) -> str:
     """Per repo, per category and per half: zg, whole-file BM25 and the difference."""
-    lines = [f"zg --mode-search {mode} against whole-file BM25 (same files, same run)", "",
-             f"{'repo':<17} {'lang':<11} {'half':<4} {'n':>3} {'zg':>6} {'bm25':>6} {'delta':>7} {'zg mrr':>6} "
-             f"{'bm mrr':>6} {'p50ms':>6} {'index_s':>7} {'files':>5}"]
+    lines = [
+        f"zg --mode-search {mode} against whole-file BM25 (same files, same run)",
+        "",
+        f"{'repo':<17} {'lang':<11} {'half':<4} {'n':>3} {'zg':>6} {'bm25':>6} {'delta':>7} {'zg mrr':>6} "
+        f"{'bm mrr':>6} {'p50ms':>6} {'index_s':>7} {'files':>5}",
+    ]
     for r in repos:
         n = r["name"]
         if n not in results:
             continue
         res, o, b = results[n], results[n]["overall"], results[n]["bm25"]["overall"]
-        lines.append(f"{n:<17} {r['language']:<11} {r['half']:<4} {o['queries']:>3} {o['ndcg@10']:>6.3f} "
-                     f"{b['ndcg@10']:>6.3f} {o['ndcg@10'] - b['ndcg@10']:>+7.3f} {o['mrr']:>6.3f} {b['mrr']:>6.3f} "
-                     f"{res['p50_latency_ms']:>6.1f} {res['index_s']:>7.2f} {res['bm25']['files']:>5}")
+        lines.append(
+            f"{n:<17} {r['language']:<11} {r['half']:<4} {o['queries']:>3} {o['ndcg@10']:>6.3f} "
+            f"{b['ndcg@10']:>6.3f} {o['ndcg@10'] - b['ndcg@10']:>+7.3f} {o['mrr']:>6.3f} {b['mrr']:>6.3f} "
+            f"{res['p50_latency_ms']:>6.1f} {res['index_s']:>7.2f} {res['bm25']['files']:>5}"
+        )
     cols = [h for h in ("dev", "val", "all") if h in zg["halves"]]
     head = " ".join(f"{h + ' zg':>7} {h + ' bm':>7} {'delta':>6}" for h in cols)
     lines += ["", "per category (mean over queries)", f"{'category':<13} {'n':>4} {head}"]
@@ -125,12 +155,23 @@ def report(results: dict[str, dict[str, Any]], repos: list[dict[str, Any]], zg: 
         for h in cols:
             a = zg["halves"][h]["by_category"].get(cat, {}).get("ndcg@10")
             b = bm["halves"][h]["by_category"].get(cat, {}).get("ndcg@10")
-            cells.append(f"{f3(a):>7} {f3(b):>7} {(a - b if a is not None and b is not None else 0):>+6.3f}")
-        lines.append(f"{cat:<13} {zg['halves']['all']['by_category'][cat]['queries']:>4} " + " ".join(cells))
+            cells.append(
+                f"{f3(a):>7} {f3(b):>7} {(a - b if a is not None and b is not None else 0):>+6.3f}"
+            )
+        lines.append(
+            f"{cat:<13} {zg['halves']['all']['by_category'][cat]['queries']:>4} " + " ".join(cells)
+        )
     lines += ["", f"{'overall':<18} {head}"]
-    for key, label in (("repos", "repos"), ("queries", "queries"), ("ndcg@10_repo_mean", "ndcg@10 (repo mean)"),
-                       ("ndcg@10_query_mean", "ndcg@10 (query mean)"), ("mrr", "mrr"), ("hit@1", "hit@1"),
-                       ("p50_latency_ms", "p50 latency ms"), ("index_s_median", "index s (median)")):
+    for key, label in (
+        ("repos", "repos"),
+        ("queries", "queries"),
+        ("ndcg@10_repo_mean", "ndcg@10 (repo mean)"),
+        ("ndcg@10_query_mean", "ndcg@10 (query mean)"),
+        ("mrr", "mrr"),
+        ("hit@1", "hit@1"),
+        ("p50_latency_ms", "p50 latency ms"),
+        ("index_s_median", "index s (median)"),
+    ):
         cells = []
         for h in cols:
             a, b = zg["halves"][h].get(key), bm["halves"][h].get(key)
@@ -149,14 +190,31 @@ def report(results: dict[str, dict[str, Any]], repos: list[dict[str, Any]], zg: 
 def main() -> int:
     from zgrep.search.evaluate import evaluate_workspace, load_annotations
 
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--half", default="all", choices=["dev", "val", "all"], help="the repos.json 'half' to run")
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument(
+        "--half", default="all", choices=["dev", "val", "all"], help="the repos.json 'half' to run"
+    )
     ap.add_argument("--repos", default="", help="comma-separated repo names (repos.json)")
-    ap.add_argument("--json", dest="json_out", default="", help="write every figure (and per-query results) here")
-    ap.add_argument("--fresh", action="store_true", help="drop each workspace's index first (cold index)")
-    ap.add_argument("--mode-search", default="hybrid", choices=["hybrid", "lexical", "semantic"],
-                    help="which of zg's routes to run (ablation); BM25 is the same in every mode")
-    ap.add_argument("--show-misses", action="store_true", help="print queries where zg's NDCG@10 is below 0.5")
+    ap.add_argument(
+        "--json",
+        dest="json_out",
+        default="",
+        help="write every figure (and per-query results) here",
+    )
+    ap.add_argument(
+        "--fresh", action="store_true", help="drop each workspace's index first (cold index)"
+    )
+    ap.add_argument(
+        "--mode-search",
+        default="hybrid",
+        choices=["hybrid", "lexical", "semantic"],
+        help="which of zg's routes to run (ablation); BM25 is the same in every mode",
+    )
+    ap.add_argument(
+        "--show-misses", action="store_true", help="print queries where zg's NDCG@10 is below 0.5"
+    )
     opts = ap.parse_args()
 
     repos = json.loads(REPOS.read_text())
@@ -165,7 +223,9 @@ def main() -> int:
     if unknown:
         print(f"outside.py: unknown repos: {', '.join(sorted(unknown))}", file=sys.stderr)
         return 2
-    chosen = [r for r in repos if (not want or r["name"] in want) and opts.half in ("all", r["half"])]
+    chosen = [
+        r for r in repos if (not want or r["name"] in want) and opts.half in ("all", r["half"])
+    ]
     results: dict[str, dict[str, Any]] = {}
     missing: dict[str, str] = {}
     todo = []
@@ -182,12 +242,22 @@ def main() -> int:
 
     def save() -> tuple[dict[str, Any], dict[str, Any]]:
         ordered = {r["name"]: results[r["name"]] for r in repos if r["name"] in results}
-        zg, bm = summarise(ordered, repos), summarise({n: v["bm25"] for n, v in ordered.items()}, repos)
+        zg, bm = (
+            summarise(ordered, repos),
+            summarise({n: v["bm25"] for n, v in ordered.items()}, repos),
+        )
         if out_path:
-            doc = {"mode_search": opts.mode_search, "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-                   "corpora": str(CORPORA), "bm25": {"k1": K1, "b": B, "tokens": r"\w+ lowercased"},
-                   "summary": zg, "summary_bm25": bm, "missing": missing,
-                   "halves": {r["name"]: r["half"] for r in repos}, "repos": ordered}
+            doc = {
+                "mode_search": opts.mode_search,
+                "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                "corpora": str(CORPORA),
+                "bm25": {"k1": K1, "b": B, "tokens": r"\w+ lowercased"},
+                "summary": zg,
+                "summary_bm25": bm,
+                "missing": missing,
+                "halves": {r["name"]: r["half"] for r in repos},
+                "repos": ordered,
+            }
             tmp = out_path.with_suffix(out_path.suffix + ".tmp")
             tmp.write_text(json.dumps(doc, indent=1))
             tmp.replace(out_path)
@@ -211,14 +281,20 @@ def main() -> int:
         res.update(language=r["language"], half=r["half"], source="git")
         results[name] = res
         o, b = res["overall"], res["bm25"]["overall"]
-        print(f"  zg {o['ndcg@10']:.3f}, whole-file BM25 {b['ndcg@10']:.3f} over {o['queries']} queries; "
-              f"index {res['index_s']:.1f}s, p50 {res['p50_latency_ms']:.1f}ms, wall {clock.elapsed:.0f}s",
-              file=sys.stderr, flush=True)
+        print(
+            f"  zg {o['ndcg@10']:.3f}, whole-file BM25 {b['ndcg@10']:.3f} over {o['queries']} queries; "
+            f"index {res['index_s']:.1f}s, p50 {res['p50_latency_ms']:.1f}ms, wall {clock.elapsed:.0f}s",
+            file=sys.stderr,
+            flush=True,
+        )
         if opts.show_misses:
             for q, bq in zip(res["per_query"], res["bm25"]["per_query"], strict=True):
                 if q["ndcg@10"] < 0.5:
-                    print(f"  MISS zg {q['ndcg@10']:.2f} bm25 {bq['ndcg@10']:.2f} [{q['category']}] {q['query']!r} "
-                          f"-> {q['top']}", file=sys.stderr)
+                    print(
+                        f"  MISS zg {q['ndcg@10']:.2f} bm25 {bq['ndcg@10']:.2f} [{q['category']}] {q['query']!r} "
+                        f"-> {q['top']}",
+                        file=sys.stderr,
+                    )
         save()
     if not results:
         print("outside.py: nothing scored", file=sys.stderr)

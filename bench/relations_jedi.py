@@ -17,7 +17,9 @@ import jedi
 def main() -> None:
     request = json.load(sys.stdin)
     root = Path(request["root"]).resolve()
-    project = jedi.Project(root, added_sys_path=[str(root)], smart_sys_path=False, load_unsafe_extensions=False)
+    project = jedi.Project(
+        root, added_sys_path=[str(root)], smart_sys_path=False, load_unsafe_extensions=False
+    )
     scripts: dict[str, jedi.Script] = {}
 
     def script(rel: str) -> jedi.Script:
@@ -39,9 +41,13 @@ def main() -> None:
             out.append([rel, name.line, name.column, name.type])
         return out
 
-    refs = [inside(script(p).get_references(line, col, include_builtins=False, scope="project"))
-            for p, line, col in request["refs"]]
-    gotos = [inside(script(p).goto(line, col, follow_imports=True)) for p, line, col in request["gotos"]]
+    refs = [
+        inside(script(p).get_references(line, col, include_builtins=False, scope="project"))
+        for p, line, col in request["refs"]
+    ]
+    gotos = [
+        inside(script(p).goto(line, col, follow_imports=True)) for p, line, col in request["gotos"]
+    ]
     json.dump({"refs": refs, "gotos": gotos}, sys.stdout)
 
 

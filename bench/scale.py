@@ -33,8 +33,14 @@ from common import Stopwatch, percentile, private_env
 BIN = Path(sys.executable).parent
 ZG = str(BIN / "zg")
 SDIST = "Django-5.1.4.tar.gz"
-QUERIES = ["how are database migrations applied", "QuerySet filter with Q objects", "csrf token check",
-           "template variable resolution", "send_mail", "password hashing algorithm"]
+QUERIES = [
+    "how are database migrations applied",
+    "QuerySet filter with Q objects",
+    "csrf token check",
+    "template variable resolution",
+    "send_mail",
+    "password hashing algorithm",
+]
 
 
 def fetch_sdist(cache: Path) -> Path:
@@ -42,8 +48,22 @@ def fetch_sdist(cache: Path) -> Path:
     target = cache / SDIST
     if not target.exists():
         cache.mkdir(parents=True, exist_ok=True)
-        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:",
-                        "django==5.1.4", "-d", str(cache)], check=True)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "-q",
+                "--no-deps",
+                "--no-binary",
+                ":all:",
+                "django==5.1.4",
+                "-d",
+                str(cache),
+            ],
+            check=True,
+        )
     return target
 
 
@@ -52,7 +72,15 @@ def make_repo(sdist: Path, base: Path) -> Path:
     with tarfile.open(sdist) as tar:
         tar.extractall(base, filter="data")
     root = base / "Django-5.1.4"
-    git = ["git", "-c", "user.name=bench", "-c", "user.email=bench@example.com", "-c", "safe.directory=*"]
+    git = [
+        "git",
+        "-c",
+        "user.name=bench",
+        "-c",
+        "user.email=bench@example.com",
+        "-c",
+        "safe.directory=*",
+    ]
     subprocess.run([*git, "init", "-q"], cwd=root, check=True)
     subprocess.run([*git, "add", "-A"], cwd=root, check=True)
     subprocess.run([*git, "commit", "-qm", "django 5.1.4"], cwd=root, check=True)
@@ -60,6 +88,7 @@ def make_repo(sdist: Path, base: Path) -> Path:
 
 
 # --- processes -------------------------------------------------------------------------------
+
 
 def _status(pid: int, field: str) -> int:
     try:
@@ -133,17 +162,26 @@ class Peaks:
         worst: dict[str, list[int]] = {}
         for label, peak in self.per.values():
             worst.setdefault(label, []).append(peak)
-        parts = [f"{label} {max(p) / 2**20:.0f} MB" + (f" (x{len(p)})" if len(p) > 1 else "")
-                 for label, p in sorted(worst.items()) if max(p)]
+        parts = [
+            f"{label} {max(p) / 2**20:.0f} MB" + (f" (x{len(p)})" if len(p) > 1 else "")
+            for label, p in sorted(worst.items())
+            if max(p)
+        ]
         return ", ".join(parts) + f"; sum at peak {self.total / 2**20:.0f} MB"
 
 
-def zg(env: dict[str, str], cwd: Path, *args: str, extra_pids: list[int] | None = None,
-       peaks: bool = False) -> tuple[float, subprocess.CompletedProcess[str], str]:
+def zg(
+    env: dict[str, str],
+    cwd: Path,
+    *args: str,
+    extra_pids: list[int] | None = None,
+    peaks: bool = False,
+) -> tuple[float, subprocess.CompletedProcess[str], str]:
     """One whole `zg` process: (wall seconds, result, peak-RSS summary when `peaks`)."""
     with Stopwatch() as clock:
-        proc = subprocess.Popen([ZG, *args], cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True)
+        proc = subprocess.Popen(
+            [ZG, *args], cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
         sampler = Peaks(proc.pid, extra_pids or []) if peaks else None
         out, err = proc.communicate()
     summary = sampler.stop() if sampler else ""
@@ -159,7 +197,9 @@ def cpu_seconds(pid: int) -> float:
 
 
 def daemon_pid(env: dict[str, str], cwd: Path) -> int | None:
-    proc = subprocess.run([ZG, "server", "status", "--json"], cwd=cwd, env=env, capture_output=True, text=True)
+    proc = subprocess.run(
+        [ZG, "server", "status", "--json"], cwd=cwd, env=env, capture_output=True, text=True
+    )
     try:
         info = json.loads(proc.stdout)
     except ValueError:
@@ -179,18 +219,25 @@ def wait_for(check: Callable[[], bool], timeout: float) -> bool:
 
 # --- the runs --------------------------------------------------------------------------------
 
+
 def index_figures(env: dict[str, str], root: Path, extra: list[int], runs: int) -> None:
-    wall, proc, peaks = zg(env, root, "index", "--json", "--mode", "direct", extra_pids=extra, peaks=True)
+    wall, proc, peaks = zg(
+        env, root, "index", "--json", "--mode", "direct", extra_pids=extra, peaks=True
+    )
     report = json.loads(proc.stdout)
-    print(f"cold zg index        {wall:.1f} s  ({report['files']} files, {report['chunks']} chunks, "
-          f"skipped {report.get('skipped')})")
+    print(
+        f"cold zg index        {wall:.1f} s  ({report['files']} files, {report['chunks']} chunks, "
+        f"skipped {report.get('skipped')})"
+    )
     status = json.loads(zg(env, root, "status", "--json", "--mode", "direct")[1].stdout)
     print(f"  Milvus engine      {status.get('milvus_engine', 'milvus-lite 3 (pure Python)')}")
     print(f"  peak RSS           {peaks}")
     phases = report.get("phases", {})
     print("  phases (s)         " + ", ".join(f"{k} {v:.1f}" for k, v in phases.items()))
     quiet = sorted(zg(env, root, "index", "--json", "--mode", "direct")[0] for _ in range(runs))
-    print(f"no-change zg index   p50 {statistics.median(quiet):.2f} s (min {quiet[0]:.2f}, {runs} runs)")
+    print(
+        f"no-change zg index   p50 {statistics.median(quiet):.2f} s (min {quiet[0]:.2f}, {runs} runs)"
+    )
     targets = sorted(root.glob("django/*/*.py"))[:runs]
     walls = []
     for target in targets:
@@ -199,10 +246,14 @@ def index_figures(env: dict[str, str], root: Path, extra: list[int], runs: int) 
         assert json.loads(proc.stdout)["changed"] == 1, proc.stdout
         walls.append(wall)
     walls.sort()
-    print(f"one-file incremental p50 {statistics.median(walls):.2f} s (min {walls[0]:.2f}, max {walls[-1]:.2f})")
+    print(
+        f"one-file incremental p50 {statistics.median(walls):.2f} s (min {walls[0]:.2f}, max {walls[-1]:.2f})"
+    )
 
 
-def search_series(env: dict[str, str], root: Path, mode: str, runs: int) -> tuple[list[float], set[str]]:
+def search_series(
+    env: dict[str, str], root: Path, mode: str, runs: int
+) -> tuple[list[float], set[str]]:
     walls, used = [], set()
     for i in range(runs):
         wall, proc, _ = zg(env, root, "search", QUERIES[i % len(QUERIES)], "--json", "--mode", mode)
@@ -213,24 +264,32 @@ def search_series(env: dict[str, str], root: Path, mode: str, runs: int) -> tupl
 
 def server_figures(env: dict[str, str], root: Path, runs: int, idle_s: float) -> None:
     walls, used = search_series(env, root, "direct", max(3, runs // 2))
-    print(f"direct zg search     p50 {statistics.median(walls):.2f} s over {len(walls)} runs (modes {sorted(used)})")
+    print(
+        f"direct zg search     p50 {statistics.median(walls):.2f} s over {len(walls)} runs (modes {sorted(used)})"
+    )
     subprocess.run([ZG, "server", "on"], cwd=root, env=env, check=True, capture_output=True)
     try:
         zg(env, root, "search", "warm up", "--json", "--mode", "server")
         walls, used = search_series(env, root, "server", runs * 2)
-        print(f"server zg search     p50 {statistics.median(walls):.3f} s, p90 {percentile(walls, 0.9):.3f} s "
-              f"over {len(walls)} runs (modes {sorted(used)})")
+        print(
+            f"server zg search     p50 {statistics.median(walls):.3f} s, p90 {percentile(walls, 0.9):.3f} s "
+            f"over {len(walls)} runs (modes {sorted(used)})"
+        )
         pid = daemon_pid(env, root)
         if pid:
             engines = [c for c in _children(pid) if _label(c) == "Milvus engine"]
             engine_rss = sum(_status(c, "VmRSS") for c in engines)
-            print(f"daemon steady RSS    {(_status(pid, 'VmRSS') + engine_rss) / 2**20:.0f} MB with its Milvus engine "
-                  f"(daemon {_status(pid, 'VmRSS') / 2**20:.0f} MB, peak {_status(pid, 'VmHWM') / 2**20:.0f} MB; "
-                  f"engine {engine_rss / 2**20:.0f} MB)")
+            print(
+                f"daemon steady RSS    {(_status(pid, 'VmRSS') + engine_rss) / 2**20:.0f} MB with its Milvus engine "
+                f"(daemon {_status(pid, 'VmRSS') / 2**20:.0f} MB, peak {_status(pid, 'VmHWM') / 2**20:.0f} MB; "
+                f"engine {engine_rss / 2**20:.0f} MB)"
+            )
             before = cpu_seconds(pid)
             time.sleep(idle_s)
             used_s = cpu_seconds(pid) - before
-            print(f"idle daemon CPU      {100 * used_s / idle_s:.2f}% of a core over {idle_s:.0f} s")
+            print(
+                f"idle daemon CPU      {100 * used_s / idle_s:.2f}% of a core over {idle_s:.0f} s"
+            )
     finally:
         subprocess.run([ZG, "server", "off"], cwd=root, env=env, capture_output=True)
 
@@ -241,8 +300,10 @@ def autostart_figures(env: dict[str, str], root: Path, wait_s: float) -> None:
     wall1, proc1, _ = zg(auto, root, "search", QUERIES[0], "--json")
     time.sleep(wait_s)
     wall2, proc2, _ = zg(auto, root, "search", QUERIES[1], "--json")
-    print(f"auto, no daemon      1st search {wall1:.2f} s (mode {json.loads(proc1.stdout).get('mode')}); 2nd search "
-          f"{wait_s:.0f} s later: {wall2:.3f} s (mode {json.loads(proc2.stdout).get('mode')})")
+    print(
+        f"auto, no daemon      1st search {wall1:.2f} s (mode {json.loads(proc1.stdout).get('mode')}); 2nd search "
+        f"{wait_s:.0f} s later: {wall2:.3f} s (mode {json.loads(proc2.stdout).get('mode')})"
+    )
     subprocess.run([ZG, "server", "off"], cwd=root, env=auto, capture_output=True)
 
 
@@ -254,11 +315,24 @@ def milvus_server(base: Path) -> tuple[subprocess.Popen[bytes], str]:
     try:
         from zgrep.store.native import command
     except ImportError:  # a zg of the pure-Python Milvus Lite
-        argv, env = [str(BIN / "milvus-lite"), "server", "--data-dir", str(base / "milvus"), "--host", "127.0.0.1",
-                     "--port", str(port)], None
+        argv, env = (
+            [
+                str(BIN / "milvus-lite"),
+                "server",
+                "--data-dir",
+                str(base / "milvus"),
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+            ],
+            None,
+        )
     else:
         argv, env = command(base / "server.db", f"127.0.0.1:{port}")
-    proc = subprocess.Popen(argv, env=env, cwd=base, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        argv, env=env, cwd=base, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     uri = f"http://127.0.0.1:{port}"
     from pymilvus import MilvusClient
 
@@ -281,12 +355,21 @@ def milvus_server(base: Path) -> tuple[subprocess.Popen[bytes], str]:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "zgrep-bench")
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--idle-s", type=float, default=60.0)
-    ap.add_argument("--autostart-wait", type=float, default=10.0, help="seconds between the two auto-mode searches")
-    ap.add_argument("--milvus-server", action="store_true", help="index into a Milvus server on 127.0.0.1")
+    ap.add_argument(
+        "--autostart-wait",
+        type=float,
+        default=10.0,
+        help="seconds between the two auto-mode searches",
+    )
+    ap.add_argument(
+        "--milvus-server", action="store_true", help="index into a Milvus server on 127.0.0.1"
+    )
     opts = ap.parse_args()
     sdist = fetch_sdist(opts.cache)
     with tempfile.TemporaryDirectory() as tmp:
@@ -305,8 +388,10 @@ def main() -> int:
             server_figures(env, root, opts.runs, opts.idle_s)
             autostart_figures(env, root, opts.autostart_wait)
             if server:
-                print(f"Milvus server        RSS {_status(server.pid, 'VmRSS') / 2**20:.0f} MB "
-                      f"(peak {_status(server.pid, 'VmHWM') / 2**20:.0f} MB)")
+                print(
+                    f"Milvus server        RSS {_status(server.pid, 'VmRSS') / 2**20:.0f} MB "
+                    f"(peak {_status(server.pid, 'VmHWM') / 2**20:.0f} MB)"
+                )
         finally:
             if server:
                 server.kill()

@@ -25,15 +25,49 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import semble  # (corpora and halves of the semble benchmark)
 
-_MODIFIERS = (r"(?:(?:pub(?:\([a-z]+\))?|export|public|private|protected|internal|static|final|abstract|open"
-              r"|data|sealed|async|default|inline|extern)\s+)*")
-_KEYWORDS = (r"(?:class|module|defmodule|interface|struct|enum|trait|type|func|function|fn|def|fun|object"
-             r"|protocol|record|typedef struct|newtype|data)")
-DEFINITION = re.compile(rf"^\s*{_MODIFIERS}{_KEYWORDS}\s+(?:\([^)]*\)\s*)?([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Z]\w*)*)", re.M)
-_NOT_SOURCE = re.compile(r"(^|/)(tests?|spec|specs|testing|__tests__|examples?|docs?|benchmarks?)/|_test\.|\.test\."
-                         r"|(^|/)test_|Test\.|Spec\.|_spec\.")
-_EXTENSIONS = frozenset({".py", ".go", ".rs", ".rb", ".ts", ".tsx", ".js", ".java", ".kt", ".scala", ".swift", ".cs",
-                         ".php", ".ex", ".exs", ".hs", ".lua", ".zig", ".c", ".h", ".cc", ".cpp", ".hpp", ".sh"})
+_MODIFIERS = (
+    r"(?:(?:pub(?:\([a-z]+\))?|export|public|private|protected|internal|static|final|abstract|open"
+    r"|data|sealed|async|default|inline|extern)\s+)*"
+)
+_KEYWORDS = (
+    r"(?:class|module|defmodule|interface|struct|enum|trait|type|func|function|fn|def|fun|object"
+    r"|protocol|record|typedef struct|newtype|data)"
+)
+DEFINITION = re.compile(
+    rf"^\s*{_MODIFIERS}{_KEYWORDS}\s+(?:\([^)]*\)\s*)?([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Z]\w*)*)", re.M
+)
+_NOT_SOURCE = re.compile(
+    r"(^|/)(tests?|spec|specs|testing|__tests__|examples?|docs?|benchmarks?)/|_test\.|\.test\."
+    r"|(^|/)test_|Test\.|Spec\.|_spec\."
+)
+_EXTENSIONS = frozenset(
+    {
+        ".py",
+        ".go",
+        ".rs",
+        ".rb",
+        ".ts",
+        ".tsx",
+        ".js",
+        ".java",
+        ".kt",
+        ".scala",
+        ".swift",
+        ".cs",
+        ".php",
+        ".ex",
+        ".exs",
+        ".hs",
+        ".lua",
+        ".zig",
+        ".c",
+        ".h",
+        ".cc",
+        ".cpp",
+        ".hpp",
+        ".sh",
+    }
+)
 MIN_NAME = 5
 MAX_FILE_BYTES = 400_000
 
@@ -43,8 +77,14 @@ def definitions(root: Path) -> dict[str, set[str]]:
     where: dict[str, set[str]] = defaultdict(set)
     for path in root.rglob("*"):
         rel = path.relative_to(root).as_posix()
-        if (path.suffix not in _EXTENSIONS or rel.startswith((".git/", ".zgrep/")) or _NOT_SOURCE.search(rel)
-                or not path.is_file() or path.is_symlink() or path.stat().st_size > MAX_FILE_BYTES):
+        if (
+            path.suffix not in _EXTENSIONS
+            or rel.startswith((".git/", ".zgrep/"))
+            or _NOT_SOURCE.search(rel)
+            or not path.is_file()
+            or path.is_symlink()
+            or path.stat().st_size > MAX_FILE_BYTES
+        ):
             continue
         try:
             text = path.read_text("utf-8")
@@ -70,9 +110,13 @@ def queries(root: Path, per_repo: int, seed: int) -> list[Any]:
 def main() -> int:
     from zgrep.search.evaluate import evaluate_workspace
 
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--half", default="dev", choices=["dev", "val", "all"])
-    ap.add_argument("--root", action="append", default=[], help="a workspace to score instead of the corpora")
+    ap.add_argument(
+        "--root", action="append", default=[], help="a workspace to score instead of the corpora"
+    )
     ap.add_argument("--per-repo", type=int, default=25)
     ap.add_argument("--seed", type=int, default=18)
     ap.add_argument("--json", dest="json_out", default="")
@@ -81,8 +125,11 @@ def main() -> int:
     if opts.root:
         targets = [(Path(r).resolve(), "?") for r in opts.root]
     else:
-        python = {k: v for k, v in json.loads((semble.SHARED / "python-corpora.json").read_text()).items()
-                  if not k.startswith("_")}
+        python = {
+            k: v
+            for k, v in json.loads((semble.SHARED / "python-corpora.json").read_text()).items()
+            if not k.startswith("_")
+        }
         targets = []
         for repo in semble.plan_repos():
             if opts.half in ("all", repo["half"]):
@@ -95,10 +142,17 @@ def main() -> int:
         if not asked:
             continue
         res = evaluate_workspace(ws, asked)
-        results[ws.name] = {"language": language, "ndcg@10": res["overall"]["ndcg@10"],
-                            "mrr": res["overall"]["mrr"], "queries": len(asked),
-                            "misses": [q for q in res["per_query"] if q["ndcg@10"] < 1.0]}
-        print(f"{ws.name:<20} {language:<11} {len(asked):>3} ndcg@10 {res['overall']['ndcg@10']:.3f}", file=sys.stderr)
+        results[ws.name] = {
+            "language": language,
+            "ndcg@10": res["overall"]["ndcg@10"],
+            "mrr": res["overall"]["mrr"],
+            "queries": len(asked),
+            "misses": [q for q in res["per_query"] if q["ndcg@10"] < 1.0],
+        }
+        print(
+            f"{ws.name:<20} {language:<11} {len(asked):>3} ndcg@10 {res['overall']['ndcg@10']:.3f}",
+            file=sys.stderr,
+        )
     if not results:
         print("symbols.py: no corpus to score", file=sys.stderr)
         return 1

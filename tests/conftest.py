@@ -27,13 +27,22 @@ from zgrun import ZG  # noqa: F401  (the helpers' and tests' name for the instal
 # No test's `zg search` starts a daemon behind its back (auto mode's autostart is off under CI);
 # tests/server/test_autostart.py drops the variable for the users it runs.
 os.environ["CI"] = "1"
-USER_DIRS = ("HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_RUNTIME_DIR", "XDG_STATE_HOME", "XDG_DATA_HOME")
+USER_DIRS = (
+    "HOME",
+    "XDG_CONFIG_HOME",
+    "XDG_CACHE_HOME",
+    "XDG_RUNTIME_DIR",
+    "XDG_STATE_HOME",
+    "XDG_DATA_HOME",
+)
 SESSION_MARK = "ZGREP_TEST_SESSION"  # not ZG_*: the fixtures and daemon_helpers.User drop those
 DAEMON_EXIT_WAIT_S = 15.0  # for daemons still stopping when the last test ends
 GITCONFIG = "[user]\n\tname = t\n\temail = t@example.com\n[commit]\n\tgpgsign = false\n"
 
 
-def private_user(base: Path, setenv: Callable[[str, str], None], delenv: Callable[[str], None]) -> Path:
+def private_user(
+    base: Path, setenv: Callable[[str, str], None], delenv: Callable[[str], None]
+) -> Path:
     """Point HOME and the XDG dirs at fresh 0700 dirs under `base` (a git identity in HOME); drop ZG_*."""
     for name in USER_DIRS:
         path = base / name.lower()
@@ -47,11 +56,15 @@ def private_user(base: Path, setenv: Callable[[str, str], None], delenv: Callabl
 
 
 _session_user = Path(tempfile.mkdtemp(prefix="zg-test-user-"))
-private_user(_session_user, os.environ.__setitem__, os.environ.__delitem__)  # before any fixture, of any scope
+private_user(
+    _session_user, os.environ.__setitem__, os.environ.__delitem__
+)  # before any fixture, of any scope
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    if not hasattr(config, "workerinput"):  # the controller (or a run without xdist); workers inherit its mark
+    if not hasattr(
+        config, "workerinput"
+    ):  # the controller (or a run without xdist); workers inherit its mark
         os.environ[SESSION_MARK] = uuid.uuid4().hex
 
 
@@ -63,7 +76,11 @@ def session_daemons(basetemp: Path | None = None) -> list[int]:
     """Live zg daemons (`… server run`) whose environment carries this session's mark, or whose HOME or
     runtime dir lies under `basetemp` (a test that built its environment from scratch)."""
     mark = f"{SESSION_MARK}={os.environ.get(SESSION_MARK, '')}".encode()
-    dirs = [f"{name}={basetemp}{os.sep}".encode() for name in ("HOME", "XDG_RUNTIME_DIR")] if basetemp else []
+    dirs = (
+        [f"{name}={basetemp}{os.sep}".encode() for name in ("HOME", "XDG_RUNTIME_DIR")]
+        if basetemp
+        else []
+    )
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -84,7 +101,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """Fail the suite when a daemon a test started outlives it (killed here, so none lingers)."""
     if hasattr(session.config, "workerinput"):
         return  # the controller checks once every worker is done
-    factory = getattr(session.config, "_tmp_path_factory", None)  # the controller's: workers' lie under it
+    factory = getattr(
+        session.config, "_tmp_path_factory", None
+    )  # the controller's: workers' lie under it
     basetemp = factory.getbasetemp() if factory is not None else None
     deadline = time.monotonic() + DAEMON_EXIT_WAIT_S
     while (left := session_daemons(basetemp)) and time.monotonic() < deadline:
@@ -97,8 +116,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
                 os.kill(pid, signum)
             except ProcessLookupError:
                 break
-    sys.stderr.write(f"\nzg daemons started by tests were still alive at the session's end (killed): "
-                     f"{', '.join(f'pid {p}' for p in left)}\n")
+    sys.stderr.write(
+        f"\nzg daemons started by tests were still alive at the session's end (killed): "
+        f"{', '.join(f'pid {p}' for p in left)}\n"
+    )
     session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
@@ -106,20 +127,31 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 def isolated_module(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """Each module's fixtures get their own private user (a module-scoped repo's `zg` calls included)."""
     with pytest.MonkeyPatch.context() as monkeypatch:
-        yield private_user(tmp_path_factory.mktemp("module-user"), monkeypatch.setenv, monkeypatch.delenv)
+        yield private_user(
+            tmp_path_factory.mktemp("module-user"), monkeypatch.setenv, monkeypatch.delenv
+        )
 
 
 @pytest.fixture(autouse=True)
-def isolated_user(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+def isolated_user(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Path:
     """Each test gets its own HOME and XDG config/cache/runtime/state dirs, so no real user daemon or config leaks in."""
     return private_user(tmp_path_factory.mktemp("user"), monkeypatch.setenv, monkeypatch.delenv)
 
 
 def git(cwd: Path, *args: str) -> str:
     """Run git in `cwd` and return stdout (raises on failure)."""
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
-           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
-    return subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True).stdout
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.com",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.com",
+    }
+    return subprocess.run(
+        ["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True
+    ).stdout
 
 
 @pytest.fixture
@@ -138,9 +170,16 @@ def zg() -> Callable[..., subprocess.CompletedProcess[str]]:
     """Run `zg` in this process (zgrun.in_process): zg(*args, cwd=..., input=..., env=...), `env` added to
     this process's environment."""
 
-    def run(*args: str, cwd: Path | None = None, input: str | None = None, env: dict[str, str] | None = None,
-            timeout: float = 120) -> subprocess.CompletedProcess[str]:
-        return zgrun.in_process(*args, cwd=cwd, input=input, env={**os.environ, **(env or {})}, timeout=timeout)
+    def run(
+        *args: str,
+        cwd: Path | None = None,
+        input: str | None = None,
+        env: dict[str, str] | None = None,
+        timeout: float = 120,
+    ) -> subprocess.CompletedProcess[str]:
+        return zgrun.in_process(
+            *args, cwd=cwd, input=input, env={**os.environ, **(env or {})}, timeout=timeout
+        )
 
     return run
 
@@ -149,8 +188,15 @@ def zg() -> Callable[..., subprocess.CompletedProcess[str]]:
 def zg_binary() -> Callable[..., subprocess.CompletedProcess[str]]:
     """Run the installed `zg` command as a subprocess (e2e tests): zg_binary(*args, cwd=..., input=..., env=...)."""
 
-    def run(*args: str, cwd: Path | None = None, input: str | None = None, env: dict[str, str] | None = None,
-            timeout: float = 120) -> subprocess.CompletedProcess[str]:
-        return zgrun.binary(*args, cwd=cwd, input=input, env={**os.environ, **(env or {})}, timeout=timeout)
+    def run(
+        *args: str,
+        cwd: Path | None = None,
+        input: str | None = None,
+        env: dict[str, str] | None = None,
+        timeout: float = 120,
+    ) -> subprocess.CompletedProcess[str]:
+        return zgrun.binary(
+            *args, cwd=cwd, input=input, env={**os.environ, **(env or {})}, timeout=timeout
+        )
 
     return run

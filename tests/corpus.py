@@ -76,7 +76,7 @@ def retry_with_backoff(call, attempts=5, base_delay=0.5):
             time.sleep(delay)
     raise last_error
 ''',
-    "src/config/loader.go": '''\
+    "src/config/loader.go": """\
 package config
 
 import (
@@ -97,8 +97,8 @@ func ParseConfig(path string) (*Settings, error) {
 	}
 	return &settings, nil
 }
-''',
-    "web/render.js": '''\
+""",
+    "web/render.js": """\
 // Browser-side HTML rendering.
 
 function renderTemplate(name, context) {
@@ -113,8 +113,8 @@ function renderTemplate(name, context) {
   }
   return html;
 }
-''',
-    "src/checksum.rs": '''\
+""",
+    "src/checksum.rs": """\
 /// Checksums for stored blocks.
 
 pub fn crc32_checksum(data: &[u8]) -> u32 {
@@ -129,8 +129,8 @@ pub fn crc32_checksum(data: &[u8]) -> u32 {
     }
     !crc
 }
-''',
-    "docs/guide.md": '''\
+""",
+    "docs/guide.md": """\
 # Guide
 
 ## Installing the tool
@@ -142,8 +142,8 @@ installer once. The installer asks where to keep its data directory.
 
 When startup is slow, clear the thumbnail cache and disable plugins one at a time
 until the culprit is found.
-''',
-    "tests/test_retry.py": '''\
+""",
+    "tests/test_retry.py": """\
 from src.net.retry import retry_with_backoff
 
 
@@ -159,7 +159,7 @@ def test_retry_gives_up_after_attempts():
     except ConnectionError:
         pass
     assert len(calls) == 3
-''',
+""",
 }
 
 
@@ -208,14 +208,24 @@ def user_env(base: Path) -> dict[str, str]:
     return env
 
 
-def run_zg(*args: str, cwd: Path, env: dict[str, str] | None = None, input: str | None = None,
-           timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def run_zg(
+    *args: str,
+    cwd: Path,
+    env: dict[str, str] | None = None,
+    input: str | None = None,
+    timeout: float = 120,
+) -> subprocess.CompletedProcess[str]:
     """Run `zg` in this process with exactly `env` (or this process's environment): zgrun.in_process."""
     return zgrun.in_process(*args, cwd=cwd, env=env, input=input, timeout=timeout)
 
 
-def run_zg_binary(*args: str, cwd: Path, env: dict[str, str] | None = None, input: str | None = None,
-                  timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def run_zg_binary(
+    *args: str,
+    cwd: Path,
+    env: dict[str, str] | None = None,
+    input: str | None = None,
+    timeout: float = 120,
+) -> subprocess.CompletedProcess[str]:
     """Run the installed `zg` as a subprocess with exactly `env` (e2e tests): zgrun.binary."""
     return zgrun.binary(*args, cwd=cwd, env=env, input=input, timeout=timeout)
 

@@ -22,25 +22,47 @@ class User:
 
     def __init__(self, base: Path) -> None:
         self.env = {k: v for k, v in os.environ.items() if not k.startswith("ZG_")}
-        for name in ("HOME", "XDG_RUNTIME_DIR", "XDG_STATE_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME"):
+        for name in (
+            "HOME",
+            "XDG_RUNTIME_DIR",
+            "XDG_STATE_HOME",
+            "XDG_CONFIG_HOME",
+            "XDG_CACHE_HOME",
+        ):
             path = base / name.lower()
             path.mkdir(mode=0o700, parents=True, exist_ok=True)
             self.env[name] = str(path)
         self.env["HF_HUB_OFFLINE"] = "1"
 
-    def zg(self, *args: str, cwd: Path | None = None, timeout: float = 120,
-           env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    def zg(
+        self,
+        *args: str,
+        cwd: Path | None = None,
+        timeout: float = 120,
+        env: dict[str, str] | None = None,
+    ) -> subprocess.CompletedProcess[str]:
         """Run `zg` in this process as this user (`env`: extra variables for this one command)."""
         return zgrun.in_process(*args, cwd=cwd, env={**self.env, **(env or {})}, timeout=timeout)
 
-    def zg_binary(self, *args: str, cwd: Path | None = None, timeout: float = 120,
-                  env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    def zg_binary(
+        self,
+        *args: str,
+        cwd: Path | None = None,
+        timeout: float = 120,
+        env: dict[str, str] | None = None,
+    ) -> subprocess.CompletedProcess[str]:
         """Run the installed `zg` as this user (e2e: daemons, signals, what the process leaves)."""
         return zgrun.binary(*args, cwd=cwd, env={**self.env, **(env or {})}, timeout=timeout)
 
     def popen(self, *args: str, cwd: Path | None = None) -> subprocess.Popen[str]:
-        return subprocess.Popen([ZG, *args], cwd=cwd, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True)
+        return subprocess.Popen(
+            [ZG, *args],
+            cwd=cwd,
+            env=self.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
 
     def adopt(self, monkeypatch: Any) -> None:
         """Point this test process (client.probe and friends) at this user's daemon."""
@@ -54,11 +76,22 @@ class User:
     def info(self) -> dict[str, Any]:
         return json.loads((self.rundir / runtime.INFO_FILE).read_text())
 
-    def request(self, op: str, root: str | None = None, args: dict[str, Any] | None = None,
-                token: str | None = None, timeout: float = 10) -> dict[str, Any]:
+    def request(
+        self,
+        op: str,
+        root: str | None = None,
+        args: dict[str, Any] | None = None,
+        token: str | None = None,
+        timeout: float = 10,
+    ) -> dict[str, Any]:
         info = self.info()
         token = token if token is not None else (self.rundir / runtime.TOKEN_FILE).read_text()
-        return client.exchange(info["endpoint"], protocol.make_request(op, root, args, token=token), timeout, info["pid"])
+        return client.exchange(
+            info["endpoint"],
+            protocol.make_request(op, root, args, token=token),
+            timeout,
+            info["pid"],
+        )
 
     def server_status(self) -> dict[str, Any]:
         reply = self.request("server_status")
@@ -76,19 +109,26 @@ def make_repo(root: Path, files: int = 3) -> Path:
     root.mkdir(parents=True)
     git(root, "init", "-q", "-b", "main")
     (root / "retry.py").write_text(
-        "import time\n\n\ndef retry_with_backoff(call, attempts=5):\n    \"\"\"Retry `call` with exponential backoff.\"\"\"\n"
+        'import time\n\n\ndef retry_with_backoff(call, attempts=5):\n    """Retry `call` with exponential backoff."""\n'
         "    for n in range(attempts):\n        try:\n            return call()\n        except OSError:\n"
-        "            time.sleep(2 ** n)\n    raise RuntimeError('gave up')\n")
+        "            time.sleep(2 ** n)\n    raise RuntimeError('gave up')\n"
+    )
     (root / "cache.py").write_text(
-        "class LruCache:\n    \"\"\"A least-recently-used cache with a size bound.\"\"\"\n\n    def __init__(self, size):\n"
-        "        self.size = size\n        self.items = {}\n\n    def get(self, key):\n        return self.items.get(key)\n")
+        'class LruCache:\n    """A least-recently-used cache with a size bound."""\n\n    def __init__(self, size):\n'
+        "        self.size = size\n        self.items = {}\n\n    def get(self, key):\n        return self.items.get(key)\n"
+    )
     (root / "parse.py").write_text(
-        "import json\n\n\ndef parse_config(text):\n    \"\"\"Parse a JSON configuration document.\"\"\"\n"
-        "    return json.loads(text)\n")
+        'import json\n\n\ndef parse_config(text):\n    """Parse a JSON configuration document."""\n'
+        "    return json.loads(text)\n"
+    )
     for i in range(files - 3):
-        (root / f"gen_{i}.py").write_text("".join(
-            f"def compute_{i}_{j}(value, steps={j}):\n    \"\"\"Accumulate {i} {j}.\"\"\"\n    total = value + {i}\n"
-            f"    for k in range(steps):\n        total += k * {j}\n    return total\n\n\n" for j in range(8)))
+        (root / f"gen_{i}.py").write_text(
+            "".join(
+                f'def compute_{i}_{j}(value, steps={j}):\n    """Accumulate {i} {j}."""\n    total = value + {i}\n'
+                f"    for k in range(steps):\n        total += k * {j}\n    return total\n\n\n"
+                for j in range(8)
+            )
+        )
     return root
 
 

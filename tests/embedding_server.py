@@ -1,9 +1,9 @@
 """A real HTTP server on 127.0.0.1 speaking the Ollama and OpenAI embedding APIs, with faults on demand.
 
-    with EmbeddingServer(dim=8) as server:
-        server.fail(500, times=2)            # the next two requests get HTTP 500
-        OllamaEmbedder("m", server.url).embed(["a"])
-        server.requests[-1].batch_size       # what the client sent
+with EmbeddingServer(dim=8) as server:
+    server.fail(500, times=2)            # the next two requests get HTTP 500
+    OllamaEmbedder("m", server.url).embed(["a"])
+    server.requests[-1].batch_size       # what the client sent
 """
 
 from __future__ import annotations
@@ -61,7 +61,9 @@ class EmbeddingServer:
         self.openai_url = f"{self.url}/v1"
         self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.02,), daemon=True)
 
-    def fail(self, status: int, *, times: int = 1, retry_after: str | None = None, body: Any = None) -> None:
+    def fail(
+        self, status: int, *, times: int = 1, retry_after: str | None = None, body: Any = None
+    ) -> None:
         """Answer the next ``times`` requests with ``status`` (JSON ``body``, default an error object)."""
         headers = {"Retry-After": retry_after} if retry_after is not None else {}
         payload = json.dumps(body if body is not None else {"error": f"injected {status}"}).encode()
@@ -100,17 +102,29 @@ class EmbeddingServer:
             self._release.wait(fault.stall)
         elif fault:
             return fault.status, fault.headers, fault.body
-        if not isinstance(body, dict) or not isinstance(body.get("input"), list) or not body.get("model"):
+        if (
+            not isinstance(body, dict)
+            or not isinstance(body.get("input"), list)
+            or not body.get("model")
+        ):
             return 400, {}, json.dumps({"error": "model and input are required"}).encode()
         model, texts = body["model"], body["input"]
         vectors = [vector(model, t, self.dim).tolist() for t in texts]
         if path == "/api/embed":
             if model == MISSING_MODEL:
-                return 404, {}, json.dumps({"error": f'model "{model}" not found, try pulling it first'}).encode()
+                return (
+                    404,
+                    {},
+                    json.dumps(
+                        {"error": f'model "{model}" not found, try pulling it first'}
+                    ).encode(),
+                )
             return 200, {}, json.dumps({"model": model, "embeddings": vectors}).encode()
         if path.endswith("/embeddings"):
             # Reversed on purpose: clients must order by "index".
-            data = [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)][::-1]
+            data = [
+                {"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)
+            ][::-1]
             return 200, {}, json.dumps({"object": "list", "data": data, "model": model}).encode()
         return 404, {}, b'{"error": "no such endpoint"}'
 
@@ -133,7 +147,9 @@ def _handler_for(server: EmbeddingServer) -> type[BaseHTTPRequestHandler]:
                 body = json.loads(raw)
             except ValueError:
                 body = None
-            server.requests.append(Request(self.path, {k.lower(): v for k, v in self.headers.items()}, body))
+            server.requests.append(
+                Request(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+            )
             status, headers, payload = server._answer(self.path, body)
             self.send_response(status)
             self.send_header("Content-Type", "application/json")

@@ -29,19 +29,38 @@ ZG = str(Path(sys.executable).with_name("zg"))
 CHILD_EXIT_WAIT_S = 10.0
 
 
-def binary(*args: str, cwd: Path | str | None = None, env: dict[str, str] | None = None, input: str | None = None,
-           timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def binary(
+    *args: str,
+    cwd: Path | str | None = None,
+    env: dict[str, str] | None = None,
+    input: str | None = None,
+    timeout: float = 120,
+) -> subprocess.CompletedProcess[str]:
     """Run the installed `zg` with exactly `env` (default: this process's environment)."""
-    return subprocess.run([ZG, *args], cwd=cwd, env=env if env is not None else dict(os.environ), input=input,
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [ZG, *args],
+        cwd=cwd,
+        env=env if env is not None else dict(os.environ),
+        input=input,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
-def in_process(*args: str, cwd: Path | str | None = None, env: dict[str, str] | None = None,
-               input: str | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def in_process(
+    *args: str,
+    cwd: Path | str | None = None,
+    env: dict[str, str] | None = None,
+    input: str | None = None,
+    timeout: float = 120,
+) -> subprocess.CompletedProcess[str]:
     """Run `zg ARGS` in this process with exactly `env` (default: this process's environment), stdin
     `input` (default: empty) and captured stdout/stderr, decoded as subprocess.run(text=True) does.
     `timeout` is accepted for the same signature as `binary` and not enforced."""
-    from zgrep.cli.fast import main  # pyproject's [project.scripts] zg: it reads sys.argv, set below
+    from zgrep.cli.fast import (
+        main,
+    )  # pyproject's [project.scripts] zg: it reads sys.argv, set below
 
     out, err = io.BytesIO(), io.BytesIO()
     children = _children()
@@ -55,7 +74,9 @@ def in_process(*args: str, cwd: Path | str | None = None, env: dict[str, str] | 
             traceback.print_exc()
             code = 1
     _wait_children_gone(children, args)
-    return subprocess.CompletedProcess([ZG, *args], code, _text(out.getvalue()), _text(err.getvalue()))
+    return subprocess.CompletedProcess(
+        [ZG, *args], code, _text(out.getvalue()), _text(err.getvalue())
+    )
 
 
 class _Exit(SystemExit):
@@ -67,9 +88,20 @@ def _os_exit(code: int) -> None:
 
 
 @contextmanager
-def _sandbox(env: dict[str, str] | None, cwd: Path | str | None, argv: list[str], stdin: str,
-             out: io.BytesIO, err: io.BytesIO) -> Iterator[None]:
-    saved_env, saved_cwd, saved_argv, saved_main = dict(os.environ), os.getcwd(), sys.argv, sys.modules["__main__"]
+def _sandbox(
+    env: dict[str, str] | None,
+    cwd: Path | str | None,
+    argv: list[str],
+    stdin: str,
+    out: io.BytesIO,
+    err: io.BytesIO,
+) -> Iterator[None]:
+    saved_env, saved_cwd, saved_argv, saved_main = (
+        dict(os.environ),
+        os.getcwd(),
+        sys.argv,
+        sys.modules["__main__"],
+    )
     saved_streams = sys.stdin, sys.stdout, sys.stderr
     saved_sigint, saved_exit = signal.getsignal(signal.SIGINT), os._exit
     if env is not None:
@@ -78,12 +110,16 @@ def _sandbox(env: dict[str, str] | None, cwd: Path | str | None, argv: list[str]
     if cwd is not None:
         os.chdir(cwd)
     sys.argv = argv
-    script = types.ModuleType("__main__")  # the zg script, not pytest: click names the program after it
+    script = types.ModuleType(
+        "__main__"
+    )  # the zg script, not pytest: click names the program after it
     script.__file__ = argv[0]
     sys.modules["__main__"] = script
     sys.stdin = io.TextIOWrapper(io.BytesIO(stdin.encode()), encoding="utf-8")
     sys.stdout = io.TextIOWrapper(out, encoding="utf-8", write_through=True)
-    sys.stderr = io.TextIOWrapper(err, encoding="utf-8", errors="backslashreplace", write_through=True)
+    sys.stderr = io.TextIOWrapper(
+        err, encoding="utf-8", errors="backslashreplace", write_through=True
+    )
     os._exit = _os_exit  # type: ignore[assignment]
     try:
         yield
@@ -139,5 +175,7 @@ def _wait_children_gone(before: set[int], args: tuple[str, ...]) -> None:
     deadline = time.monotonic() + CHILD_EXIT_WAIT_S
     while left := _children() - before:
         if time.monotonic() >= deadline:
-            raise AssertionError(f"in-process `zg {' '.join(args)}` left child processes {sorted(left)}")
+            raise AssertionError(
+                f"in-process `zg {' '.join(args)}` left child processes {sorted(left)}"
+            )
         time.sleep(0.02)

@@ -25,7 +25,9 @@ from zgrep.server.runtime import state_dir
 from zgrep.service import ErrorCode, FixedCodeError
 
 NAME = "zgrep"
-CLIENTS: dict[str, tuple[str, str, dict[str, str]]] = {  # client -> (file, servers key, entry before its command)
+CLIENTS: dict[
+    str, tuple[str, str, dict[str, str]]
+] = {  # client -> (file, servers key, entry before its command)
     "claude": (".mcp.json", "mcpServers", {}),
     "vscode": (".vscode/mcp.json", "servers", {"type": "stdio"}),
     "cursor": (".cursor/mcp.json", "mcpServers", {}),
@@ -75,8 +77,14 @@ class Change:
         """A unified diff of the change (`/dev/null` for a created or deleted file)."""
         old = (self.before or "").splitlines(keepends=True)
         new = (self.after or "").splitlines(keepends=True)
-        return "".join(difflib.unified_diff(old, new, "/dev/null" if self.before is None else f"a/{self.rel}",
-                                            "/dev/null" if self.after is None else f"b/{self.rel}"))
+        return "".join(
+            difflib.unified_diff(
+                old,
+                new,
+                "/dev/null" if self.before is None else f"a/{self.rel}",
+                "/dev/null" if self.after is None else f"b/{self.rel}",
+            )
+        )
 
 
 def targets(clients: list[str], instructions: bool) -> list[str]:
@@ -85,15 +93,21 @@ def targets(clients: list[str], instructions: bool) -> list[str]:
 
 
 def _read(root: Path, rel: str) -> str | None:
-    if Confinement(root).path(rel) is None:  # a cloned repository's `.vscode -> ~/elsewhere` must not be written
-        raise InitError(f"{rel} leads out of the workspace (a symlink, or a symlinked directory on the way); "
-                        "zg init leaves it alone")
+    if (
+        Confinement(root).path(rel) is None
+    ):  # a cloned repository's `.vscode -> ~/elsewhere` must not be written
+        raise InitError(
+            f"{rel} leads out of the workspace (a symlink, or a symlinked directory on the way); "
+            "zg init leaves it alone"
+        )
     try:
         return (root / rel).read_bytes().decode("utf-8")
     except FileNotFoundError:
         return None
     except UnicodeDecodeError:
-        raise InitError(f"{rel} is not UTF-8 text; zg init leaves it alone (add the zgrep entry by hand)") from None
+        raise InitError(
+            f"{rel} is not UTF-8 text; zg init leaves it alone (add the zgrep entry by hand)"
+        ) from None
     except OSError as exc:
         raise InitError(f"cannot read {rel}: {exc.strerror}") from None
 
@@ -103,7 +117,9 @@ def zg_command() -> str:
     (e.g. a virtualenv's `bin/zg` not on PATH)."""
     here = os.path.abspath(sys.argv[0])
     if os.path.basename(here) != "zg" or not os.path.isfile(here):
-        return "zg"  # not started as the `zg` script (e.g. from Python): agents can only use the name
+        return (
+            "zg"  # not started as the `zg` script (e.g. from Python): agents can only use the name
+        )
     found = shutil.which("zg")
     return "zg" if found and os.path.samefile(found, here) else here
 
@@ -117,19 +133,24 @@ def _client_of(rel: str, command: str | None = None) -> tuple[str, dict[str, obj
 def _ours(rel: str, entry: Any) -> bool:
     """Whether `entry` is one zg init writes into `rel`, whichever `zg` it names."""
     command = entry.get("command") if isinstance(entry, dict) else None
-    return (isinstance(command, str) and os.path.basename(command) == "zg"
-            and entry == _client_of(rel, command)[1])
+    return (
+        isinstance(command, str)
+        and os.path.basename(command) == "zg"
+        and entry == _client_of(rel, command)[1]
+    )
 
 
 def _load_object(rel: str, text: str, key: str) -> dict[str, Any]:
     """The JSON object in `text` whose `key` (if present) is an object; InitError naming the problem."""
-    hint = f"add \"{NAME}\": {json.dumps(_client_of(rel)[1])} under \"{key}\" by hand"
+    hint = f'add "{NAME}": {json.dumps(_client_of(rel)[1])} under "{key}" by hand'
     try:
         doc = json.loads(text) if text.strip() else {}
     except json.JSONDecodeError as exc:
-        raise InitError(f"{rel} is not plain JSON ({exc.msg} at line {exc.lineno}; comments?); {hint}") from None
+        raise InitError(
+            f"{rel} is not plain JSON ({exc.msg} at line {exc.lineno}; comments?); {hint}"
+        ) from None
     if not isinstance(doc, dict) or not isinstance(doc.get(key, {}), dict):
-        raise InitError(f"{rel}: expected a JSON object with an object \"{key}\"; {hint}")
+        raise InitError(f'{rel}: expected a JSON object with an object "{key}"; {hint}')
     return doc
 
 
@@ -142,9 +163,11 @@ def _dump(doc: dict[str, Any], like: str = "") -> str:
     for line in body.splitlines()[1:]:
         stripped = line.lstrip(" \t")
         if stripped and len(stripped) < len(line):
-            indent = line[:len(line) - len(stripped)]
+            indent = line[: len(line) - len(stripped)]
             break
-    return json.dumps(doc, indent=indent, ensure_ascii=False) + ("\n" if not like or like.endswith("\n") else "")
+    return json.dumps(doc, indent=indent, ensure_ascii=False) + (
+        "\n" if not like or like.endswith("\n") else ""
+    )
 
 
 def add_entry(rel: str, text: str | None) -> tuple[str, str]:
@@ -154,7 +177,10 @@ def add_entry(rel: str, text: str | None) -> tuple[str, str]:
     servers = doc.get(key, {})
     if NAME in servers:
         same = _ours(rel, servers[NAME])
-        return text or "", "" if same else f"kept the existing \"{NAME}\" server entry in {rel} (not zg init's)"
+        return (
+            text or "",
+            "" if same else f'kept the existing "{NAME}" server entry in {rel} (not zg init\'s)',
+        )
     doc[key] = {**servers, NAME: entry}
     return _dump(doc, text or ""), ""
 
@@ -167,7 +193,10 @@ def drop_entry(rel: str, text: str) -> tuple[str | None, str]:
     if NAME not in servers:
         return text, ""
     if not _ours(rel, servers[NAME]):
-        return text, f"kept the \"{NAME}\" server entry in {rel}: it was changed since zg init wrote it"
+        return (
+            text,
+            f'kept the "{NAME}" server entry in {rel}: it was changed since zg init wrote it',
+        )
     rest = {k: v for k, v in servers.items() if k != NAME}
     doc = {**doc, key: rest} if rest else {k: v for k, v in doc.items() if k != key}
     return (_dump(doc, text) if doc else None), ""
@@ -188,7 +217,7 @@ def drop_block(text: str) -> str | None:
     stop = text.find(END, start)
     if start < 0 or stop < 0:
         return text
-    stop += len(END) + (1 if text[stop + len(END):stop + len(END) + 1] == "\n" else 0)
+    stop += len(END) + (1 if text[stop + len(END) : stop + len(END) + 1] == "\n" else 0)
     head = text[:start]
     if head.endswith("\n\n"):
         head = head[:-1]
@@ -197,6 +226,7 @@ def drop_block(text: str) -> str | None:
 
 
 # --- the record of what zg init wrote (outside the tree, so the tree stays the user's) --------------------
+
 
 def record_path(root: Path) -> Path:
     """`$XDG_STATE_HOME/zgrep/init/<hash of the root>.json`."""
@@ -219,7 +249,11 @@ def load_record(root: Path) -> dict[str, Written]:
     except (OSError, ValueError):
         return {}
     files = data.get("files") if isinstance(data, dict) else None
-    return {k: cast(Written, v) for k, v in files.items() if isinstance(v, dict)} if isinstance(files, dict) else {}
+    return (
+        {k: cast(Written, v) for k, v in files.items() if isinstance(v, dict)}
+        if isinstance(files, dict)
+        else {}
+    )
 
 
 def save_record(root: Path, files: dict[str, Written]) -> None:
@@ -232,6 +266,7 @@ def save_record(root: Path, files: dict[str, Written]) -> None:
 
 
 # --- plan and apply ---------------------------------------------------------------------------------------
+
 
 def _edit(rel: str, text: str | None, adding: bool) -> Change:
     """`rel`'s change: zg init's block (the instructions file) or server entry added, or taken out of `text`."""
@@ -282,12 +317,19 @@ def apply(root: Path, changes: list[Change], removing: bool) -> None:
                 path.unlink(missing_ok=True)
             else:
                 dirs = _new_dirs(root, change.rel)
-                mode = stat.S_IMODE(path.stat().st_mode) if change.before is not None else 0o666 & ~_umask()
+                mode = (
+                    stat.S_IMODE(path.stat().st_mode)
+                    if change.before is not None
+                    else 0o666 & ~_umask()
+                )
                 atomic_write(path, change.after.encode("utf-8"), mode=mode)
                 if not removing:
                     old = record.get(change.rel)
-                    record[change.rel] = {"before": old["before"] if old else change.before, "after": change.after,
-                                          "dirs": (old or {}).get("dirs", []) + dirs}
+                    record[change.rel] = {
+                        "before": old["before"] if old else change.before,
+                        "after": change.after,
+                        "dirs": (old or {}).get("dirs", []) + dirs,
+                    }
         if removing:
             for rel_dir in (record.pop(change.rel, None) or {}).get("dirs", []):
                 try:

@@ -23,15 +23,31 @@ WORKSPACE_FILE = ".zgrep.toml"
 TRUST_FILE = "trusted.json"
 # Settings that send code off the machine, pick which secret to read, or point at a server
 # (embedding.model goes with the provider: it names a model of the provider the file chose).
-GATED = ("embedding.provider", "embedding.model", "embedding.url", "embedding.api_key_env",
-         "embedding.allow_remote", "milvus.uri", "server.endpoint",
-         "telemetry.enabled", "telemetry.include_queries")  # a cloned repository may not turn on recording
+GATED = (
+    "embedding.provider",
+    "embedding.model",
+    "embedding.url",
+    "embedding.api_key_env",
+    "embedding.allow_remote",
+    "milvus.uri",
+    "server.endpoint",
+    "telemetry.enabled",
+    "telemetry.include_queries",
+)  # a cloned repository may not turn on recording
 
 USER_ONLY = ("embedding.allow_secret_files",)
 """Settings no workspace file sets, trusted or not: only the user's own config, the environment or a flag."""
-LIMITS = ("index.max_file_bytes", "index.chunk_context_lines", "search.candidates",
-          "embedding.batch_size", "embedding.timeout", "embedding.max_retries", "server.idle_timeout",
-          "server.autostart_idle_timeout", "server.probe_timeout_ms")
+LIMITS = (
+    "index.max_file_bytes",
+    "index.chunk_context_lines",
+    "search.candidates",
+    "embedding.batch_size",
+    "embedding.timeout",
+    "embedding.max_retries",
+    "server.idle_timeout",
+    "server.autostart_idle_timeout",
+    "server.probe_timeout_ms",
+)
 """Resource limits an untrusted workspace file may lower but not raise above their defaults."""
 TRUSTED_IGNORE_FILES = (".zgignore", ".ignore")
 """Ignore files at the root that decide, with the workspace file, what leaves the machine: part of the trust."""
@@ -79,7 +95,9 @@ class EmbeddingSection(Section, name="embedding"):
     timeout: float = 30.0
     max_retries: int = 3
     allow_remote: bool = False
-    allow_secret_files: list[str] = []  # ignore-style patterns of secret-looking files a remote provider may get
+    allow_secret_files: list[
+        str
+    ] = []  # ignore-style patterns of secret-looking files a remote provider may get
 
 
 class MilvusSection(Section, name="milvus"):
@@ -114,9 +132,13 @@ class ServerSection(Section, name="server"):
 
     endpoint: str = ""
     idle_timeout: float = 1800.0
-    autostart_idle_timeout: float = 300.0  # a daemon an auto-mode search started: release and exit sooner
+    autostart_idle_timeout: float = (
+        300.0  # a daemon an auto-mode search started: release and exit sooner
+    )
     probe_timeout_ms: int = 30
-    autostart: bool = True  # auto mode: a search that finds no daemon starts one for the next command
+    autostart: bool = (
+        True  # auto mode: a search that finds no daemon starts one for the next command
+    )
 
 
 class AdrSection(Section, name="adr"):
@@ -133,23 +155,44 @@ class TelemetrySection(Section, name="telemetry"):
     include_queries: bool = False
 
 
-DEFAULTS: dict[str, Value] = {"mode": "auto"}  # `mode`, the one setting outside a section, then every section's
+DEFAULTS: dict[str, Value] = {
+    "mode": "auto"
+}  # `mode`, the one setting outside a section, then every section's
 for _section in SECTIONS:
     DEFAULTS.update(_section.defaults())
 
 MINIMUMS: dict[str, float] = {
-    "index.max_file_bytes": 1, "index.chunk_context_lines": 0, "search.limit": 1, "search.rrf_k": 1,
-    "search.candidates": 1, "search.dense_weight": 0, "search.lexical_weight": 0, "search.symbol_weight": 0,
-    "search.path_weight": 0, "embedding.batch_size": 1, "embedding.timeout": 0.1, "embedding.max_retries": 0,
-    "server.idle_timeout": 1, "server.autostart_idle_timeout": 1, "server.probe_timeout_ms": 1,
+    "index.max_file_bytes": 1,
+    "index.chunk_context_lines": 0,
+    "search.limit": 1,
+    "search.rrf_k": 1,
+    "search.candidates": 1,
+    "search.dense_weight": 0,
+    "search.lexical_weight": 0,
+    "search.symbol_weight": 0,
+    "search.path_weight": 0,
+    "embedding.batch_size": 1,
+    "embedding.timeout": 0.1,
+    "embedding.max_retries": 0,
+    "server.idle_timeout": 1,
+    "server.autostart_idle_timeout": 1,
+    "server.probe_timeout_ms": 1,
 }
 # Milvus caps a search's top-k (16,384): search.candidates x5 (path filters) stays within the widest pool search
 # itself asks for, --limit 1000 x3 x5 = 15,000 (MAX_LIMIT and POST_FILTER_POOL_FACTOR in search/run.py);
 # search.limit is the default --limit, so it has the flag's bound.
 MAXIMUMS: dict[str, float] = {"search.candidates": 3000, "search.limit": 1000}
-FALSE_WORDS = ("0", "false", "no", "off", "")  # a boolean's text (any case) that means off; the others, on
+FALSE_WORDS = (
+    "0",
+    "false",
+    "no",
+    "off",
+    "",
+)  # a boolean's text (any case) that means off; the others, on
 CHOICES: dict[str, tuple[str, ...]] = {
-    "mode": MODES, "search.fusion": get_args(Fusion), "embedding.provider": get_args(Provider),
+    "mode": MODES,
+    "search.fusion": get_args(Fusion),
+    "embedding.provider": get_args(Provider),
 }
 
 
@@ -240,11 +283,19 @@ def _unknown(key: str, source: str) -> ConfigError:
     sections = sorted({k.split(".")[0] for k in DEFAULTS if "." in k})
     if dot and section not in sections and section not in DEFAULTS:
         near = difflib.get_close_matches(section, sections, n=1)
-        hint = f"; did you mean [{near[0]}]?" if near else f"; known sections: {', '.join(f'[{s}]' for s in sections)}"
+        hint = (
+            f"; did you mean [{near[0]}]?"
+            if near
+            else f"; known sections: {', '.join(f'[{s}]' for s in sections)}"
+        )
         return ConfigError(f"{source}: unknown section [{section}]{hint}")
     tail = key.rsplit(".", 1)[-1]
-    near = [k for k in DEFAULTS if k.rsplit(".", 1)[-1] == tail] or difflib.get_close_matches(key, DEFAULTS, n=1)
-    return ConfigError(f"{source}: unknown setting {key!r}" + (f"; did you mean {near[0]}?" if near else ""))
+    near = [k for k in DEFAULTS if k.rsplit(".", 1)[-1] == tail] or difflib.get_close_matches(
+        key, DEFAULTS, n=1
+    )
+    return ConfigError(
+        f"{source}: unknown setting {key!r}" + (f"; did you mean {near[0]}?" if near else "")
+    )
 
 
 def _range(key: str) -> str:
@@ -282,6 +333,7 @@ def read_toml(path: Path) -> tuple[dict[str, object], str | None]:
 
 
 # --- trust -------------------------------------------------------------------------------
+
 
 def trust_path() -> Path:
     """The user's record of trusted workspace files: `{real root: sha256 of .zgrep.toml}`."""
@@ -324,7 +376,7 @@ def trust_digest(root: Path, toml_digest: str | None) -> str | None:
 
 
 def trust_state(root: Path, digest: str | None) -> str:
-    """"trusted", "changed" (trusted once, edited since) or "untrusted" for a file with `digest`."""
+    """ "trusted", "changed" (trusted once, edited since) or "untrusted" for a file with `digest`."""
     recorded = trusted_digests().get(trust_key(root))
     if recorded is not None and recorded == digest:
         return "trusted"
@@ -335,16 +387,22 @@ def _untrusted_notice(root: Path, ignored: list[str], capped: list[str], state: 
     why = "it changed since you trusted it" if state == "changed" else "it is not trusted"
     parts = [f"ignored {', '.join(ignored)}"] if ignored else []
     parts += [f"capped {', '.join(capped)} at the default"] if capped else []
-    return (f"{' and '.join(parts)} from {root / WORKSPACE_FILE} ({why}; these settings send code off this machine, "
-            f"pick a secret or a server, or raise a resource limit); review the file (and .zgignore, .ignore), then "
-            f"run: zg trust {root}")
+    return (
+        f"{' and '.join(parts)} from {root / WORKSPACE_FILE} ({why}; these settings send code off this machine, "
+        f"pick a secret or a server, or raise a resource limit); review the file (and .zgignore, .ignore), then "
+        f"run: zg trust {root}"
+    )
 
 
 def _exceeds_default(key: str, value: Any) -> bool:
     """Whether a workspace file's value for the limit `key` is a number above its default."""
     default = DEFAULTS[key]
-    return (isinstance(value, (int, float)) and not isinstance(value, bool) and isinstance(default, (int, float))
-            and value > default)
+    return (
+        isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        and isinstance(default, (int, float))
+        and value > default
+    )
 
 
 class Config:
@@ -410,9 +468,16 @@ def _workspace_layer(root: Path) -> tuple[dict[str, object], str]:
     data = {k: v for k, v in data.items() if k not in USER_ONLY}
     gated = [key for key in GATED if key in data]
     source = str(root / WORKSPACE_FILE)
-    raised = [key for key in LIMITS if key in data and _exceeds_default(key, _check(key, _coerce(key, data[key], source), source))]
+    raised = [
+        key
+        for key in LIMITS
+        if key in data
+        and _exceeds_default(key, _check(key, _coerce(key, data[key], source), source))
+    ]
     state = trust_state(root, trust_digest(root, digest)) if gated or raised else "trusted"
     if state == "trusted":
         return data, ""
-    return ({k: (DEFAULTS[k] if k in raised else v) for k, v in data.items() if k not in gated},
-            _untrusted_notice(root, gated, raised, state))
+    return (
+        {k: (DEFAULTS[k] if k in raised else v) for k, v in data.items() if k not in gated},
+        _untrusted_notice(root, gated, raised, state),
+    )

@@ -11,13 +11,17 @@ from zgrep.vocab import Direction, HitKind, Preview, Refresh, SearchMode
 
 Setting = str | int | float | bool | list[str] | None
 JSONValue: TypeAlias = "str | int | float | bool | None | list[JSONValue] | dict[str, JSONValue]"
-JSONObject: TypeAlias = "dict[str, JSONValue]"  # any JSON object, as a request or a reply carries it
+JSONObject: TypeAlias = (
+    "dict[str, JSONValue]"  # any JSON object, as a request or a reply carries it
+)
 
 
 class CommonArgs(TypedDict, total=False):
     """What the client adds to every workspace request."""
 
-    config: dict[str, Setting]  # settings from flags and ZG_* variables, applied over the workspace's
+    config: dict[
+        str, Setting
+    ]  # settings from flags and ZG_* variables, applied over the workspace's
     progress: bool  # stream progress messages before the final response
 
 
@@ -60,7 +64,9 @@ class SearchHit(TypedDict):
     language: str | None
     matched_by: list[str]
     preview: str
-    preview_start_line: int  # the file line `preview` starts at (the matched definition; -B moves it up)
+    preview_start_line: (
+        int  # the file line `preview` starts at (the matched definition; -B moves it up)
+    )
 
 
 class SearchGroup(TypedDict):
@@ -128,14 +134,18 @@ class Status(TypedDict, total=False):
     fresh: bool
     problem: str | None
     run_unfinished: bool
-    code_files: dict[str, int] | None  # {"tracked", "indexed"}: files git tracks in a parsed language, and indexed
+    code_files: (
+        dict[str, int] | None
+    )  # {"tracked", "indexed"}: files git tracks in a parsed language, and indexed
 
 
 class CallersArgs(CommonArgs, total=False):
     symbol: str
     source_file: str | None
     limit: int | None
-    edges: list[str] | str | None  # edge kinds (call, reference, import, annotation, decorator, inherit, all; a
+    edges: (
+        list[str] | str | None
+    )  # edge kinds (call, reference, import, annotation, decorator, inherit, all; a
     # list or one comma-separated string); None = all
 
 

@@ -31,7 +31,9 @@ def error_response(exc: BaseException) -> protocol.Reply:
     return protocol.error(ErrorCode.INTERNAL, redact(f"{type(exc).__name__}: {exc}"))
 
 
-def serve(engine: Engine, request: protocol.Request, progress: Progress | None = None) -> protocol.Reply:
+def serve(
+    engine: Engine, request: protocol.Request, progress: Progress | None = None
+) -> protocol.Reply:
     """Answer one request with `engine`, turning failures into error responses."""
     try:
         return protocol.ok(handle(engine, request["op"], request.get("args") or {}, progress))
@@ -103,7 +105,11 @@ def run_direct(request: protocol.Request, progress: Progress | None = None) -> p
         return error_response(exc)
     if lent is not None:
         try:  # the index job in progress refreshes; the borrowed view must not
-            args: Args = {**(request.get("args") or {}), "refresh": "off"} if op.refreshes else request.get("args") or {}
+            args: Args = (
+                {**(request.get("args") or {}), "refresh": "off"}
+                if op.refreshes
+                else request.get("args") or {}
+            )
             return serve(lent, {**request, "args": args}, progress)
         finally:
             _direct.give_back(root)
@@ -113,7 +119,9 @@ def run_direct(request: protocol.Request, progress: Progress | None = None) -> p
         _direct.leave(root)
 
 
-def _serve_new(root: Path, request: protocol.Request, progress: Progress | None, lend: bool = False) -> protocol.Reply:
+def _serve_new(
+    root: Path, request: protocol.Request, progress: Progress | None, lend: bool = False
+) -> protocol.Reply:
     try:
         engine = Engine(root, Config.load(root, request.get("args", {}).get("config")))
     except Exception as exc:

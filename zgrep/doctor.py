@@ -31,7 +31,9 @@ def _guard(name: str, fix: str, probe: Callable[[], str]) -> Check:
 def _model(cfg: Config, root: Path) -> str:
     from zgrep.engine import load_embedder  # lazily, like every heavy import of the doctor
 
-    emb = load_embedder(cfg, root, timeout=10.0)  # the one builder: a remote model needs the workspace's opt-in
+    emb = load_embedder(
+        cfg, root, timeout=10.0
+    )  # the one builder: a remote model needs the workspace's opt-in
     vec = emb.embed_query("doctor probe")
     return f"{emb.model_id}, {len(vec)}-d"
 
@@ -49,7 +51,9 @@ def _milvus(cfg: Config, root: Path) -> str:
         store.close()
         return f"server reachable at {redact(uri)}"
     with tempfile.TemporaryDirectory() as tmp:
-        engine = NativeEngine(Path(tmp) / "probe.db", ENGINE_TIMEOUT_S)  # its ~0.5 s start overlaps importing pymilvus
+        engine = NativeEngine(
+            Path(tmp) / "probe.db", ENGINE_TIMEOUT_S
+        )  # its ~0.5 s start overlaps importing pymilvus
         try:
             from zgrep.store.milvus import MilvusStore
         except BaseException:
@@ -57,10 +61,25 @@ def _milvus(cfg: Config, root: Path) -> str:
             raise
         store = MilvusStore(str(Path(tmp) / "probe.db"), "zg_doctor_probe", 4, engine=engine)
         store.create()
-        store.insert([{"id": "a", "path": "p", "language": "text", "symbol": "", "names": [], "symbol_kind": "module",
-                       "scope": "",
-                       "start_line": 1, "end_line": 1, "mtime": 0, "content": "probe", "lexical": "probe",
-                       "dense": [1.0, 0.0, 0.0, 0.0]}])
+        store.insert(
+            [
+                {
+                    "id": "a",
+                    "path": "p",
+                    "language": "text",
+                    "symbol": "",
+                    "names": [],
+                    "symbol_kind": "module",
+                    "scope": "",
+                    "start_line": 1,
+                    "end_line": 1,
+                    "mtime": 0,
+                    "content": "probe",
+                    "lexical": "probe",
+                    "dense": [1.0, 0.0, 0.0, 0.0],
+                }
+            ]
+        )
         found = store.search_lexical("probe", 1)
         store.close()
     if not found:
@@ -119,21 +138,40 @@ def _ignore_files(root: Path, cfg: Config) -> str:
     tally = Tally()
     files = list_files(root, rules, tally)
     if rules.bad_lines:
-        raise ValueError(f"{len(rules.bad_lines)} line(s) git never matches, skipped: "
-                         + "; ".join(str(bad) for bad in rules.bad_lines[:3]))
-    ignored = ", ".join(f"{n} by {layer}" for layer, n in sorted(tally.ignored.items())) or "nothing"
+        raise ValueError(
+            f"{len(rules.bad_lines)} line(s) git never matches, skipped: "
+            + "; ".join(str(bad) for bad in rules.bad_lines[:3])
+        )
+    ignored = (
+        ", ".join(f"{n} by {layer}" for layer, n in sorted(tally.ignored.items())) or "nothing"
+    )
     return f"{len(files)} files listed; ignored: {ignored}"
 
 
 def run_checks(root: Path, cfg: Config) -> list[Check]:
     """All checks, in the order a user would fix them."""
     return [
-        _guard("model", "check [embedding] settings (zg config show) or reinstall zgrep", lambda: _model(cfg, root)),
-        _guard("milvus", "check --milvus-uri / ZG_MILVUS_URI and ZG_MILVUS_TOKEN, or unset them for Milvus Lite",
-               lambda: _milvus(cfg, root)),
+        _guard(
+            "model",
+            "check [embedding] settings (zg config show) or reinstall zgrep",
+            lambda: _model(cfg, root),
+        ),
+        _guard(
+            "milvus",
+            "check --milvus-uri / ZG_MILVUS_URI and ZG_MILVUS_TOKEN, or unset them for Milvus Lite",
+            lambda: _milvus(cfg, root),
+        ),
         _guard("grammars", "pip install 'tree-sitter-language-pack>=0.13,<1'", _grammars),
-        _guard("ignore files", "fix or delete the lines named (git ignores them too)", lambda: _ignore_files(root, cfg)),
-        _guard("index", "zg index (or zg index --full when the message says so)", lambda: _index(root, cfg)),
+        _guard(
+            "ignore files",
+            "fix or delete the lines named (git ignores them too)",
+            lambda: _ignore_files(root, cfg),
+        ),
+        _guard(
+            "index",
+            "zg index (or zg index --full when the message says so)",
+            lambda: _index(root, cfg),
+        ),
         _guard("daemon", "zg server off; zg server on", _daemon),
         _guard("hooks", "zg hooks install", lambda: _hooks(root)),
     ]

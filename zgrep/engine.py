@@ -22,10 +22,20 @@ from zgrep.locking import ENGINE_LOCK, LockBusy, WorkspaceLock
 from zgrep.service import ErrorCode, ZgError
 from zgrep.fsutil import atomic_write, stat_signature
 from zgrep.store.native import engine_of, is_lite
-from zgrep.workspace import FORMAT_VERSION, MANIFEST, SCHEMA_VERSION, Manifest, StateDir, WorkspaceError, read_object
+from zgrep.workspace import (
+    FORMAT_VERSION,
+    MANIFEST,
+    SCHEMA_VERSION,
+    Manifest,
+    StateDir,
+    WorkspaceError,
+    read_object,
+)
 
 FILES_STATE = "files.json"
-REBUILD_STATE = "rebuild.json"  # a full rebuild in progress: its collection, then the manifest it commits
+REBUILD_STATE = (
+    "rebuild.json"  # a full rebuild in progress: its collection, then the manifest it commits
+)
 VECTOR_CACHE = "vectors.sqlite"
 MILVUS_LITE = "milvus.db"
 ENGINE_TIMEOUT_S = 30.0  # for the Milvus Lite engine to start (and a dying one to exit)
@@ -41,7 +51,9 @@ class FileRecord:
     mtime_ns: int
     language: str
     chunks: int
-    generated: bool = False  # written by a program (index.generated): ranked below hand-written code
+    generated: bool = (
+        False  # written by a program (index.generated): ranked below hand-written code
+    )
 
     def to_json(self) -> list[Any]:
         return [self.sha256, self.size, self.mtime_ns, self.language, self.chunks, self.generated]
@@ -49,9 +61,16 @@ class FileRecord:
     @classmethod
     def from_json(cls, raw: Any) -> FileRecord:
         """A record from its JSON list; ValueError when it is not one."""
-        if not (isinstance(raw, list) and len(raw) in (5, 6) and isinstance(raw[0], str) and isinstance(raw[3], str)
-                and all(isinstance(v, int) and not isinstance(v, bool) for v in (raw[1], raw[2], raw[4]))
-                and all(isinstance(v, bool) for v in raw[5:])):
+        if not (
+            isinstance(raw, list)
+            and len(raw) in (5, 6)
+            and isinstance(raw[0], str)
+            and isinstance(raw[3], str)
+            and all(
+                isinstance(v, int) and not isinstance(v, bool) for v in (raw[1], raw[2], raw[4])
+            )
+            and all(isinstance(v, bool) for v in raw[5:])
+        ):
             raise ValueError(f"not a file record: {json.dumps(raw)[:80]}")
         return cls(*raw)
 
@@ -62,17 +81,25 @@ def load_embedder(config: Config, root: Path, timeout: float | None = None) -> A
     from zgrep.embedding.factory import make_embedder
 
     provider = config.embedding.provider
-    opted_in = config.embedding.allow_remote and config.source("embedding.allow_remote") != str(user_config_path())
+    opted_in = config.embedding.allow_remote and config.source("embedding.allow_remote") != str(
+        user_config_path()
+    )
     if provider != "local" and not opted_in:
         raise ZgError(
-            ErrorCode.REMOTE_NOT_ALLOWED, f"embedding provider {provider!r} {_where_code_goes(provider, config)}; opt in for this workspace with "
+            ErrorCode.REMOTE_NOT_ALLOWED,
+            f"embedding provider {provider!r} {_where_code_goes(provider, config)}; opt in for this workspace with "
             f"`allow_remote = true` under [embedding] in {root / '.zgrep.toml'} (the user-wide config cannot opt in "
-            "every workspace)")
+            "every workspace)",
+        )
     return make_embedder(
-        provider, config.embedding.model or None, config.embedding.url or None,
-        api_key_env=config.embedding.api_key_env or None, batch_size=config.embedding.batch_size,
+        provider,
+        config.embedding.model or None,
+        config.embedding.url or None,
+        api_key_env=config.embedding.api_key_env or None,
+        batch_size=config.embedding.batch_size,
         timeout=min(config.embedding.timeout, timeout or config.embedding.timeout),
-        max_retries=config.embedding.max_retries)
+        max_retries=config.embedding.max_retries,
+    )
 
 
 def _signature(path: Path) -> list[int] | None:
@@ -89,7 +116,10 @@ def _where_code_goes(provider: str, config: Config) -> str:
     still needs the workspace's opt-in), any other host takes it off the machine."""
     from zgrep.embedding import http
 
-    url = config.embedding.url or (http.OllamaEmbedder if provider == "ollama" else http.OpenAIEmbedder).example_url
+    url = (
+        config.embedding.url
+        or (http.OllamaEmbedder if provider == "ollama" else http.OpenAIEmbedder).example_url
+    )
     host = urllib.parse.urlsplit(url).hostname or ""
     try:
         loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
@@ -136,7 +166,9 @@ class Engine:
         self._files_collection: str | None = None
         self._relations: Any = None
         self._opening = threading.Lock()
-        self._loading_model = threading.Lock()  # one model load when the opening thread and the caller both ask
+        self._loading_model = (
+            threading.Lock()
+        )  # one model load when the opening thread and the caller both ask
         self._switching = threading.Lock()
         self.repaired: str | None = None  # why open_store recreated damaged Milvus Lite data
         self._view = False  # a snapshot: its file table may lag rows an index job is writing
@@ -185,7 +217,11 @@ class Engine:
             name = (self.manifest() or {}).get("collection")
         except WorkspaceError:
             return base
-        return name if isinstance(name, str) and (name == base or name.startswith(base + "_g")) else base
+        return (
+            name
+            if isinstance(name, str) and (name == base or name.startswith(base + "_g"))
+            else base
+        )
 
     def open_store(self, create: bool) -> Any:
         """The workspace's Milvus store, opened (and created when `create`) under the workspace lock.
@@ -208,7 +244,11 @@ class Engine:
         from zgrep.store.native import NativeEngine
 
         with self._opening:
-            if self._stores["live"] is not None or self._stores["pending"] is not None or not is_lite(self.milvus_uri):
+            if (
+                self._stores["live"] is not None
+                or self._stores["pending"] is not None
+                or not is_lite(self.milvus_uri)
+            ):
                 return
             try:
                 self._lock.acquire(timeout=0)
@@ -223,7 +263,9 @@ class Engine:
                 raise
             pending: Future[tuple[Any, bool]] = Future()
             self._stores["pending"] = pending
-            threading.Thread(target=self._open_ahead, args=(pending, engine), name="zg-open-store").start()
+            threading.Thread(
+                target=self._open_ahead, args=(pending, engine), name="zg-open-store"
+            ).start()
 
     def _open_ahead(self, pending: Future[tuple[Any, bool]], engine: Any) -> None:
         try:
@@ -247,15 +289,22 @@ class Engine:
             engine = NativeEngine(Path(self.milvus_uri), ENGINE_TIMEOUT_S)
         try:
             store_class = _store_class()
-            store = store_class(self.milvus_uri, self.live_collection(), self.embedder.dim,
-                                token=os.environ.get("ZG_MILVUS_TOKEN"), engine=engine)
+            store = store_class(
+                self.milvus_uri,
+                self.live_collection(),
+                self.embedder.dim,
+                token=os.environ.get("ZG_MILVUS_TOKEN"),
+                engine=engine,
+            )
         except BaseException:
             if engine is not None:
                 engine.close()
             raise
         try:
             present = store.exists()
-            if present and not self.known_consistent():  # (a file as it was when its rows agreed is whole)
+            if (
+                present and not self.known_consistent()
+            ):  # (a file as it was when its rows agreed is whole)
                 store.count()  # damage inside the file shows first here (StoreDamaged)
             return store, present
         except BaseException:
@@ -266,7 +315,9 @@ class Engine:
         try:
             store, present = pending.result() if pending is not None else self._attach()
         except Exception as exc:
-            from zgrep.store.milvus import StoreDamaged  # (imported once the opening thread has imported it)
+            from zgrep.store.milvus import (
+                StoreDamaged,
+            )  # (imported once the opening thread has imported it)
             from zgrep.store.native import remove_data
 
             if not (isinstance(exc, StoreDamaged) and create and self.owns_milvus_data):
@@ -277,8 +328,10 @@ class Engine:
         if not present:
             if not create:
                 store.close()
-                raise ZgError(ErrorCode.NOT_INDEXED,
-                              "the index is missing its Milvus collection; rebuild with: zg index --full")
+                raise ZgError(
+                    ErrorCode.NOT_INDEXED,
+                    "the index is missing its Milvus collection; rebuild with: zg index --full",
+                )
             store.create()
         return store
 
@@ -309,10 +362,14 @@ class Engine:
         """Release Milvus, the vector cache, the relations database and the workspace lock (recording, once the
         engine has exited, that the Milvus Lite rows agree with the file state when this session found so)."""
         pending, self._stores["pending"] = self._stores["pending"], None
-        if pending is not None:  # an opening begun but never taken over (the op failed or was interrupted)
+        if (
+            pending is not None
+        ):  # an opening begun but never taken over (the op failed or was interrupted)
             try:
                 pending.result()[0].close()
-            except BaseException:  # its failure was nobody's: the op ended before it needed the store
+            except (
+                BaseException
+            ):  # its failure was nobody's: the op ended before it needed the store
                 pass
         if self._stores["live"] is not None:
             self._stores["live"].close()
@@ -334,9 +391,13 @@ class Engine:
             path = self.ws.path(FILES_STATE)
             raw = read_object(path) or {}
             try:
-                self._files = {rel: FileRecord.from_json(v) for rel, v in raw.get("files", {}).items()}
+                self._files = {
+                    rel: FileRecord.from_json(v) for rel, v in raw.get("files", {}).items()
+                }
             except (AttributeError, ValueError) as exc:
-                raise WorkspaceError(f"{path} is damaged ({exc}); rebuild with: zg index --full") from None
+                raise WorkspaceError(
+                    f"{path} is damaged ({exc}); rebuild with: zg index --full"
+                ) from None
             collection = raw.get("collection")
             self._files_collection = collection if isinstance(collection, str) else None
         return self._files
@@ -346,7 +407,9 @@ class Engine:
         self.files()
         return self._files_collection
 
-    def save_files(self, files: dict[str, FileRecord] | None = None, collection: str | None = None) -> None:
+    def save_files(
+        self, files: dict[str, FileRecord] | None = None, collection: str | None = None
+    ) -> None:
         """Persist the per-file state atomically (a rebuild's own table and collection when given)."""
         if files is None:
             files, collection = self.files(), self._files_collection
@@ -389,7 +452,9 @@ class Engine:
     def index_problem(self, manifest: Manifest) -> str | None:
         """Why the index cannot be used as it is (with the command that fixes it), or None."""
         try:
-            self.ws.check_manifest(manifest, *self.model_identity(), self.milvus_uri, engine_of(self.milvus_uri))
+            self.ws.check_manifest(
+                manifest, *self.model_identity(), self.milvus_uri, engine_of(self.milvus_uri)
+            )
         except WorkspaceError as exc:
             return self._unreachable() or str(exc)
         return None
@@ -401,7 +466,9 @@ class Engine:
         from zgrep.store.milvus import MilvusStore, StoreError
 
         try:
-            MilvusStore(self.milvus_uri, "zg_probe", 1, token=os.environ.get("ZG_MILVUS_TOKEN")).close()
+            MilvusStore(
+                self.milvus_uri, "zg_probe", 1, token=os.environ.get("ZG_MILVUS_TOKEN")
+            ).close()
         except StoreError as exc:
             return str(exc)
         return None
@@ -410,7 +477,9 @@ class Engine:
         """Refuse (ZgError INDEX_DAMAGED) an index whose Milvus rows disagree with its file state.
         Once they agree, nothing is asked of Milvus again until the open store or a state file changes."""
         manifest = self.check_manifest()
-        key = self._state_key()  # the state this check sees: a job writing meanwhile is checked next time
+        key = (
+            self._state_key()
+        )  # the state this check sees: a job writing meanwhile is checked next time
         if manifest is None or self._verified.get("state") == key:
             return
         problem = self.store_problem(manifest)
@@ -443,7 +512,10 @@ class Engine:
             return
         data = _signature(Path(self.milvus_uri))
         if data is not None:
-            atomic_write(self.ws.path(VERIFIED_STATE), json.dumps({"state": self._state_files(), "data": data}))
+            atomic_write(
+                self.ws.path(VERIFIED_STATE),
+                json.dumps({"state": self._state_files(), "data": data}),
+            )
 
     def known_consistent(self) -> bool:
         """Whether the Milvus Lite file and the state files are exactly as when their rows last agreed (so no
@@ -455,14 +527,19 @@ class Engine:
         except (OSError, ValueError):
             return False
         state = self._state_files()
-        return None not in state and recorded == {"state": state, "data": _signature(Path(self.milvus_uri))}
+        return None not in state and recorded == {
+            "state": state,
+            "data": _signature(Path(self.milvus_uri)),
+        }
 
     def store_problem(self, manifest: Manifest) -> str | None:
         """Why Milvus disagrees with the recorded file state (damaged, missing, other row count), naming
         the fix; None when they agree or another process holds the workspace."""
         if manifest.get("complete", True) and self.known_consistent():
             return None
-        from zgrep.store.milvus import StoreBusy  # pymilvus (~1 s): only once the state files cannot answer
+        from zgrep.store.milvus import (
+            StoreBusy,
+        )  # pymilvus (~1 s): only once the state files cannot answer
 
         try:
             store = self.open_store(create=False)
@@ -474,15 +551,23 @@ class Engine:
         expected = sum(rec.chunks for rec in self.files().values())
         differ = (count == 0) != (expected == 0) if self._view else count != expected
         if manifest.get("complete", True) and differ:
-            return (f"the Milvus collection {store.collection} holds {count} chunks where the index records "
-                    f"{expected}; repair it with: zg index")
+            return (
+                f"the Milvus collection {store.collection} holds {count} chunks where the index records "
+                f"{expected}; repair it with: zg index"
+            )
         if not self._view and manifest.get("complete", True):
             self.remember_agreement()
         return None
 
     def new_manifest(self, collection: str) -> Manifest:
         """A manifest describing the current configuration."""
-        return {"format_version": FORMAT_VERSION, "schema_version": SCHEMA_VERSION, "root": str(self.ws.root),
-                "model_id": self.embedder.model_id, "dim": self.embedder.dim, "milvus_uri": self.milvus_uri,
-                "milvus_engine": engine_of(self.milvus_uri), "collection": collection}
-
+        return {
+            "format_version": FORMAT_VERSION,
+            "schema_version": SCHEMA_VERSION,
+            "root": str(self.ws.root),
+            "model_id": self.embedder.model_id,
+            "dim": self.embedder.dim,
+            "milvus_uri": self.milvus_uri,
+            "milvus_engine": engine_of(self.milvus_uri),
+            "collection": collection,
+        }

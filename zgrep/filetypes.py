@@ -25,8 +25,10 @@ def is_prose(path: str) -> bool:
     return name.endswith(PROSE_SUFFIXES) and name != "cmakelists.txt"
 
 
-_TEST_PATH = re.compile(r"(^|/)(tests?|__tests__|spec|specs|testing)(/|$)|(^|/)(test_[^/]*|[^/]*_test\.\w+|conftest\.py"
-                        r"|[^/]*\.(test|spec)\.\w+|[^/]*Tests?\.\w+)$")
+_TEST_PATH = re.compile(
+    r"(^|/)(tests?|__tests__|spec|specs|testing)(/|$)|(^|/)(test_[^/]*|[^/]*_test\.\w+|conftest\.py"
+    r"|[^/]*\.(test|spec)\.\w+|[^/]*Tests?\.\w+)$"
+)
 
 
 def is_test(path: str) -> bool:
@@ -70,7 +72,9 @@ class GlobFilter:
     """`-g` globs then `--iglob` globs (case-insensitive), ripgrep override semantics."""
 
     def __init__(self, globs: Sequence[str] = (), iglobs: Sequence[str] = ()) -> None:
-        self._globs: list[Pattern] = [_compile(g, False) for g in globs] + [_compile(g, True) for g in iglobs]
+        self._globs: list[Pattern] = [_compile(g, False) for g in globs] + [
+            _compile(g, True) for g in iglobs
+        ]
         self._whitelist = any(not g.negated for g in self._globs)
 
     def matches(self, path: str) -> bool:

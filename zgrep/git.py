@@ -20,8 +20,20 @@ NULL_SHA = "0" * 40
 TIMEOUT_S = 60
 INDEX_VAR = "GIT_INDEX_FILE"
 # Variables git documents as settings of the user or transport, never of a repository.
-_NOT_LOCAL = ("GIT_SSL_", "GIT_SSH", "GIT_HTTP_", "GIT_PROXY_", "GIT_ASKPASS", "GIT_TERMINAL_PROMPT", "GIT_AUTHOR_",
-              "GIT_COMMITTER_", "GIT_EDITOR", "GIT_PAGER", "GIT_TRACE", "GIT_CURL_")
+_NOT_LOCAL = (
+    "GIT_SSL_",
+    "GIT_SSH",
+    "GIT_HTTP_",
+    "GIT_PROXY_",
+    "GIT_ASKPASS",
+    "GIT_TERMINAL_PROMPT",
+    "GIT_AUTHOR_",
+    "GIT_COMMITTER_",
+    "GIT_EDITOR",
+    "GIT_PAGER",
+    "GIT_TRACE",
+    "GIT_CURL_",
+)
 
 
 class GitError(RuntimeError):
@@ -32,8 +44,12 @@ class GitError(RuntimeError):
 def local_env_vars() -> frozenset[str]:
     """The variables that point git at a repository (GIT_DIR, GIT_INDEX_FILE, ...), as git lists them."""
     try:
-        proc = subprocess.run(["git", "rev-parse", "--local-env-vars"], capture_output=True, check=False,
-                              timeout=TIMEOUT_S)
+        proc = subprocess.run(
+            ["git", "rev-parse", "--local-env-vars"],
+            capture_output=True,
+            check=False,
+            timeout=TIMEOUT_S,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return frozenset()
     return frozenset(proc.stdout.decode().split())
@@ -46,15 +62,23 @@ def environment(own_index: bool = False) -> dict[str, str]:
     drop = local_env_vars() - ({INDEX_VAR} if own_index else set())
     env = {k: v for k, v in os.environ.items() if k not in drop}
     if INDEX_VAR in env and INDEX_VAR not in drop:
-        env[INDEX_VAR] = os.path.abspath(env[INDEX_VAR])  # `git -C` would read a relative one from elsewhere
+        env[INDEX_VAR] = os.path.abspath(
+            env[INDEX_VAR]
+        )  # `git -C` would read a relative one from elsewhere
     return env
 
 
 def run(cwd: Path, *args: str, stdin: bytes | None = None, own_index: bool = False) -> bytes:
     """stdout of `git -C cwd ARGS`; GitError when git fails or is missing."""
     try:
-        proc = subprocess.run(["git", "-C", str(cwd), *args], input=stdin, capture_output=True,
-                              env=environment(own_index), check=False, timeout=TIMEOUT_S)
+        proc = subprocess.run(
+            ["git", "-C", str(cwd), *args],
+            input=stdin,
+            capture_output=True,
+            env=environment(own_index),
+            check=False,
+            timeout=TIMEOUT_S,
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise GitError(f"git {args[0] if args else ''} did not run: {exc}") from None
     if proc.returncode != 0:
@@ -95,6 +119,7 @@ def head_commit(root: Path) -> str | None:
 
 # --- changes: one `--name-status -z` parser ------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Change:
     """One `--name-status` entry: status letter(s), the path, and the source path of a rename/copy."""
@@ -132,9 +157,13 @@ def parse_name_status(out: bytes) -> list[Change]:
     return changes
 
 
-def changes(cwd: Path, command: str, *args: str, stdin: bytes | None = None, own_index: bool = False) -> list[Change]:
+def changes(
+    cwd: Path, command: str, *args: str, stdin: bytes | None = None, own_index: bool = False
+) -> list[Change]:
     """The entries of `git COMMAND --name-status -z ARGS` (diff, diff-tree, log)."""
-    return parse_name_status(run(cwd, command, "--name-status", "-z", *args, stdin=stdin, own_index=own_index))
+    return parse_name_status(
+        run(cwd, command, "--name-status", "-z", *args, stdin=stdin, own_index=own_index)
+    )
 
 
 def touched(entries: list[Change]) -> list[str]:
@@ -150,7 +179,11 @@ def changed_paths(root: Path, old: str | None, new: str = "HEAD") -> list[str]:
 
 def commit_paths(root: Path, rev: str = "HEAD") -> list[str]:
     """Paths commit `rev` changed against its first parent (a root commit: all its files)."""
-    return touched(changes(root, "diff-tree", "-r", "-M", "--root", "-m", "--first-parent", "--no-commit-id", rev))
+    return touched(
+        changes(
+            root, "diff-tree", "-r", "-M", "--root", "-m", "--first-parent", "--no-commit-id", rev
+        )
+    )
 
 
 def pair_paths(root: Path, pairs: list[tuple[str, str]]) -> list[str]:
@@ -175,7 +208,15 @@ def range_paths(root: Path, spec: str) -> list[str]:
 
 _HUNK = re.compile(rb"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
 _ESCAPE = re.compile(rb"\\([0-7]{3}|.)")
-_ESCAPED = {b"a": b"\a", b"b": b"\b", b"t": b"\t", b"n": b"\n", b"v": b"\v", b"f": b"\f", b"r": b"\r"}
+_ESCAPED = {
+    b"a": b"\a",
+    b"b": b"\b",
+    b"t": b"\t",
+    b"n": b"\n",
+    b"v": b"\v",
+    b"f": b"\f",
+    b"r": b"\r",
+}
 
 
 @dataclass
@@ -191,8 +232,18 @@ class StagedFile:
 
 def staged_diff(root: Path) -> list[StagedFile]:
     """The staged change (`git diff --cached -U0`, no renames), file by file; GitError when git fails."""
-    out = run(root, "diff", "--cached", "-U0", "--no-color", "--no-ext-diff", "--no-renames", "--src-prefix=a/",
-              "--dst-prefix=b/", own_index=True)
+    out = run(
+        root,
+        "diff",
+        "--cached",
+        "-U0",
+        "--no-color",
+        "--no-ext-diff",
+        "--no-renames",
+        "--src-prefix=a/",
+        "--dst-prefix=b/",
+        own_index=True,
+    )
     files: list[StagedFile] = []
     for block in re.split(rb"^diff --git ", out, flags=re.MULTILINE)[1:]:
         head, _, body = block.partition(b"\n@@")
@@ -200,7 +251,9 @@ def staged_diff(root: Path) -> list[StagedFile]:
         plus = re.search(rb"^\+\+\+ (.*)$", head, re.MULTILINE)
         if minus is None or plus is None:
             continue
-        staged = StagedFile(diff_path(minus.group(1), b"a/"), diff_path(plus.group(1), b"b/"), [], [])
+        staged = StagedFile(
+            diff_path(minus.group(1), b"a/"), diff_path(plus.group(1), b"b/"), [], []
+        )
         line = 0
         for raw in (b"@@" + body).splitlines() if body else []:
             if (hunk := _HUNK.match(raw)) is not None:
@@ -240,8 +293,12 @@ class BlobReader:
     def read(self, sha: str) -> bytes:
         """The content of object `sha`; GitError when git cannot read it."""
         if self._proc is None:
-            self._proc = subprocess.Popen(["git", "-C", str(self.root), "cat-file", "--batch"], env=environment(),
-                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+            self._proc = subprocess.Popen(
+                ["git", "-C", str(self.root), "cat-file", "--batch"],
+                env=environment(),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+            )
         assert self._proc.stdin and self._proc.stdout
         self._proc.stdin.write(sha.encode() + b"\n")
         self._proc.stdin.flush()

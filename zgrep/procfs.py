@@ -19,7 +19,9 @@ def process_state(pid: int) -> bytes | None:
 
 def describe(pid: int, argv: list[str]) -> str:
     """How zgrep names a process, e.g. "pid 123 (zg server run)": the program and two arguments."""
-    command = " ".join(" ".join([os.path.basename(argv[0]), *argv[1:3]]).split())[:80] if argv else ""
+    command = (
+        " ".join(" ".join([os.path.basename(argv[0]), *argv[1:3]]).split())[:80] if argv else ""
+    )
     return f"pid {pid} ({command})" if command else f"pid {pid}"
 
 
@@ -39,7 +41,12 @@ def lock_holder(device: str, kind: str = "FLOCK") -> int | None:
         with open("/proc/locks", encoding="ascii", errors="replace") as fh:
             for line in fh:
                 fields = line.split()
-                if len(fields) > 5 and fields[1] == kind and fields[5].lower() == device and fields[4].isdigit():
+                if (
+                    len(fields) > 5
+                    and fields[1] == kind
+                    and fields[5].lower() == device
+                    and fields[4].isdigit()
+                ):
                     return int(fields[4])
     except OSError:
         pass

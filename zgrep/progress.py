@@ -34,8 +34,10 @@ def stderr_progress() -> Progress | None:
         elapsed = max(time.monotonic() - start, 1e-6)
         rate = event.get("chunks_done", 0) / elapsed
         eta = (total - done) * elapsed / done if done else 0.0
-        sys.stderr.write(f"\rindexing {done}/{total} files, {event.get('chunks_done', 0)} chunks, "
-                         f"{rate:.0f} chunks/s, ETA {eta:.0f}s ")
+        sys.stderr.write(
+            f"\rindexing {done}/{total} files, {event.get('chunks_done', 0)} chunks, "
+            f"{rate:.0f} chunks/s, ETA {eta:.0f}s "
+        )
         if event.get("final"):
             sys.stderr.write("\n")
         sys.stderr.flush()

@@ -79,11 +79,15 @@ class Param(NamedTuple):
     help: str  # what agents read (the MCP schema's description)
     default: Any = None
     required: bool = False  # the MCP tool's argument has no default
-    low: float | None = None  # the bounds the MCP schema states (the handler checks them on every edge)
+    low: float | None = (
+        None  # the bounds the MCP schema states (the handler checks them on every edge)
+    )
     high: float | None = None
     one: bool = False  # one value of a list argument (MCP's `query`); a list argument otherwise takes one or several
     listed: bool = False  # a list argument that takes a list only
-    http: str | None = ""  # its HTTP query parameter when that is not `name` ("": `name`; None: not on HTTP)
+    http: str | None = (
+        ""  # its HTTP query parameter when that is not `name` ("": `name`; None: not on HTTP)
+    )
     mcp: bool = True  # an argument of the MCP tool
 
 
@@ -114,16 +118,28 @@ class Operation(NamedTuple):
     scope: Scope
     read_only: bool  # the client gives it a deadline and may retry it in-process if the daemon dies
     progress: bool = False  # streams progress messages (index batches) before its result
-    frontends: frozenset[str] = frozenset()  # served as an MCP tool ("mcp") and an HTTP route at /NAME ("http")
+    frontends: frozenset[str] = (
+        frozenset()
+    )  # served as an MCP tool ("mcp") and an HTTP route at /NAME ("http")
     params: tuple[Param, ...] = ()  # the arguments they offer
     about: str = ""  # what agents read: the MCP tool's description
     mode_leads: bool = True  # `--json` puts the `mode` it adds first (else last)
-    refuse: Callable[[Mapping[str, Any]], str | None] | None = None  # a front end's refusal of its arguments
-    expand: str | None = None  # "module:function"(root, args) -> args: what a front end adds to its arguments
-    present: str | None = None  # "module:function"(root, result) -> answer: what a front end answers with it
+    refuse: Callable[[Mapping[str, Any]], str | None] | None = (
+        None  # a front end's refusal of its arguments
+    )
+    expand: str | None = (
+        None  # "module:function"(root, args) -> args: what a front end adds to its arguments
+    )
+    present: str | None = (
+        None  # "module:function"(root, result) -> answer: what a front end answers with it
+    )
     autostart: bool = False  # answered in-process in auto mode for want of a daemon, it starts one for the next call
-    daemon_only: Callable[[Mapping[str, Any]], str | None] | None = None  # what of its arguments only a daemon serves
-    job: Callable[[Mapping[str, Any]], Job | None] | None = None  # the daemon's job runner runs it (coalesced), or None
+    daemon_only: Callable[[Mapping[str, Any]], str | None] | None = (
+        None  # what of its arguments only a daemon serves
+    )
+    job: Callable[[Mapping[str, Any]], Job | None] | None = (
+        None  # the daemon's job runner runs it (coalesced), or None
+    )
     refreshes: bool = False  # reads after the index pass its `refresh` argument asks for (never on a borrowed view)
     settles: bool = False  # the daemon settles its heap after the first answer of an index
     warm: c.Args | None = None  # a daemon warming a workspace calls it so
@@ -141,96 +157,235 @@ def _index_job(args: Mapping[str, Any]) -> Job | None:
 
 
 def _whole_or_paths(args: Mapping[str, Any]) -> str | None:
-    return "--full rebuilds everything; it cannot be combined with paths" if args.get("full") and args.get("paths") \
+    return (
+        "--full rebuilds everything; it cannot be combined with paths"
+        if args.get("full") and args.get("paths")
         else None
+    )
 
 
 def _background_refresh(args: Mapping[str, Any]) -> str | None:
-    return "--refresh background needs the daemon: zg server on" if args.get("refresh") == "background" else None
+    return (
+        "--refresh background needs the daemon: zg server on"
+        if args.get("refresh") == "background"
+        else None
+    )
 
 
 MCP, HTTP = "mcp", "http"
-EDGES = ("Edge kinds: call, reference, import, annotation, decorator, inherit, or all (a list, or one "
-         "comma-separated string).")
+EDGES = (
+    "Edge kinds: call, reference, import, annotation, decorator, inherit, or all (a list, or one "
+    "comma-separated string)."
+)
 SOURCE_FILE = Param("source_file", "source_file", "Only the definition in this file.")
 DEFINITION = "A definition: name, Scope.name, or PATH:name."
 
 INDEX = Operation(
-    "index", "zgrep.index.run:run_index", c.IndexArgs, c.IndexReport, Scope.WORKSPACE, read_only=False, progress=True,
-    frontends=frozenset({MCP}), mode_leads=False, refuse=_whole_or_paths, job=_index_job,
-    params=(Param("paths", "paths", "Workspace-relative path(s) to refresh (default: all)."),
-            Param("full", "full", "Rebuild everything from scratch (slow; rarely needed).", default=False)),
+    "index",
+    "zgrep.index.run:run_index",
+    c.IndexArgs,
+    c.IndexReport,
+    Scope.WORKSPACE,
+    read_only=False,
+    progress=True,
+    frontends=frozenset({MCP}),
+    mode_leads=False,
+    refuse=_whole_or_paths,
+    job=_index_job,
+    params=(
+        Param("paths", "paths", "Workspace-relative path(s) to refresh (default: all)."),
+        Param(
+            "full", "full", "Rebuild everything from scratch (slow; rarely needed).", default=False
+        ),
+    ),
     about="""Bring the index up to date with the working tree (only changed files are re-read), or just `paths`.
 Search refreshes by itself, so call this after large edits or when `status` reports a problem.
-Sends progress notifications (files done of files to index). Returns the `zg index --json` report.""")
+Sends progress notifications (files done of files to index). Returns the `zg index --json` report.""",
+)
 SEARCH = Operation(
-    "search", "zgrep.search.run:run_search", c.SearchArgs, c.SearchResult, Scope.WORKSPACE, read_only=True,
-    progress=True, frontends=frozenset({MCP, HTTP}), autostart=True, daemon_only=_background_refresh, refreshes=True,
-    settles=True, warm={"queries": ["warm_up the search index"], "refresh": "off"},  # every route, as a real search
-    params=(Param("queries", "query", "What the code does, in plain words, or an identifier.", one=True, http=None),
-            Param("queries", "queries", "Several queries at once; results come grouped.", listed=True, http="q"),
-            Param("limit", "limit", "Hits per query (default 10).", low=1, high=100),
-            Param("globs", "glob", "Path glob(s) to include; '!GLOB' excludes."),
-            Param("types", "type", "ripgrep file type(s): py, js, ts, go, rust, ..."),
-            Param("symbol_types", "symbol_type", "Only chunks defining this kind of symbol (one or several)."),
-            Param("paths", "path", "Only under this workspace-relative directory or file."),
-            Param("search_mode", "mode_search", "hybrid (default), semantic (meaning only) or lexical (words).",
-                  default="hybrid"),
-            Param("min_score", "min_score", "Drop hits scoring below this.", low=0, high=1),
-            Param("preview", "preview", "Code shown per hit.", default="short"),
-            Param("iglobs", "iglob", "Like glob, case-insensitive.", mcp=False),
-            Param("types_not", "type_not", "File type(s) to exclude.", mcp=False),
-            Param("min_score_diff", "min_score_diff", "Drop hits more than this below the best hit.", mcp=False),
-            Param("modified_after", "modified_after", "Only files modified after this epoch time.", mcp=False),
-            Param("modified_before", "modified_before", "Only files modified before this epoch time.", mcp=False),
-            Param("context_before", "before_context", "File lines shown before each hit's preview (default 0).", low=0),
-            Param("context_after", "after_context", "File lines shown after each hit's preview (default 0).", low=0)),
+    "search",
+    "zgrep.search.run:run_search",
+    c.SearchArgs,
+    c.SearchResult,
+    Scope.WORKSPACE,
+    read_only=True,
+    progress=True,
+    frontends=frozenset({MCP, HTTP}),
+    autostart=True,
+    daemon_only=_background_refresh,
+    refreshes=True,
+    settles=True,
+    warm={
+        "queries": ["warm_up the search index"],
+        "refresh": "off",
+    },  # every route, as a real search
+    params=(
+        Param(
+            "queries",
+            "query",
+            "What the code does, in plain words, or an identifier.",
+            one=True,
+            http=None,
+        ),
+        Param(
+            "queries",
+            "queries",
+            "Several queries at once; results come grouped.",
+            listed=True,
+            http="q",
+        ),
+        Param("limit", "limit", "Hits per query (default 10).", low=1, high=100),
+        Param("globs", "glob", "Path glob(s) to include; '!GLOB' excludes."),
+        Param("types", "type", "ripgrep file type(s): py, js, ts, go, rust, ..."),
+        Param(
+            "symbol_types",
+            "symbol_type",
+            "Only chunks defining this kind of symbol (one or several).",
+        ),
+        Param("paths", "path", "Only under this workspace-relative directory or file."),
+        Param(
+            "search_mode",
+            "mode_search",
+            "hybrid (default), semantic (meaning only) or lexical (words).",
+            default="hybrid",
+        ),
+        Param("min_score", "min_score", "Drop hits scoring below this.", low=0, high=1),
+        Param("preview", "preview", "Code shown per hit.", default="short"),
+        Param("iglobs", "iglob", "Like glob, case-insensitive.", mcp=False),
+        Param("types_not", "type_not", "File type(s) to exclude.", mcp=False),
+        Param(
+            "min_score_diff",
+            "min_score_diff",
+            "Drop hits more than this below the best hit.",
+            mcp=False,
+        ),
+        Param(
+            "modified_after",
+            "modified_after",
+            "Only files modified after this epoch time.",
+            mcp=False,
+        ),
+        Param(
+            "modified_before",
+            "modified_before",
+            "Only files modified before this epoch time.",
+            mcp=False,
+        ),
+        Param(
+            "context_before",
+            "before_context",
+            "File lines shown before each hit's preview (default 0).",
+            low=0,
+        ),
+        Param(
+            "context_after",
+            "after_context",
+            "File lines shown after each hit's preview (default 0).",
+            low=0,
+        ),
+    ),
     about="""Search the workspace's code by meaning and keyword. Give `query` (one description such as "where
 are failed requests retried with backoff", or an identifier such as `SessionStore`) or `queries` (several
 at once). Each hit has `path`, `start_line`, `end_line` (1-based, inclusive), `score`, `symbol`,
 `symbol_kind`, `language`, `matched_by`, a `preview`, and an `id` for `read_hit`. Narrow with `glob`,
-`type`, `symbol_type` or `path` rather than by reading more hits. No hits is not an error.""")
+`type`, `symbol_type` or `path` rather than by reading more hits. No hits is not an error.""",
+)
 STATUS = Operation(
-    "status", "zgrep.index.status:run_status", c.NoArgs, c.Status, Scope.WORKSPACE, read_only=True,
-    frontends=frozenset({MCP, HTTP}), present="zgrep.status:workspace_status",
-    about="""What is indexed (files, chunks, languages, model, Milvus URI, last index time), whether it is fresh
-against the working tree and HEAD, and the daemon's and git hooks' state: `zg status --json`.""")
-CALLERS = Operation(
-    "callers", "zgrep.relations.query:run_callers", c.CallersArgs, c.CallersResult, Scope.RELATIONS, read_only=True,
+    "status",
+    "zgrep.index.status:run_status",
+    c.NoArgs,
+    c.Status,
+    Scope.WORKSPACE,
+    read_only=True,
     frontends=frozenset({MCP, HTTP}),
-    params=(Param("symbol", "symbol", DEFINITION, required=True), SOURCE_FILE,
-            Param("limit", "limit", "At most this many callers.", low=1), Param("edges", "edges", EDGES)),
+    present="zgrep.status:workspace_status",
+    about="""What is indexed (files, chunks, languages, model, Milvus URI, last index time), whether it is fresh
+against the working tree and HEAD, and the daemon's and git hooks' state: `zg status --json`.""",
+)
+CALLERS = Operation(
+    "callers",
+    "zgrep.relations.query:run_callers",
+    c.CallersArgs,
+    c.CallersResult,
+    Scope.RELATIONS,
+    read_only=True,
+    frontends=frozenset({MCP, HTTP}),
+    params=(
+        Param("symbol", "symbol", DEFINITION, required=True),
+        SOURCE_FILE,
+        Param("limit", "limit", "At most this many callers.", low=1),
+        Param("edges", "edges", EDGES),
+    ),
     about="""Who references a definition: its `definitions` and the `callers` (path, line, enclosing symbol, edge
 kinds, whether the reference resolved through imports). Use before changing a function's signature.
-`edges` narrows the kinds of use (default: all).""")
+`edges` narrows the kinds of use (default: all).""",
+)
 TRACE = Operation(
-    "trace", "zgrep.relations.query:run_trace", c.TraceArgs, c.TraceResult, Scope.RELATIONS, read_only=True,
+    "trace",
+    "zgrep.relations.query:run_trace",
+    c.TraceArgs,
+    c.TraceResult,
+    Scope.RELATIONS,
+    read_only=True,
     frontends=frozenset({MCP, HTTP}),
-    params=(Param("entry", "entry", DEFINITION, required=True),
-            Param("direction", "direction", "backward: who calls it; forward: what it calls.", default="backward"),
-            Param("depth", "depth", "Levels to follow.", default=3, low=1, high=10), SOURCE_FILE,
-            Param("edges", "edges", EDGES)),
+    params=(
+        Param("entry", "entry", DEFINITION, required=True),
+        Param(
+            "direction",
+            "direction",
+            "backward: who calls it; forward: what it calls.",
+            default="backward",
+        ),
+        Param("depth", "depth", "Levels to follow.", default=3, low=1, high=10),
+        SOURCE_FILE,
+        Param("edges", "edges", EDGES),
+    ),
     about="""The call tree from a definition, `depth` levels backward (callers) or forward (callees); nodes say
 when a reference is unresolved, a cycle, or expanded elsewhere. `edges` follows other kinds of use than
-calls.""")
+calls.""",
+)
 IMPACT = Operation(
-    "impact", "zgrep.relations.impact:run_impact", c.ImpactArgs, c.ImpactResult, Scope.RELATIONS, read_only=True,
-    frontends=frozenset({MCP, HTTP}), expand="zgrep.relations.changes:with_staged_targets",
-    params=(Param("targets", "targets", "What changes: PATH, PATH:SYMBOL or PATH:START-END (one or several)."),
-            Param("staged", "staged", "Also every definition the staged change touches.", default=False),
-            Param("depth", "depth", "Levels of callers to follow.", default=3, low=1, high=10),
-            Param("edges", "edges", EDGES)),
+    "impact",
+    "zgrep.relations.impact:run_impact",
+    c.ImpactArgs,
+    c.ImpactResult,
+    Scope.RELATIONS,
+    read_only=True,
+    frontends=frozenset({MCP, HTTP}),
+    expand="zgrep.relations.changes:with_staged_targets",
+    params=(
+        Param(
+            "targets",
+            "targets",
+            "What changes: PATH, PATH:SYMBOL or PATH:START-END (one or several).",
+        ),
+        Param(
+            "staged", "staged", "Also every definition the staged change touches.", default=False
+        ),
+        Param("depth", "depth", "Levels of callers to follow.", default=3, low=1, high=10),
+        Param("edges", "edges", EDGES),
+    ),
     about="""What reaches changed definitions: the definitions and files to re-check after changing `targets` (or
 the staged change), tests listed apart, `total` counting them. Call before a refactor to know what to
-re-read and which tests to run. `edges` defaults to every kind but annotation.""")
+re-read and which tests to run. `edges` defaults to every kind but annotation.""",
+)
 PING = Operation("ping", "zgrep.server.daemon:ping", c.NoArgs, c.Pong, Scope.DAEMON, read_only=True)
-SERVER_STATUS = Operation("server_status", "zgrep.server.daemon:server_status", c.NoArgs, c.ServerStatus,
-                          Scope.DAEMON, read_only=True)
-SHUTDOWN = Operation("shutdown", "zgrep.server.daemon:shutdown", c.NoArgs, c.Stopping, Scope.DAEMON,
-                     read_only=False)
+SERVER_STATUS = Operation(
+    "server_status",
+    "zgrep.server.daemon:server_status",
+    c.NoArgs,
+    c.ServerStatus,
+    Scope.DAEMON,
+    read_only=True,
+)
+SHUTDOWN = Operation(
+    "shutdown", "zgrep.server.daemon:shutdown", c.NoArgs, c.Stopping, Scope.DAEMON, read_only=False
+)
 
-OPERATIONS: dict[str, Operation] = {op.name: op for op in (SEARCH, INDEX, STATUS, CALLERS, TRACE, IMPACT, PING,
-                                                           SERVER_STATUS, SHUTDOWN)}
+OPERATIONS: dict[str, Operation] = {
+    op.name: op
+    for op in (SEARCH, INDEX, STATUS, CALLERS, TRACE, IMPACT, PING, SERVER_STATUS, SHUTDOWN)
+}
 
 
 def operation(name: str) -> Operation:

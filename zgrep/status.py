@@ -35,6 +35,13 @@ def workspace_status(root: Path, index_status: Mapping[str, object]) -> Workspac
     with following(root):
         daemon = daemon_state()
     hooks = hooks_status(root) if git_toplevel(root) else None
-    summary: HooksSummary | None = None if not hooks else {
-        "installed": hooks["installed"], "pending": hooks["pending"], "worker_running": hooks["worker_running"]}
+    summary: HooksSummary | None = (
+        None
+        if not hooks
+        else {
+            "installed": hooks["installed"],
+            "pending": hooks["pending"],
+            "worker_running": hooks["worker_running"],
+        }
+    )
     return cast(WorkspaceStatus, {**index_status, "daemon": daemon, "hooks": summary})

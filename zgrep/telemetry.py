@@ -24,9 +24,18 @@ if TYPE_CHECKING:
     from zgrep.contracts import Args, IndexReport, JSONObject, SearchHit, SearchResult, Status
 
 FILE = "telemetry.jsonl"
-MAX_BYTES = 5 * 1024 * 1024  # past this the file becomes telemetry.jsonl.1 (one older generation is kept)
+MAX_BYTES = (
+    5 * 1024 * 1024
+)  # past this the file becomes telemetry.jsonl.1 (one older generation is kept)
 RECORDED = ("search", "index", "status")
-INDEX_FIELDS = ("changed", "deleted", "unchanged", "chunks", "embedded", "files")  # counts only, never names
+INDEX_FIELDS = (
+    "changed",
+    "deleted",
+    "unchanged",
+    "chunks",
+    "embedded",
+    "files",
+)  # counts only, never names
 
 
 def log_path() -> Path:
@@ -61,20 +70,42 @@ class UsageLine(TypedDict, total=False):
 
 def _hits(result: SearchResult) -> list[SearchHit]:
     groups = result.get("groups")
-    return [hit for group in groups for hit in group.get("hits", [])] if groups else list(result.get("hits", []))
+    return (
+        [hit for group in groups for hit in group.get("hits", [])]
+        if groups
+        else list(result.get("hits", []))
+    )
 
 
-def line(command: str, frontend: str, mode: str | None, took_ms: float, result: JSONObject | None,
-         exit_code: int | None, queries: list[str] | None) -> UsageLine:
+def line(
+    command: str,
+    frontend: str,
+    mode: str | None,
+    took_ms: float,
+    result: JSONObject | None,
+    exit_code: int | None,
+    queries: list[str] | None,
+) -> UsageLine:
     """The one JSON object recorded for a finished command: numbers and names of modes, nothing of the code.
     `exit_code` None: derived as the CLI does (a search without hits exits 1)."""
-    doc: UsageLine = {"ts": round(time.time(), 3), "command": command, "frontend": frontend, "mode": mode,
-                      "took_ms": round(took_ms, 1), "version": __version__}
+    doc: UsageLine = {
+        "ts": round(time.time(), 3),
+        "command": command,
+        "frontend": frontend,
+        "mode": mode,
+        "took_ms": round(took_ms, 1),
+        "version": __version__,
+    }
     if result is not None and command == "search":
         found = cast("SearchResult", result)
         hits = _hits(found)
-        doc.update({"hits": len(hits), "top_score": max((h["score"] for h in hits), default=None),
-                    "queries_count": len(found.get("groups") or [found])})
+        doc.update(
+            {
+                "hits": len(hits),
+                "top_score": max((h["score"] for h in hits), default=None),
+                "queries_count": len(found.get("groups") or [found]),
+            }
+        )
         exit_code = exit_code if exit_code is not None else (0 if hits else 1)
     elif result is not None and command == "index":
         doc.update(cast(UsageLine, {key: result[key] for key in INDEX_FIELDS if key in result}))
@@ -82,21 +113,41 @@ def line(command: str, frontend: str, mode: str | None, took_ms: float, result: 
         doc.update({"index_took_s": report.get("took_s"), "dry_run": bool(report.get("dry_run"))})
     elif result is not None and command == "status":
         status = cast("Status", result)
-        doc.update({"indexed": bool(status.get("indexed")), "files": status.get("files"), "chunks": status.get("chunks")})
+        doc.update(
+            {
+                "indexed": bool(status.get("indexed")),
+                "files": status.get("files"),
+                "chunks": status.get("chunks"),
+            }
+        )
     doc["exit"] = exit_code if exit_code is not None else 0
     if queries is not None:
         doc["queries"] = queries
     return doc
 
 
-def recorded_call(cfg: Config, op: str, root: str, args: Args, mode: str, frontend: str = "cli",
-                  on_progress: Progress | None = None) -> tuple[JSONObject, str]:
+def recorded_call(
+    cfg: Config,
+    op: str,
+    root: str,
+    args: Args,
+    mode: str,
+    frontend: str = "cli",
+    on_progress: Progress | None = None,
+) -> tuple[JSONObject, str]:
     """`client.call` with the config's probe and autostart settings, recorded (when telemetry is on);
     a ClientError is recorded with its exit code and raised again. Every front end calls through here."""
     started = time.monotonic()
     try:
-        result, used = call(op, root, args, mode, probe_ms=cfg.server.probe_timeout_ms, on_progress=on_progress,
-                            autostart=Autostart.from_config(cfg))
+        result, used = call(
+            op,
+            root,
+            args,
+            mode,
+            probe_ms=cfg.server.probe_timeout_ms,
+            on_progress=on_progress,
+            autostart=Autostart.from_config(cfg),
+        )
     except ClientError as exc:
         record(cfg, op, started, None, None, exc.exit_code, frontend, args.get("queries"))
         raise
@@ -104,20 +155,37 @@ def recorded_call(cfg: Config, op: str, root: str, args: Args, mode: str, fronte
     return result, used
 
 
-def record(cfg: Config, command: str, started: float, mode: str | None, result: JSONObject | None,
-           exit_code: int | None = None, frontend: str = "cli", queries: list[str] | None = None) -> None:
+def record(
+    cfg: Config,
+    command: str,
+    started: float,
+    mode: str | None,
+    result: JSONObject | None,
+    exit_code: int | None = None,
+    frontend: str = "cli",
+    queries: list[str] | None = None,
+) -> None:
     """Append one line for `command` (begun at monotonic `started`) when telemetry is on; never raises."""
     if command not in RECORDED or not cfg.telemetry.enabled:
         return
-    doc = line(command, frontend, mode, (time.monotonic() - started) * 1000, result, exit_code,
-               queries if cfg.telemetry.include_queries else None)
+    doc = line(
+        command,
+        frontend,
+        mode,
+        (time.monotonic() - started) * 1000,
+        result,
+        exit_code,
+        queries if cfg.telemetry.include_queries else None,
+    )
     try:
         path = state_dir(create=True) / FILE
         if path.exists() and path.stat().st_size > MAX_BYTES:
             os.replace(path, path.with_name(FILE + ".1"))
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
-            os.write(fd, (json.dumps(doc) + "\n").encode("utf-8"))  # one write: concurrent lines never interleave
+            os.write(
+                fd, (json.dumps(doc) + "\n").encode("utf-8")
+            )  # one write: concurrent lines never interleave
         finally:
             os.close(fd)
     except OSError:
@@ -138,7 +206,11 @@ def read_lines(path: Path | None = None) -> list[UsageLine]:
                 doc = json.loads(raw)
             except ValueError:
                 continue
-            if isinstance(doc, dict) and isinstance(doc.get("command"), str) and isinstance(doc.get("took_ms"), (int, float)):
+            if (
+                isinstance(doc, dict)
+                and isinstance(doc.get("command"), str)
+                and isinstance(doc.get("took_ms"), (int, float))
+            ):
                 out.append(cast(UsageLine, doc))
     return out
 
@@ -166,17 +238,25 @@ class Interval(TypedDict):
     n: int
 
 
-def bootstrap(values: list[float], stat: Callable[[list[float]], float], level: float = 0.95,
-              seed: int = 0) -> Interval:
+def bootstrap(
+    values: list[float], stat: Callable[[list[float]], float], level: float = 0.95, seed: int = 0
+) -> Interval:
     """`stat(values)` with a percentile-bootstrap confidence interval (`RESAMPLES` resamples, fixed seed)."""
     import random
 
     values = values[-MAX_SAMPLE:]
     rng = random.Random(seed)
-    draws = [stat(rng.choices(values, k=len(values))) for _ in range(RESAMPLES)] if len(values) > 1 else [stat(values)]
+    draws = (
+        [stat(rng.choices(values, k=len(values))) for _ in range(RESAMPLES)]
+        if len(values) > 1
+        else [stat(values)]
+    )
     tail = (1 - level) / 2
-    return {"value": round(stat(values), 4), "ci": [round(quantile(draws, tail), 4), round(quantile(draws, 1 - tail), 4)],
-            "n": len(values)}
+    return {
+        "value": round(stat(values), 4),
+        "ci": [round(quantile(draws, tail), 4), round(quantile(draws, 1 - tail), 4)],
+        "n": len(values),
+    }
 
 
 class Latency(TypedDict):
@@ -203,7 +283,10 @@ class CommandSummary(TypedDict, total=False):
 
 def _latency(docs: list[UsageLine]) -> Latency:
     took = [float(d["took_ms"]) for d in docs]
-    return {"p50_ms": bootstrap(took, lambda v: quantile(v, 0.5)), "p95_ms": bootstrap(took, lambda v: quantile(v, 0.95))}
+    return {
+        "p50_ms": bootstrap(took, lambda v: quantile(v, 0.5)),
+        "p95_ms": bootstrap(took, lambda v: quantile(v, 0.95)),
+    }
 
 
 def summarize(docs: list[UsageLine]) -> dict[str, CommandSummary]:
@@ -220,8 +303,13 @@ def summarize(docs: list[UsageLine]) -> dict[str, CommandSummary]:
             latency = _latency(done)
             entry["p50_ms"], entry["p95_ms"] = latency["p50_ms"], latency["p95_ms"]
             modes = sorted({str(d.get("mode")) for d in done})
-            entry["by_mode"] = {m: {"runs": len([d for d in done if str(d.get("mode")) == m]),
-                                    **_latency([d for d in done if str(d.get("mode")) == m])} for m in modes}
+            entry["by_mode"] = {
+                m: {
+                    "runs": len([d for d in done if str(d.get("mode")) == m]),
+                    **_latency([d for d in done if str(d.get("mode")) == m]),
+                }
+                for m in modes
+            }
         if command == "search" and done:
             zero = [1.0 if not d.get("hits") else 0.0 for d in done]
             entry["zero_hit_rate"] = bootstrap(zero, lambda v: sum(v) / len(v))

@@ -40,14 +40,26 @@ class Definition:
 
     def to_json(self) -> DefinitionDoc:
         """The JSON the relations ops answer with (a callers entry's, a trace node's definition)."""
-        return {"path": self.path, "start_line": self.start, "end_line": self.end, "symbol": self.name,
-                "scope": self.scope or None, "kind": self.kind}
+        return {
+            "path": self.path,
+            "start_line": self.start,
+            "end_line": self.end,
+            "symbol": self.name,
+            "scope": self.scope or None,
+            "kind": self.kind,
+        }
 
     @classmethod
     def from_json(cls, entry: DefinitionDoc) -> Definition:
         """The definition a `to_json`-shaped dict (a callers entry, a trace node) names."""
-        return cls(entry["symbol"], entry["kind"], entry["start_line"], entry["end_line"], entry["scope"] or "",
-                   entry["path"])
+        return cls(
+            entry["symbol"],
+            entry["kind"],
+            entry["start_line"],
+            entry["end_line"],
+            entry["scope"] or "",
+            entry["path"],
+        )
 
 
 @dataclass(frozen=True)
@@ -63,7 +75,9 @@ class Chunk:
     symbol_kind: str = "module"
     scope: str = ""
     context: str = ""
-    names: tuple[str, ...] = field(default_factory=tuple)  # every definition in the chunk, `symbol` first
+    names: tuple[str, ...] = field(
+        default_factory=tuple
+    )  # every definition in the chunk, `symbol` first
 
     @property
     def content_hash(self) -> str:

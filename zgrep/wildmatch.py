@@ -14,9 +14,18 @@ import re
 from dataclasses import dataclass
 
 _POSIX_CLASSES = {
-    "alnum": ("az", "AZ", "09"), "alpha": ("az", "AZ"), "blank": (" ", "\t"), "cntrl": ("\x00\x1f", "\x7f"),
-    "digit": ("09",), "graph": ("!~",), "lower": ("az",), "print": (" ~",), "punct": ("!/", ":@", "[`", "{~"),
-    "space": (" ", "\t\r"), "upper": ("AZ",), "xdigit": ("09", "af", "AF"),
+    "alnum": ("az", "AZ", "09"),
+    "alpha": ("az", "AZ"),
+    "blank": (" ", "\t"),
+    "cntrl": ("\x00\x1f", "\x7f"),
+    "digit": ("09",),
+    "graph": ("!~",),
+    "lower": ("az",),
+    "print": (" ~",),
+    "punct": ("!/", ":@", "[`", "{~"),
+    "space": (" ", "\t\r"),
+    "upper": ("AZ",),
+    "xdigit": ("09", "af", "AF"),
 }
 """Each class as single characters or two-character ranges (first and last)."""
 
@@ -110,7 +119,11 @@ def _trim_trailing_spaces(text: str) -> str:
 
 # --- wildmatch ------------------------------------------------------------------------------------------------
 
-_STAR, _ANY_DIRS, _ANY = "*", "**/", "**"  # a star within a segment; `**/` (zero or more dirs); trailing `**`
+_STAR, _ANY_DIRS, _ANY = (
+    "*",
+    "**/",
+    "**",
+)  # a star within a segment; `**/` (zero or more dirs); trailing `**`
 _OPEN, _OR, _CLOSE = "(?:", "|", ")"  # ripgrep's `{`, `,` and `}`
 
 
@@ -137,7 +150,11 @@ def _tokens(pattern: str, ripgrep: bool) -> list[str]:
             while i < n and pattern[i] == "*":
                 i += 1
             bounded_before = start == 0 or pattern[start - 1] == "/"
-            if (i - start == 2 or (i - start > 2 and not ripgrep)) and bounded_before and (i == n or pattern[i] == "/" or pattern[i:i + 2] == "\\/"):
+            if (
+                (i - start == 2 or (i - start > 2 and not ripgrep))
+                and bounded_before
+                and (i == n or pattern[i] == "/" or pattern[i : i + 2] == "\\/")
+            ):
                 if i == n:
                     out.append(_ANY)
                 else:
@@ -199,7 +216,7 @@ def _bracket(pattern: str, i: int) -> tuple[str, int]:
                 hi = pattern[i]
             items[-1] = prev + hi
             prev = None
-        elif ch == "[" and pattern[i + 1:i + 2] == ":":
+        elif ch == "[" and pattern[i + 1 : i + 2] == ":":
             close = pattern.find("]", i + 2)
             if close < 0:
                 raise Unusable("an unclosed [", "class")
@@ -207,7 +224,7 @@ def _bracket(pattern: str, i: int) -> tuple[str, int]:
                 items.append("[")
                 prev = "["
             else:
-                name = pattern[i + 2:close - 1]
+                name = pattern[i + 2 : close - 1]
                 if name not in _POSIX_CLASSES:
                     raise Unusable(f"an unknown class [:{name}:]")
                 items.extend(_POSIX_CLASSES[name])
@@ -217,8 +234,11 @@ def _bracket(pattern: str, i: int) -> tuple[str, int]:
             items.append(ch)
             prev = ch
         i += 1
-    body = "".join(re.escape(it) if len(it) == 1 else f"{re.escape(it[0])}-{re.escape(it[1])}"
-                   for it in items if len(it) == 1 or it[0] <= it[1])
+    body = "".join(
+        re.escape(it) if len(it) == 1 else f"{re.escape(it[0])}-{re.escape(it[1])}"
+        for it in items
+        if len(it) == 1 or it[0] <= it[1]
+    )
     if negated:
         return f"[^/{body}]", i + 1
     return (f"(?!/)[{body}]" if body else "(?!)"), i + 1
@@ -240,7 +260,7 @@ def _render(tokens: list[str]) -> str:
                 j += 1
             follows = j < n and (tokens[j] == _STAR if token == _STAR else tokens[j] in ends)
             step = "[^/]*" if token == _STAR else "(?:[^/]*/)*"
-            piece = _render(tokens[i + 1:j])
+            piece = _render(tokens[i + 1 : j])
             out.append(f"(?>{step}?{piece})" if follows else step + piece)
             i = j
             continue

@@ -18,7 +18,10 @@ STATE_DIR = ".zgrep"
 MANIFEST = "manifest.json"
 FORMAT_VERSION = 1
 SCHEMA_VERSION = 2
-ENGINES = {"python": "Milvus Lite 3 (pure Python)", "native": "milvus-lite 2.5 (native)"}  # manifest milvus_engine
+ENGINES = {
+    "python": "Milvus Lite 3 (pure Python)",
+    "native": "milvus-lite 2.5 (native)",
+}  # manifest milvus_engine
 _URI_CREDENTIALS = re.compile(r"\b([A-Za-z][A-Za-z0-9+.-]*://)[^/\s]+@")
 
 
@@ -36,10 +39,15 @@ def find_root(start: Path | None = None, explicit: bool = False) -> Path:
         raise WorkspaceError(f"not a directory: {base}")
     if explicit:
         return base
-    for candidate in (base, *base.parents):  # every command starts here: no git process when indexed
+    for candidate in (
+        base,
+        *base.parents,
+    ):  # every command starts here: no git process when indexed
         if (candidate / STATE_DIR / MANIFEST).is_file():
             return candidate
-        if (candidate / ".git").exists():  # the work tree's top level (a directory, or a worktree's file)
+        if (
+            candidate / ".git"
+        ).exists():  # the work tree's top level (a directory, or a worktree's file)
             break
     from zgrep.git import git_toplevel  # git.py imports subprocess: not for an indexed workspace
 
@@ -68,7 +76,9 @@ class Manifest(TypedDict, total=False):
     milvus_uri: str
     milvus_engine: str  # native | server (none: written by Milvus Lite 3)
     collection: str
-    content_version: str  # what the chunker and the rows' text were made by (index.run.content_version)
+    content_version: (
+        str  # what the chunker and the rows' text were made by (index.run.content_version)
+    )
     complete: bool  # False while a run writes
     last_indexed: float
     root_hash: str | None
@@ -79,8 +89,10 @@ def read_object(path: Path) -> dict[str, Any] | None:
     """Load a JSON object from `path`; None when missing; WorkspaceError when unreadable or not an object."""
     data = read_json(path)
     if data is not None and not isinstance(data, dict):
-        raise WorkspaceError(f"{path} is damaged (a JSON {type(data).__name__} where an object belongs); "
-                             "rebuild with: zg index --full")
+        raise WorkspaceError(
+            f"{path} is damaged (a JSON {type(data).__name__} where an object belongs); "
+            "rebuild with: zg index --full"
+        )
     return data
 
 
@@ -145,24 +157,38 @@ class StateDir(NamedTuple):
         self.ensure_state_dir()
         atomic_write(self.path(MANIFEST), json.dumps(manifest, indent=2, sort_keys=True))
 
-    def check_manifest(self, manifest: Manifest, model_id: str, dim: int, milvus_uri: str, engine: str) -> None:
+    def check_manifest(
+        self, manifest: Manifest, model_id: str, dim: int, milvus_uri: str, engine: str
+    ) -> None:
         """Refuse a manifest from another format, schema, model, Milvus URI or Milvus Lite engine (`engine`: the
         manifest's milvus_engine this zg writes; a Milvus Lite index without one was written by Milvus Lite 3)."""
         problems = []
         if manifest.get("format_version") != FORMAT_VERSION:
-            problems.append(f"index format {manifest.get('format_version')} (this zg writes {FORMAT_VERSION})")
+            problems.append(
+                f"index format {manifest.get('format_version')} (this zg writes {FORMAT_VERSION})"
+            )
         if manifest.get("schema_version") != SCHEMA_VERSION:
-            problems.append(f"schema {manifest.get('schema_version')} (this zg uses {SCHEMA_VERSION})")
+            problems.append(
+                f"schema {manifest.get('schema_version')} (this zg uses {SCHEMA_VERSION})"
+            )
         if manifest.get("model_id") != model_id or manifest.get("dim") != dim:
             problems.append(
                 f"model {manifest.get('model_id')} ({manifest.get('dim')}-d), configured {model_id} ({dim}-d)"
             )
         if manifest.get("milvus_uri") != milvus_uri:
-            problems.append(f"Milvus URI {redact(str(manifest.get('milvus_uri')))}, configured {redact(milvus_uri)}")
+            problems.append(
+                f"Milvus URI {redact(str(manifest.get('milvus_uri')))}, configured {redact(milvus_uri)}"
+            )
         elif engine != "server" and manifest.get("milvus_engine", "python") != engine:
-            built = ENGINES.get(str(manifest.get("milvus_engine", "python")), str(manifest.get("milvus_engine")))
-            problems.append(f"the Milvus engine {built} (this zg runs {ENGINES.get(engine, engine)})")
+            built = ENGINES.get(
+                str(manifest.get("milvus_engine", "python")), str(manifest.get("milvus_engine"))
+            )
+            problems.append(
+                f"the Milvus engine {built} (this zg runs {ENGINES.get(engine, engine)})"
+            )
         if problems:
             raise WorkspaceError(
-                f"the index in {self.state_dir} was built with " + "; ".join(problems) + "; rebuild it with: zg index --full"
+                f"the index in {self.state_dir} was built with "
+                + "; ".join(problems)
+                + "; rebuild it with: zg index --full"
             )

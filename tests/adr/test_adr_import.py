@@ -40,16 +40,26 @@ def test_imported_anchors_come_from_the_code_each_record_mentions(tmp_path: Path
     found = json.loads(repo.zg("for", "src/sessions/store.py", "--json").stdout)
     assert [(f["id"], f["symbols"]) for f in found] == [("ADR-0005", ["PostgresSessionStore"])]
     text = repo.read("doc/architecture/decisions/0002-retry-idempotent-http-requests.md")
-    assert "```zg\nid: ADR-0002\ncode_anchors:\n  - {path: src/net/client.py, symbol: fetch_with_retry}\n" in text
+    assert (
+        "```zg\nid: ADR-0002\ncode_anchors:\n  - {path: src/net/client.py, symbol: fetch_with_retry}\n"
+        in text
+    )
 
 
 def test_import_of_awkward_records(tmp_path: Path) -> None:
     """No final newline, no number in the file name, a zg record without code_anchors, an unreadable file."""
     repo = Repo(tmp_path)
     repo.write("src/a.py", "def load():\n    pass\n")
-    repo.write("doc/adr/0001-no-newline.md", "# 1. No newline\n\n## Status\n\nAccepted\n\nUses `load`.")
-    repo.write("doc/adr/use-a-queue.md", "# Use a queue\n\n* Status: proposed\n\n## Decision Outcome\n\nQueue.\n")
-    repo.write("doc/adr/0003-zg.md", "---\nid: ADR-0003\ntitle: Own format\nstatus: accepted\n---\nBody\n")
+    repo.write(
+        "doc/adr/0001-no-newline.md", "# 1. No newline\n\n## Status\n\nAccepted\n\nUses `load`."
+    )
+    repo.write(
+        "doc/adr/use-a-queue.md",
+        "# Use a queue\n\n* Status: proposed\n\n## Decision Outcome\n\nQueue.\n",
+    )
+    repo.write(
+        "doc/adr/0003-zg.md", "---\nid: ADR-0003\ntitle: Own format\nstatus: accepted\n---\nBody\n"
+    )
     repo.write("doc/adr/0004-broken.md", "---\nid: [unclosed\n---\n")
     repo.commit("records")
     proc = repo.zg("import")
@@ -57,8 +67,12 @@ def test_import_of_awkward_records(tmp_path: Path) -> None:
     assert removed_lines(repo) == []
     assert repo.read("doc/adr/0001-no-newline.md") == (
         "# 1. No newline\n\n```zg\nid: ADR-0001\ncode_anchors:\n  - {path: src/a.py, symbol: load}\n```\n"
-        "\n## Status\n\nAccepted\n\nUses `load`.")
+        "\n## Status\n\nAccepted\n\nUses `load`."
+    )
     assert "```zg\nid: ADR-0005\ncode_anchors: []\n```\n" in repo.read("doc/adr/use-a-queue.md")
-    assert repo.read("doc/adr/0003-zg.md") == "---\nid: ADR-0003\ntitle: Own format\nstatus: accepted\ncode_anchors: []\n---\nBody\n"
+    assert (
+        repo.read("doc/adr/0003-zg.md")
+        == "---\nid: ADR-0003\ntitle: Own format\nstatus: accepted\ncode_anchors: []\n---\nBody\n"
+    )
     (repo.path / "doc/adr/0004-broken.md").unlink()
     assert repo.zg("check", "--all", "--strict").returncode == 0

@@ -13,13 +13,21 @@ BIN = Path(sys.executable).parent
 ZG = str(BIN / "zg")
 
 
-def adr_text(adr_id: str, *, status: str = "accepted", anchors: str = "", extra: str = "",
-             title: str = "A decision") -> str:
+def adr_text(
+    adr_id: str,
+    *,
+    status: str = "accepted",
+    anchors: str = "",
+    extra: str = "",
+    title: str = "A decision",
+) -> str:
     """A small ADR document; `anchors` are `code_anchors` item lines."""
     anchor_block = "code_anchors:\n" + anchors if anchors else "code_anchors: []\n"
-    return (f"---\nid: {adr_id}\ntitle: {title}\nstatus: {status}\ndate: 2024-05-01\n"
-            f"change_type: api\n{anchor_block}constraints:\n  - Keep the rule of {adr_id}\n{extra}---\n\n"
-            f"# {adr_id}: {title}\n\n## Context\n\nBecause.\n")
+    return (
+        f"---\nid: {adr_id}\ntitle: {title}\nstatus: {status}\ndate: 2024-05-01\n"
+        f"change_type: api\n{anchor_block}constraints:\n  - Keep the rule of {adr_id}\n{extra}---\n\n"
+        f"# {adr_id}: {title}\n\n## Context\n\nBecause.\n"
+    )
 
 
 class Repo:
@@ -28,9 +36,14 @@ class Repo:
     def __init__(self, path: Path) -> None:
         self.path = path
         path.mkdir(parents=True, exist_ok=True)
-        self.env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
-                    "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
-                    "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
+        self.env = {
+            **os.environ,
+            "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+            "GIT_AUTHOR_NAME": "t",
+            "GIT_AUTHOR_EMAIL": "t@example.com",
+            "GIT_COMMITTER_NAME": "t",
+            "GIT_COMMITTER_EMAIL": "t@example.com",
+        }
         self.git("init", "-q", "-b", "main")
         self.git("config", "commit.gpgsign", "false")
 
@@ -47,7 +60,9 @@ class Repo:
 
     def run(self, *cmd: str, check: bool = False) -> subprocess.CompletedProcess[str]:
         """Run a command in the repository."""
-        proc = subprocess.run(cmd, cwd=self.path, env=self.env, capture_output=True, text=True, timeout=120)
+        proc = subprocess.run(
+            cmd, cwd=self.path, env=self.env, capture_output=True, text=True, timeout=120
+        )
         if check and proc.returncode:
             raise AssertionError(f"{cmd} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
         return proc

@@ -38,17 +38,25 @@ def test_parse_reports_the_file_line_of_bad_yaml() -> None:
 
 def test_parse_reads_every_field() -> None:
     adr = parse_adr(HAND_WRITTEN, "docs/adr/0007-x.md")
-    assert (adr.id, adr.status, adr.change_type, adr.date) == ("ADR-0007", "proposed", "data", "2024-01-02")
+    assert (adr.id, adr.status, adr.change_type, adr.date) == (
+        "ADR-0007",
+        "proposed",
+        "data",
+        "2024-01-02",
+    )
     assert adr.anchors == [Anchor("src/a.py", "load")]
     assert adr.constraints == ["flow style stays"] and adr.line_of("status") == 5
 
 
-@pytest.mark.parametrize("spec, anchor", [
-    ("src/a.py", Anchor("src/a.py")),
-    ("src/a.py:Session.get", Anchor("src/a.py", "Session.get")),
-    ("src/a.py:10-20", Anchor("src/a.py", "", (10, 20))),
-    ("src/a.py:load:3-9", Anchor("src/a.py", "load", (3, 9))),
-])
+@pytest.mark.parametrize(
+    "spec, anchor",
+    [
+        ("src/a.py", Anchor("src/a.py")),
+        ("src/a.py:Session.get", Anchor("src/a.py", "Session.get")),
+        ("src/a.py:10-20", Anchor("src/a.py", "", (10, 20))),
+        ("src/a.py:load:3-9", Anchor("src/a.py", "load", (3, 9))),
+    ],
+)
 def test_anchor_specs(spec: str, anchor: Anchor) -> None:
     assert parse_anchor_spec(spec) == anchor and anchor.spec() == spec
 
@@ -59,7 +67,8 @@ def test_edits_touch_only_the_changed_lines() -> None:
     fm.add_items("code_anchors", [Anchor("src/b.py", "save").to_yaml()])
     out = fm.text()
     expected = HAND_WRITTEN.replace("status: proposed", "status: accepted").replace(
-        "      symbol: load\n", "      symbol: load\n    - {path: src/b.py, symbol: save}\n")
+        "      symbol: load\n", "      symbol: load\n    - {path: src/b.py, symbol: save}\n"
+    )
     assert out == expected
 
 
@@ -67,21 +76,48 @@ def test_new_and_update_preserve_everything_untouched(tmp_path: Path) -> None:
     repo = Repo(tmp_path)
     repo.write("src/a.py", "def load():\n    pass\n")
     repo.write("docs/adr/0007-hand.md", HAND_WRITTEN)
-    proc = repo.zg("new", "Cache vectors by content hash", "--anchor", "src/a.py:load",
-                   "--constraint", "Never re-embed unchanged chunks", "--status", "accepted", "--change-type", "performance")
-    assert proc.returncode == 0 and proc.stdout.strip() == "docs/adr/0008-cache-vectors-by-content-hash.md"
+    proc = repo.zg(
+        "new",
+        "Cache vectors by content hash",
+        "--anchor",
+        "src/a.py:load",
+        "--constraint",
+        "Never re-embed unchanged chunks",
+        "--status",
+        "accepted",
+        "--change-type",
+        "performance",
+    )
+    assert (
+        proc.returncode == 0
+        and proc.stdout.strip() == "docs/adr/0008-cache-vectors-by-content-hash.md"
+    )
     created = repo.read("docs/adr/0008-cache-vectors-by-content-hash.md")
     assert "# ADR-0008: Cache vectors by content hash" in created and "## Alternatives" in created
     shown = json.loads(repo.zg("show", "8", "--json").stdout)
     assert shown["code_anchors"] == [{"path": "src/a.py", "symbol": "load"}]
-    assert shown["constraints"] == ["Never re-embed unchanged chunks"] and shown["status"] == "accepted"
+    assert (
+        shown["constraints"] == ["Never re-embed unchanged chunks"]
+        and shown["status"] == "accepted"
+    )
 
-    assert repo.zg("update", "ADR-0007", "--status", "accepted", "--add-anchor", "src/a.py:1-2",
-                   "--add-constraint", "second rule").returncode == 0
+    assert (
+        repo.zg(
+            "update",
+            "ADR-0007",
+            "--status",
+            "accepted",
+            "--add-anchor",
+            "src/a.py:1-2",
+            "--add-constraint",
+            "second rule",
+        ).returncode
+        == 0
+    )
     after = repo.read("docs/adr/0007-hand.md")
     assert after == HAND_WRITTEN.replace("status: proposed", "status: accepted").replace(
-        "      symbol: load\n", "      symbol: load\n    - {path: src/a.py, lines: 1-2}\n").replace(
-        'constraints: [ "flow style stays" ]', "constraints: [flow style stays, second rule]")
+        "      symbol: load\n", "      symbol: load\n    - {path: src/a.py, lines: 1-2}\n"
+    ).replace('constraints: [ "flow style stays" ]', "constraints: [flow style stays, second rule]")
     assert repo.zg("update", "7", "--remove-anchor", "src/a.py:load").returncode == 0
     assert "symbol: load" not in repo.read("docs/adr/0007-hand.md")
     assert repo.zg("update", "7", "--remove-anchor", "src/zzz.py").returncode == 2
@@ -89,7 +125,9 @@ def test_new_and_update_preserve_everything_untouched(tmp_path: Path) -> None:
     assert repo.zg("update", "7", "--superseded-by", "ADR-0008").returncode == 0
     assert "\nsuperseded_by: [ADR-0008]\n" in repo.read("docs/adr/0007-hand.md")
     assert "status: superseded" in repo.read("docs/adr/0007-hand.md")
-    assert "\nsupersedes: [ADR-0007]\n" in repo.read("docs/adr/0008-cache-vectors-by-content-hash.md")
+    assert "\nsupersedes: [ADR-0007]\n" in repo.read(
+        "docs/adr/0008-cache-vectors-by-content-hash.md"
+    )
     assert repo.zg("check").returncode == 0, repo.zg("check").stdout
 
 
@@ -111,18 +149,33 @@ def test_new_refuses_an_empty_title(tmp_path: Path, title: str) -> None:
 def test_new_warns_about_unresolved_anchors_and_still_writes(tmp_path: Path) -> None:
     repo = Repo(tmp_path)
     repo.write("src/a.py", "def load():\n    pass\n")
-    proc = repo.zg("new", "X", "--anchor", "nothere.py:foo", "--anchor", "src/a.py:load", "--anchor", "src/a.py:gone")
+    proc = repo.zg(
+        "new",
+        "X",
+        "--anchor",
+        "nothere.py:foo",
+        "--anchor",
+        "src/a.py:load",
+        "--anchor",
+        "src/a.py:gone",
+    )
     assert proc.returncode == 0 and proc.stdout.strip() == "docs/adr/0001-x.md"
     warnings = proc.stderr.splitlines()
     assert len(warnings) == 2, proc.stderr
-    assert warnings[0].startswith("zg adr: warning: anchor nothere.py:foo: file nothere.py does not exist")
-    assert warnings[1].startswith("zg adr: warning: anchor src/a.py:gone: symbol gone is no longer defined")
+    assert warnings[0].startswith(
+        "zg adr: warning: anchor nothere.py:foo: file nothere.py does not exist"
+    )
+    assert warnings[1].startswith(
+        "zg adr: warning: anchor src/a.py:gone: symbol gone is no longer defined"
+    )
     assert "- {path: nothere.py, symbol: foo}" in repo.read("docs/adr/0001-x.md")
     assert repo.zg("check").returncode == 1  # the same anchors check flags
     quiet = repo.zg("new", "Y", "--anchor", "src/a.py:load")
     assert quiet.returncode == 0 and quiet.stderr == ""
     proc = repo.zg("update", "2", "--add-anchor", "src/b.py")
-    assert proc.returncode == 0 and proc.stderr.startswith("zg adr: warning: anchor src/b.py: file src/b.py does not")
+    assert proc.returncode == 0 and proc.stderr.startswith(
+        "zg adr: warning: anchor src/b.py: file src/b.py does not"
+    )
 
 
 def test_supersession_keeps_the_template_yaml_shape(tmp_path: Path) -> None:
@@ -133,7 +186,8 @@ def test_supersession_keeps_the_template_yaml_shape(tmp_path: Path) -> None:
     before_old, before_new = repo.read(old), repo.read(new)
     assert repo.zg("update", "1", "--superseded-by", "2").returncode == 0
     assert repo.read(old) == before_old.replace("status: accepted", "status: superseded").replace(
-        "superseded_by: []", "superseded_by: [ADR-0002]")
+        "superseded_by: []", "superseded_by: [ADR-0002]"
+    )
     assert repo.read(new) == before_new.replace("supersedes: []", "supersedes: [ADR-0001]")
     assert repo.zg("update", "1", "--superseded-by", "2").returncode == 0  # idempotent
     assert repo.read(old).count("ADR-0002") == 1 and repo.read(new).count("ADR-0001") == 1
@@ -141,8 +195,12 @@ def test_supersession_keeps_the_template_yaml_shape(tmp_path: Path) -> None:
 
     # A key already written as a block list stays a block list.
     third = "docs/adr/0003-newer-way.md"
-    repo.write(third, repo.read(third).replace("supersedes: []", "supersedes:\n  - ADR-0001  # kept\n"))
-    repo.write(old, repo.read(old).replace("superseded_by: [ADR-0002]", "superseded_by:\n  - ADR-0002"))
+    repo.write(
+        third, repo.read(third).replace("supersedes: []", "supersedes:\n  - ADR-0001  # kept\n")
+    )
+    repo.write(
+        old, repo.read(old).replace("superseded_by: [ADR-0002]", "superseded_by:\n  - ADR-0002")
+    )
     assert repo.zg("update", "2", "--superseded-by", "3").returncode == 0
     assert "supersedes:\n  - ADR-0001  # kept\n  - ADR-0002\n" in repo.read(third)
     assert "\nsuperseded_by: [ADR-0003]\n" in repo.read(new)

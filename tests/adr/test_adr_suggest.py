@@ -28,22 +28,23 @@ def fetch_with_retry(session, url, attempts=4, base_delay=0.25):
 SESSIONS = 'def set_session_cookie(response, sid):\n    response.set_cookie("sid", sid, httponly=True, max_age=43200)\n'
 NUMBERS = "def round_half_up(value):\n    return int(value + 0.5)\n"
 ADRS = {
-    "0001-retry-idempotent-http-requests-with-backoff.md":
-        "# 1. Retry idempotent HTTP requests with backoff\n\nDate: 2024-01-01\n\n## Status\n\nAccepted\n\n"
-        "## Decision\n\nOutbound HTTP GET requests are retried with exponential backoff and random jitter; "
-        "POST is never retried.\n",
+    "0001-retry-idempotent-http-requests-with-backoff.md": "# 1. Retry idempotent HTTP requests with backoff\n\nDate: 2024-01-01\n\n## Status\n\nAccepted\n\n"
+    "## Decision\n\nOutbound HTTP GET requests are retried with exponential backoff and random jitter; "
+    "POST is never retried.\n",
     "0002-log-structured-json.md": "---\nstatus: accepted\n---\n# Log structured JSON\n\n## Decision Outcome\n\n"
-        "Services log JSON objects through the logging module; no print statements.\n",
+    "Services log JSON objects through the logging module; no print statements.\n",
     "0003-session-cookies.md": "---\nid: ADR-0003\ntitle: Session cookies are HttpOnly\nstatus: accepted\n"
-        "code_anchors:\n  - {path: src/web/sessions.py, symbol: set_session_cookie}\n---\n\n"
-        "The session cookie is HttpOnly and Secure and expires after 12 hours.\n",
+    "code_anchors:\n  - {path: src/web/sessions.py, symbol: set_session_cookie}\n---\n\n"
+    "The session cookie is HttpOnly and Secure and expires after 12 hours.\n",
     "0004-money-as-integer-cents.md": "# 4. Money as integer cents\n\n## Status\n\nAccepted\n\n## Decision\n\n"
-        "Amounts are integer cents; floats never hold money.\n",
+    "Amounts are integer cents; floats never hold money.\n",
     "0005-use-pytest.md": "# 5. Use pytest\n\n## Status\n\nDeprecated\n\n## Decision\n\nTests use pytest fixtures.\n",
 }
-RETRY = CLIENT.replace("            time.sleep(base_delay * 2 ** attempt)\n",
-                       "            jitter = random.uniform(0, base_delay)\n"
-                       "            time.sleep(base_delay * 2 ** attempt + jitter)\n")
+RETRY = CLIENT.replace(
+    "            time.sleep(base_delay * 2 ** attempt)\n",
+    "            jitter = random.uniform(0, base_delay)\n"
+    "            time.sleep(base_delay * 2 ** attempt + jitter)\n",
+)
 
 
 @pytest.fixture(scope="module")
@@ -54,10 +55,24 @@ def user(tmp_path_factory: pytest.TempPathFactory) -> User:
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory: pytest.TempPathFactory, user: User) -> Iterator[Repo]:
     r = Repo(tmp_path_factory.mktemp("suggest") / "shop")
-    r.env.update({k: user.env[k] for k in ("HOME", "XDG_RUNTIME_DIR", "XDG_STATE_HOME", "XDG_CONFIG_HOME",
-                                           "XDG_CACHE_HOME")})
-    for rel, text in {"src/http/client.py": CLIENT, "src/web/sessions.py": SESSIONS, "src/util/numbers.py": NUMBERS,
-                      **{f"docs/adr/{name}": text for name, text in ADRS.items()}}.items():
+    r.env.update(
+        {
+            k: user.env[k]
+            for k in (
+                "HOME",
+                "XDG_RUNTIME_DIR",
+                "XDG_STATE_HOME",
+                "XDG_CONFIG_HOME",
+                "XDG_CACHE_HOME",
+            )
+        }
+    )
+    for rel, text in {
+        "src/http/client.py": CLIENT,
+        "src/web/sessions.py": SESSIONS,
+        "src/util/numbers.py": NUMBERS,
+        **{f"docs/adr/{name}": text for name, text in ADRS.items()},
+    }.items():
         r.write(rel, text)
     assert r.commit("base").returncode == 0
     indexed = zgrun.in_process("index", "--mode", "direct", cwd=r.path, env=r.env)
@@ -82,25 +97,36 @@ def test_names_the_close_decision_and_is_silent_otherwise(repo: Repo) -> None:
     code, report = staged(repo, "src/http/client.py", RETRY, "--mode", "direct")
     assert code == 0 and [s["id"] for s in report["suggestions"]] == ["ADR-0001"]
     assert report["suggestions"][0]["files"] == ["src/http/client.py"]
-    code, report = staged(repo, "src/util/numbers.py", NUMBERS + "\n\ndef clamp(value, low, high):\n"
-                          "    return max(low, min(high, value))\n", "--mode", "direct")
+    code, report = staged(
+        repo,
+        "src/util/numbers.py",
+        NUMBERS + "\n\ndef clamp(value, low, high):\n    return max(low, min(high, value))\n",
+        "--mode",
+        "direct",
+    )
     assert code == 0 and report["suggestions"] == []
 
 
 def test_an_adr_already_governing_the_change_is_not_suggested_again(repo: Repo) -> None:
-    code, report = staged(repo, "src/web/sessions.py", SESSIONS.replace("43200", "2592000"), "--mode", "direct")
+    code, report = staged(
+        repo, "src/web/sessions.py", SESSIONS.replace("43200", "2592000"), "--mode", "direct"
+    )
     assert code == 0 and [g["id"] for g in report["governing"]] == ["ADR-0003"]
     assert "ADR-0003" not in [s["id"] for s in report["suggestions"]]
 
 
 def test_without_an_index_it_says_so_once_and_passes(tmp_path: Path) -> None:
     repo = Repo(tmp_path)
-    repo.write("docs/adr/0001-retry.md", ADRS["0001-retry-idempotent-http-requests-with-backoff.md"])
+    repo.write(
+        "docs/adr/0001-retry.md", ADRS["0001-retry-idempotent-http-requests-with-backoff.md"]
+    )
     repo.write("src/http/client.py", RETRY)
     repo.git("add", "-A")
     proc = repo.zg("check", "--staged", "--suggest", "--mode", "direct")
     assert proc.returncode == 0 and "may concern" not in proc.stdout
-    assert proc.stderr.count("\n") == 1 and "not indexed" in proc.stderr and "zg index" in proc.stderr
+    assert (
+        proc.stderr.count("\n") == 1 and "not indexed" in proc.stderr and "zg index" in proc.stderr
+    )
     assert repo.zg("check", "--suggest").returncode == 2
 
 
@@ -109,7 +135,9 @@ def test_the_daemon_answers_and_the_installed_hook_prints_it(repo: Repo, user: U
     repo.run(ZG, "hooks", "install", check=True)
     repo.write("src/http/client.py", RETRY)
     proc = repo.commit("retry with jitter, no daemon")
-    assert proc.returncode == 0 and "may concern" not in proc.stdout + proc.stderr  # no daemon: no search
+    assert (
+        proc.returncode == 0 and "may concern" not in proc.stdout + proc.stderr
+    )  # no daemon: no search
     repo.git("reset", "-q", "--hard", "HEAD~1")
     user.start()
     code, report = staged(repo, "src/http/client.py", RETRY, "--mode", "server")
@@ -117,8 +145,10 @@ def test_the_daemon_answers_and_the_installed_hook_prints_it(repo: Repo, user: U
     repo.write("src/http/client.py", RETRY)
     proc = repo.commit("retry with jitter")
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "zgrep: this change may concern ADR-0001 (Retry idempotent HTTP requests with backoff): " \
-           "src/http/client.py" in proc.stderr
+    assert (
+        "zgrep: this change may concern ADR-0001 (Retry idempotent HTTP requests with backoff): "
+        "src/http/client.py" in proc.stderr
+    )
 
 
 def test_an_added_line_that_reads_like_a_file_header_stays_in_the_query(tmp_path: Path) -> None:
@@ -138,7 +168,9 @@ def test_an_added_line_that_reads_like_a_file_header_stays_in_the_query(tmp_path
 
 
 @pytest.mark.parametrize("config", [(), ("diff.noprefix", "true"), ("diff.mnemonicPrefix", "true")])
-def test_added_lines_of_unusual_names_and_prefix_settings(tmp_path: Path, config: tuple[str, ...]) -> None:
+def test_added_lines_of_unusual_names_and_prefix_settings(
+    tmp_path: Path, config: tuple[str, ...]
+) -> None:
     """Paths as git writes them in the diff are read back: C-quoted non-ASCII names, a name holding a space,
     and whatever diff prefixes the user's git config asks for."""
     from zgrep.adr.suggest import added_lines

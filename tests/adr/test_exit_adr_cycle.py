@@ -44,7 +44,9 @@ def test_two_adrs_cannot_supersede_each_other(repo: Repo) -> None:
 def test_a_longer_cycle_is_refused_too(repo: Repo) -> None:
     assert repo.zg("update", "1", "--superseded-by", "2").returncode == 0
     assert repo.zg("update", "2", "--superseded-by", "3").returncode == 0
-    assert_refused(repo, "3", "--superseded-by", "1", ring="ADR-0001 -> ADR-0002 -> ADR-0003 -> ADR-0001")
+    assert_refused(
+        repo, "3", "--superseded-by", "1", ring="ADR-0001 -> ADR-0002 -> ADR-0003 -> ADR-0001"
+    )
     # a link that closes no cycle is still written
     assert repo.zg("update", "1", "--superseded-by", "3").returncode == 0
     assert repo.zg("check").returncode == 0
@@ -53,6 +55,8 @@ def test_a_longer_cycle_is_refused_too(repo: Repo) -> None:
 def test_a_cycle_through_supersedes_alone_is_refused(repo: Repo) -> None:
     """ADR-0002 lists ADR-0001 in `supersedes` (written by hand, no back link yet)."""
     path = next((repo.path / "docs" / "adr").glob("0002-*.md"))
-    path.write_text(path.read_text().replace("change_type: api\n", "change_type: api\nsupersedes: [ADR-0001]\n"))
+    path.write_text(
+        path.read_text().replace("change_type: api\n", "change_type: api\nsupersedes: [ADR-0001]\n")
+    )
     proc = repo.zg("update", "2", "--superseded-by", "1")
     assert proc.returncode == 2 and "cycle" in proc.stderr, proc.stderr

@@ -17,12 +17,21 @@ from click.testing import CliRunner
 from corpus import make_repo
 from zgrep.chunking import extract_symbols
 from zgrep.cli.main import main
-from zgrep.languages.registry import LANGUAGES, TYPES, detect_language, register, samples, unregister
+from zgrep.languages.registry import (
+    LANGUAGES,
+    TYPES,
+    detect_language,
+    register,
+    samples,
+    unregister,
+)
 from zgrep.languages.spec import ChunkSpec, Language
 from zgrep.types import Definition
 
 TOY = Language(
-    "toy", extensions=(".toy",), types={"toy": ("*.toy",)},
+    "toy",
+    extensions=(".toy",),
+    types={"toy": ("*.toy",)},
     chunking=ChunkSpec("gleam", defs={"function": "function"}),
     sample="fn f() { 1 }\n",
 )
@@ -67,7 +76,10 @@ def toy() -> Iterator[Language]:
 
 @pytest.fixture
 def toy_repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, toy: Language) -> Path:
-    root = make_repo(tmp_path / "repo", {"src/retry.toy": RETRY, "src/shapes.toy": SHAPES, "src/retry.py": PYTHON})
+    root = make_repo(
+        tmp_path / "repo",
+        {"src/retry.toy": RETRY, "src/shapes.toy": SHAPES, "src/retry.py": PYTHON},
+    )
     monkeypatch.chdir(root)
     monkeypatch.setenv("ZG_MODE", "direct")
     return root
@@ -88,8 +100,10 @@ def test_a_registered_language_is_indexed_searched_filtered_and_related(toy_repo
     hits = zg("search", "--json", "retry a flaky call, waiting longer after every failure")["hits"]
     assert hits[0]["path"] == "src/retry.toy" and hits[0]["symbol"] == "retry_with_backoff", hits[0]
     assert hits[0]["language"] == "toy" and hits[0]["symbol_kind"] == "function"
-    assert extract_symbols(RETRY, "toy") == [Definition("retry_with_backoff", "function", 4, 8),
-                                             Definition("backoff_delay", "function", 10, 12)]
+    assert extract_symbols(RETRY, "toy") == [
+        Definition("retry_with_backoff", "function", 4, 8),
+        Definition("backoff_delay", "function", 10, 12),
+    ]
 
     typed = zg("search", "--json", "-t", "toy", "retry with backoff")["hits"]
     assert typed and {h["path"] for h in typed} <= {"src/retry.toy", "src/shapes.toy"}
@@ -98,28 +112,49 @@ def test_a_registered_language_is_indexed_searched_filtered_and_related(toy_repo
     assert "toy: *.toy" in zg("search", "--type-list").splitlines()
 
     circle = zg("search", "--json", "area of a circle")["hits"]
-    assert (circle[0]["path"], circle[0]["symbol"], circle[0]["start_line"]) == ("src/shapes.toy", "area_of_circle", 1)
+    assert (circle[0]["path"], circle[0]["symbol"], circle[0]["start_line"]) == (
+        "src/shapes.toy",
+        "area_of_circle",
+        1,
+    )
 
     callers = zg("callers", "--json", "backoff_delay")["callers"]
-    assert [(c["path"], c["symbol"], c["edge"]) for c in callers] == [("src/retry.toy", "retry_with_backoff", "call")]
+    assert [(c["path"], c["symbol"], c["edge"]) for c in callers] == [
+        ("src/retry.toy", "retry_with_backoff", "call")
+    ]
 
 
 def test_zg_doctor_checks_the_records_sample(toy_repo: Path) -> None:
     checks = {c["name"]: c for c in zg("doctor", "--json")}
-    assert checks["grammars"]["ok"] and checks["grammars"]["detail"] == f"{len(samples())} grammars parse"
+    assert (
+        checks["grammars"]["ok"]
+        and checks["grammars"]["detail"] == f"{len(samples())} grammars parse"
+    )
     assert "toy" in samples()
     unregister("toy")
-    register(Language("toy", extensions=(".toy",), types={"toy": ("*.toy",)}, chunking=TOY.chunking,
-                      sample="let x = 1\n"))  # a sample without a definition: the grammar check names it
+    register(
+        Language(
+            "toy",
+            extensions=(".toy",),
+            types={"toy": ("*.toy",)},
+            chunking=TOY.chunking,
+            sample="let x = 1\n",
+        )
+    )  # a sample without a definition: the grammar check names it
     checks = {c["name"]: c for c in zg("doctor", "--json", code=1)}
-    assert not checks["grammars"]["ok"] and checks["grammars"]["detail"].endswith("grammars for: toy")
+    assert not checks["grammars"]["ok"] and checks["grammars"]["detail"].endswith(
+        "grammars for: toy"
+    )
 
 
 def test_a_record_may_not_claim_what_another_has(toy: Language) -> None:
     assert detect_language("a/b.TOY") == "toy" and TYPES["toy"] == ("*.toy",) and "toy" in LANGUAGES
-    for clash, named in ((Language("toy"), "language 'toy'"), (Language("gleam", extensions=(".py",)), "'.py'"),
-                         (Language("gleam", filenames=("makefile",)), "'makefile'"),
-                         (Language("gleam", types={"py": ("*.gleam",)}), "type 'py'")):
+    for clash, named in (
+        (Language("toy"), "language 'toy'"),
+        (Language("gleam", extensions=(".py",)), "'.py'"),
+        (Language("gleam", filenames=("makefile",)), "'makefile'"),
+        (Language("gleam", types={"py": ("*.gleam",)}), "type 'py'"),
+    ):
         with pytest.raises(ValueError, match=re.escape(named)):
             register(clash)
     with pytest.raises(ValueError, match="needs a doctor sample"):

@@ -34,6 +34,7 @@ def zg_ws(ws: dict[str, Any], *args: str, cwd: Path | None = None, **env: str) -
 
 # --- zg read -------------------------------------------------------------------------------------------------
 
+
 def test_read_prints_the_numbered_slice(ws):
     proc = zg_ws(ws, "read", "src/net/retry.py:6-8")
     assert proc.returncode == 0, proc.stderr
@@ -56,21 +57,29 @@ def test_read_follows_a_symlink_that_stays_inside(ws):
     assert proc.returncode == 0 and proc.stdout == "     3: import time\n"
 
 
-@pytest.mark.parametrize("location", ["../outside.txt", "src/../../outside.txt", "escape.txt:1", "/etc/passwd"])
+@pytest.mark.parametrize(
+    "location", ["../outside.txt", "src/../../outside.txt", "escape.txt:1", "/etc/passwd"]
+)
 def test_read_refuses_paths_outside_the_workspace(ws, location):
     proc = zg_ws(ws, "read", location)
     assert_one_line_error(proc, "refusing a path outside the workspace")
     assert "secret" not in proc.stdout and proc.stdout == ""
 
 
-@pytest.mark.parametrize("location,message", [("src/net/retry.py:x-y", "bad line range"),
-                                              ("src/net/retry.py:90-95", "outside src/net/retry.py"),
-                                              ("src/nope.py:1-2", "cannot read src/nope.py")])
+@pytest.mark.parametrize(
+    "location,message",
+    [
+        ("src/net/retry.py:x-y", "bad line range"),
+        ("src/net/retry.py:90-95", "outside src/net/retry.py"),
+        ("src/nope.py:1-2", "cannot read src/nope.py"),
+    ],
+)
 def test_read_bad_locations(ws, location, message):
     assert_one_line_error(zg_ws(ws, "read", location), message)
 
 
 # --- zg status -----------------------------------------------------------------------------------------------
+
 
 def test_status_json_fields(ws):
     proc = zg_ws(ws, "status", "--json")
@@ -129,7 +138,10 @@ def test_status_reports_an_incompatible_index(tmp_path):
 
 def test_json_documents_keep_their_shape(tmp_path):
     """Where each document names its `mode`, and which escape non-ASCII text (byte-compatible output)."""
-    root = make_repo(tmp_path / "répo", {"café.py": "def naïve(x):\n    return x\n\n\ndef run(v):\n    return naïve(v)\n"})
+    root = make_repo(
+        tmp_path / "répo",
+        {"café.py": "def naïve(x):\n    return x\n\n\ndef run(v):\n    return naïve(v)\n"},
+    )
     env = user_env(tmp_path / "user")
     index = run_zg("index", "--json", cwd=root, env=env)
     assert index.returncode == 0, index.stderr
@@ -146,17 +158,29 @@ def test_json_documents_keep_their_shape(tmp_path):
 
 # --- zg config show ------------------------------------------------------------------------------------------
 
+
 def test_config_show_names_every_source(tmp_path):
     root = tmp_path / "ws"
     root.mkdir()
     env = user_env(tmp_path / "user")
     user_file = Path(env["XDG_CONFIG_HOME"]) / "zgrep" / "config.toml"
     user_file.parent.mkdir(parents=True)
-    user_file.write_text("[search]\nfusion = \"weighted\"\nrrf_k = 10\n")
-    (root / ".zgrep.toml").write_text("[search]\nrrf_k = 42\nlimit = 5\n[index]\nmax_file_bytes = 2048\n")
+    user_file.write_text('[search]\nfusion = "weighted"\nrrf_k = 10\n')
+    (root / ".zgrep.toml").write_text(
+        "[search]\nrrf_k = 42\nlimit = 5\n[index]\nmax_file_bytes = 2048\n"
+    )
     env["ZG_SEARCH_LIMIT"] = "7"
-    proc = run_zg("config", "show", "--json", "--milvus-uri", "http://127.0.0.1:1", "--root", str(root),
-                  cwd=tmp_path, env=env)
+    proc = run_zg(
+        "config",
+        "show",
+        "--json",
+        "--milvus-uri",
+        "http://127.0.0.1:1",
+        "--root",
+        str(root),
+        cwd=tmp_path,
+        env=env,
+    )
     assert proc.returncode == 0, proc.stderr
     shown = json.loads(proc.stdout)
     assert shown["search.fusion"] == {"value": "weighted", "source": str(user_file)}
@@ -170,11 +194,19 @@ def test_config_show_names_every_source(tmp_path):
     assert "search.limit = 7    # env ZG_SEARCH_LIMIT" in human
 
 
-@pytest.mark.parametrize("model,provider,name", [("ollama:nomic-embed-text:latest", "ollama", "nomic-embed-text:latest"),
-                                                 ("openai", "openai", ""), ("local", "local", ""),
-                                                 ("minishlab/potion-code-16M", "local", "minishlab/potion-code-16M")])
+@pytest.mark.parametrize(
+    "model,provider,name",
+    [
+        ("ollama:nomic-embed-text:latest", "ollama", "nomic-embed-text:latest"),
+        ("openai", "openai", ""),
+        ("local", "local", ""),
+        ("minishlab/potion-code-16M", "local", "minishlab/potion-code-16M"),
+    ],
+)
 def test_model_flag_is_read_as_the_embedding_factory_reads_it(tmp_path, model, provider, name):
-    proc = run_zg("config", "show", "--json", "--model", model, cwd=tmp_path, env=user_env(tmp_path / "user"))
+    proc = run_zg(
+        "config", "show", "--json", "--model", model, cwd=tmp_path, env=user_env(tmp_path / "user")
+    )
     assert proc.returncode == 0, proc.stderr
     shown = json.loads(proc.stdout)
     assert shown["embedding.provider"] == {"value": provider, "source": "flag"}
@@ -185,12 +217,19 @@ def test_model_flag_is_read_as_the_embedding_factory_reads_it(tmp_path, model, p
 def test_a_bad_model_flag_is_one_line(tmp_path, model):
     env = user_env(tmp_path / "user")
     for args in (("config", "show"), ("search", "x"), ("index",), ("status",)):
-        assert_one_line_error(run_zg(*args, "--model", model, cwd=tmp_path, env=env), "--model", "local")
+        assert_one_line_error(
+            run_zg(*args, "--model", model, cwd=tmp_path, env=env), "--model", "local"
+        )
 
 
-@pytest.mark.parametrize("toml,message", [("[search]\nrrf_k = \"many\"\n", "search.rrf_k = 'many' is not a valid int"),
-                                          ("[search]\nnosuch = 1\n", "unknown setting 'search.nosuch'"),
-                                          ("[search\n", ".zgrep.toml")])
+@pytest.mark.parametrize(
+    "toml,message",
+    [
+        ('[search]\nrrf_k = "many"\n', "search.rrf_k = 'many' is not a valid int"),
+        ("[search]\nnosuch = 1\n", "unknown setting 'search.nosuch'"),
+        ("[search\n", ".zgrep.toml"),
+    ],
+)
 def test_bad_workspace_config_is_one_line(tmp_path, toml, message):
     root = tmp_path / "ws"
     root.mkdir()
@@ -202,15 +241,28 @@ def test_bad_workspace_config_is_one_line(tmp_path, toml, message):
 
 # --- zg doctor -----------------------------------------------------------------------------------------------
 
+
 def test_doctor_lists_every_check_and_passes_here(ws):
     proc = zg_ws(ws, "doctor")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     lines = proc.stdout.splitlines()
-    assert [line.split(":")[0] for line in lines] == ["[ok  ] model", "[ok  ] milvus", "[ok  ] grammars",
-                                                      "[ok  ] ignore files", "[ok  ] index", "[ok  ] daemon",
-                                                      "[ok  ] hooks"]
-    assert "BM25" in lines[1] and f"{len(samples())} grammars parse" in lines[2] and "files listed" in lines[3]
-    assert "files indexed" in lines[4] and "not running" in lines[5] and "not installed" in lines[6]  # each one
+    assert [line.split(":")[0] for line in lines] == [
+        "[ok  ] model",
+        "[ok  ] milvus",
+        "[ok  ] grammars",
+        "[ok  ] ignore files",
+        "[ok  ] index",
+        "[ok  ] daemon",
+        "[ok  ] hooks",
+    ]
+    assert (
+        "BM25" in lines[1]
+        and f"{len(samples())} grammars parse" in lines[2]
+        and "files listed" in lines[3]
+    )
+    assert (
+        "files indexed" in lines[4] and "not running" in lines[5] and "not installed" in lines[6]
+    )  # each one
 
 
 def test_doctor_names_the_fix_for_an_unreachable_milvus(ws):
@@ -225,13 +277,17 @@ def test_doctor_names_the_fix_for_an_unreachable_milvus(ws):
 
 # --- argument errors -----------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("args,message", [
-    (("search", "x", "--json", "--jsonl"), "--json and --jsonl cannot be combined"),
-    (("search", "x", "--limit", "0"), "--limit must be at least 1"),
-    (("search", "x", "--refresh", "background", "--mode", "direct"), "needs the daemon"),
-    (("index", "--paths-from", "-", "--changed", "HEAD"), "cannot be combined"),
-    (("index", "--paths-from", "-"), "outside the workspace"),
-])
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (("search", "x", "--json", "--jsonl"), "--json and --jsonl cannot be combined"),
+        (("search", "x", "--limit", "0"), "--limit must be at least 1"),
+        (("search", "x", "--refresh", "background", "--mode", "direct"), "needs the daemon"),
+        (("index", "--paths-from", "-", "--changed", "HEAD"), "cannot be combined"),
+        (("index", "--paths-from", "-"), "outside the workspace"),
+    ],
+)
 def test_bad_arguments_are_one_line_exit_2(ws, args, message):
     proc = run_zg(*args, cwd=ws["root"], env=ws["env"], input="../elsewhere.py\n")
     assert_one_line_error(proc, message)

@@ -23,21 +23,27 @@ def get_cache_dir():
     return os.path.join(base, "zgrep")
 '''
 
-TEST_CACHE = '''\
+TEST_CACHE = """\
 from src.cache import get_cache_dir
 
 
 def test_get_cache_dir_is_under_xdg(monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", "/tmp/x")
     assert get_cache_dir() == "/tmp/x/zgrep"
-'''
+"""
+
 
 def _home(name: str, var: str) -> str:
     body = "".join(f"    part_{n} = os.environ.get({var!r}, '~/{n}')\n" for n in range(9))
     return f"def {name}():\n{body}    return part_0\n"
 
 
-PATHS = "import os\n\n\n" + _home("data_home", "XDG_DATA_HOME") + "\n\n" + _home("config_home", "XDG_CONFIG_HOME")
+PATHS = (
+    "import os\n\n\n"
+    + _home("data_home", "XDG_DATA_HOME")
+    + "\n\n"
+    + _home("config_home", "XDG_CONFIG_HOME")
+)
 
 FILES: dict[str, str | bytes] = {
     "src/cache.py": CACHE,
@@ -93,9 +99,13 @@ def test_read_resolves_a_path_against_the_cwd(repo):
     root, env = repo
     proc = run_zg("read", "cache.py:6-7", cwd=root / "src", env=env)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.splitlines() == ["     6: def get_cache_dir():",
-                                        '     7:     """The directory of cached vectors under XDG_CACHE_HOME."""']
-    assert run_zg("read", "src/cache.py:6", cwd=root / "src", env=env).returncode == 0  # a JSON path still reads
+    assert proc.stdout.splitlines() == [
+        "     6: def get_cache_dir():",
+        '     7:     """The directory of cached vectors under XDG_CACHE_HOME."""',
+    ]
+    assert (
+        run_zg("read", "src/cache.py:6", cwd=root / "src", env=env).returncode == 0
+    )  # a JSON path still reads
 
 
 def test_files_with_matches_and_count(repo):
@@ -105,20 +115,31 @@ def test_files_with_matches_and_count(repo):
     assert files.returncode == 0 and paths[0] == "src/cache.py" and len(paths) == len(set(paths))
     counted = human(repo, "get_cache_dir", "-c").stdout.splitlines()
     assert [line.rsplit(":", 1)[0] for line in counted] == paths
-    assert sum(int(line.rsplit(":", 1)[1]) for line in counted) == listed.stdout.count(" (")  # one per hit
+    assert sum(int(line.rsplit(":", 1)[1]) for line in counted) == listed.stdout.count(
+        " ("
+    )  # one per hit
 
 
 def test_context_lines_around_the_preview_are_marked_as_rg_marks_them(repo):
     hit = search(repo, "get_cache_dir", "-n", "1", "-B", "2", "-A", "1")["hits"][0]
-    assert (hit["path"], hit["preview_start_line"]) == ("src/cache.py", 4)  # two lines above the definition
-    assert hit["preview"].split("\n") == CACHE.split("\n")[3:9]  # two above, its four (6-9); the file ends there
+    assert (hit["path"], hit["preview_start_line"]) == (
+        "src/cache.py",
+        4,
+    )  # two lines above the definition
+    assert (
+        hit["preview"].split("\n") == CACHE.split("\n")[3:9]
+    )  # two above, its four (6-9); the file ends there
     full = search(repo, "get_cache_dir", "-n", "1", "-C", "1", "--preview", "full")["hits"][0]
     assert full["preview_start_line"] == full["start_line"] - 1 or full["start_line"] == 1
     # the line above config_home's chunk is outside the hit (a span of the best chunks: --min-score): `N-` as rg
     line = PATHS.split("\n").index("def config_home():") + 1
-    lines = human(repo, "config_home", "-n", "1", "-B", "1", "--min-score", "0.9").stdout.splitlines()
+    lines = human(
+        repo, "config_home", "-n", "1", "-B", "1", "--min-score", "0.9"
+    ).stdout.splitlines()
     assert lines[0].startswith(f"src/paths.py:{line}-") and lines[1:3] == [
-        f"{line - 1:>5}- ", f"{line:>5}: def config_home():"], lines
+        f"{line - 1:>5}- ",
+        f"{line:>5}: def config_home():",
+    ], lines
 
 
 def test_e_is_a_repeatable_query_and_makes_every_argument_a_path(repo):
@@ -132,18 +153,29 @@ def test_ignore_case_and_fixed_strings_are_what_zg_does_anyway(repo):
     assert search(repo, "-i", "-F", "get_cache_dir")["hits"] == plain
 
 
-@pytest.mark.parametrize("flag, advice", [(("-v",), "-g '!GLOB'"), (("-w",), "--mode-search lexical"),
-                                          (("-m", "3"), "-n/--limit"), (("-s",), "exact name")])
+@pytest.mark.parametrize(
+    "flag, advice",
+    [
+        (("-v",), "-g '!GLOB'"),
+        (("-w",), "--mode-search lexical"),
+        (("-m", "3"), "-n/--limit"),
+        (("-s",), "exact name"),
+    ],
+)
 def test_an_rg_flag_zg_lacks_gets_one_line_naming_what_to_use(repo, flag, advice):
     proc = human(repo, *flag, "get_cache_dir")
     assert proc.returncode == 2 and proc.stdout == ""
-    assert proc.stderr.splitlines() == [f"zg has no {flag[0]}: use " + proc.stderr.split(": use ", 1)[1].rstrip("\n")]
+    assert proc.stderr.splitlines() == [
+        f"zg has no {flag[0]}: use " + proc.stderr.split(": use ", 1)[1].rstrip("\n")
+    ]
     assert advice in proc.stderr
 
 
 def test_a_mistyped_command_names_the_one_meant(repo):
     root, env = repo
-    assert_one_line_error(run_zg("serch", "get_cache_dir", cwd=root, env=env), "did you mean search?")
+    assert_one_line_error(
+        run_zg("serch", "get_cache_dir", cwd=root, env=env), "did you mean search?"
+    )
 
 
 def test_markdown_format_prints_a_heading_and_a_fenced_block_per_hit(repo):

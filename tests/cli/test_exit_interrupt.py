@@ -21,8 +21,10 @@ MODULES = 1200
 
 
 def module(i: int) -> str:
-    return (f"def compute_{i}(value):\n    \"\"\"Accumulate {i}.\"\"\"\n    total = value + {i}\n"
-            f"    for k in range(10):\n        total += k * {i}\n    return total\n")
+    return (
+        f'def compute_{i}(value):\n    """Accumulate {i}."""\n    total = value + {i}\n'
+        f"    for k in range(10):\n        total += k * {i}\n    return total\n"
+    )
 
 
 def indexed_files(root: Path) -> int:
@@ -33,7 +35,9 @@ def indexed_files(root: Path) -> int:
         return 0
 
 
-def interrupt_when(proc: subprocess.Popen[str], ready: object, what: str, timeout: float = 120) -> tuple[str, str]:
+def interrupt_when(
+    proc: subprocess.Popen[str], ready: object, what: str, timeout: float = 120
+) -> tuple[str, str]:
     """Send SIGINT to `proc`'s process group (as Ctrl-C does) once `ready()` holds; its output."""
     deadline = time.monotonic() + timeout
     while not ready():
@@ -50,8 +54,16 @@ def default_sigint() -> None:
 
 
 def start(root: Path, env: dict[str, str], *args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen([ZG, *args, "--mode", "direct"], cwd=root, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True, preexec_fn=default_sigint)
+    return subprocess.Popen(
+        [ZG, *args, "--mode", "direct"],
+        cwd=root,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        preexec_fn=default_sigint,
+    )
 
 
 def assert_interrupted(proc: subprocess.Popen[str], stderr: str) -> None:
@@ -72,14 +84,20 @@ def test_ctrl_c_while_indexing_exits_130_and_the_next_run_completes(tmp_path):
 
     # a search refreshes the unfinished index first; interrupt that too
     searching = start(root, env, "search", "accumulate")
-    _, err = interrupt_when(searching, lambda: indexed_files(root) > partial, "search to index more files")
+    _, err = interrupt_when(
+        searching, lambda: indexed_files(root) > partial, "search to index more files"
+    )
     assert_interrupted(searching, err)
 
     again = run_zg("index", "--mode", "direct", cwd=root, env=env)
     assert again.returncode == 0, again.stderr
     status = json.loads(run_zg("status", "--json", "--mode", "direct", cwd=root, env=env).stdout)
-    assert status["files"] == MODULES and status["fresh"] is True and not status.get("run_unfinished"), status
+    assert (
+        status["files"] == MODULES and status["fresh"] is True and not status.get("run_unfinished")
+    ), status
     last = MODULES - 1
-    hit = run_zg("search", f"compute_{last}", "--json", "-n", "1", "--mode", "direct", cwd=root, env=env)
+    hit = run_zg(
+        "search", f"compute_{last}", "--json", "-n", "1", "--mode", "direct", cwd=root, env=env
+    )
     assert hit.returncode == 0, hit.stderr
     assert json.loads(hit.stdout)["hits"][0]["path"] == f"pkg/mod_{last}.py"

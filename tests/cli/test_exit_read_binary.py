@@ -16,7 +16,9 @@ def ws(tmp_path: Path) -> dict[str, object]:
     root = tmp_path / "ws"
     root.mkdir()
     (root / "blob.bin").write_bytes(PNG)
-    (root / "late.bin").write_bytes(b"text line\n" * 100 + b"\x00tail\n")  # NUL within the indexer's sniff window
+    (root / "late.bin").write_bytes(
+        b"text line\n" * 100 + b"\x00tail\n"
+    )  # NUL within the indexer's sniff window
     (root / "notes.txt").write_text("first\nsecond\n")
     return {"root": root, "env": user_env(tmp_path / "user")}
 
@@ -46,7 +48,9 @@ def test_a_file_name_holding_a_colon_is_read_whole_or_by_span(ws):
     (ws["root"] / "docs").mkdir()
     (ws["root"] / "docs" / "a:b.md").write_text("one\ntwo\nthree\n")
     whole = run_zg("read", "docs/a:b.md", cwd=ws["root"], env=ws["env"])
-    assert (whole.returncode, whole.stdout) == (0, "     1: one\n     2: two\n     3: three\n"), whole.stderr
+    assert (whole.returncode, whole.stdout) == (0, "     1: one\n     2: two\n     3: three\n"), (
+        whole.stderr
+    )
     span = run_zg("read", "docs/a:b.md:2-3", cwd=ws["root"], env=ws["env"])
     assert (span.returncode, span.stdout) == (0, "     2: two\n     3: three\n"), span.stderr
     bad = run_zg("read", "notes.txt:x-y", cwd=ws["root"], env=ws["env"])

@@ -34,31 +34,43 @@ def zg_ws(ws: dict[str, Any], *args: str) -> subprocess.CompletedProcess[str]:
     return run_zg(*args, "--mode", "direct", cwd=ws["root"], env=ws["env"])
 
 
-@pytest.mark.parametrize("args,needles", [
-    (("callers", "helper", "-n", "0"), ("--limit", "at least 1")),
-    (("callers", "helper", "-n", "-1"), ("--limit", "at least 1")),
-    (("callers", "helper", "--limit", "x"), ("--limit", "not a valid integer", "zg callers -h")),
-    (("trace", "helper", "--depth", "0"), ("--depth", "1<=x<=10")),
-    (("trace", "helper", "--depth", "11"), ("--depth", "1<=x<=10")),
-    (("callers", ""), ("empty symbol",)),
-    (("callers", "  "), ("empty symbol",)),
-    (("trace", ""), ("empty symbol",)),
-    (("index", "--changed", "HEAD"), ("--changed HEAD", "A..B")),
-    (("index", "--changed", ".."), ("--changed ..", "A..B")),
-    (("index", "--changed", "..HEAD"), ("--changed ..HEAD", "A..B")),
-    (("index", "--changed", "..."), ("--changed ...", "A..B")),
-    (("index", "--changed", "nosuch..HEAD"), ("--changed nosuch..HEAD", "nosuch")),
-    (("index", "--nosuch"), ("No such option", "--nosuch", "zg index -h")),
-    (("nosuch",), ("No such command", "nosuch", "zg -h")),
-    (("read",), ("Missing argument", "LOCATION", "zg read -h")),
-    (("search", "x", "--preview", "long"), ("--preview", "long", "zg search -h")),
-    (("adr", "update"), ("Missing argument", "ID", "zg adr update -h")),
-    (("index", "--paths-from", "/nonexistent/list"), ("--paths-from", "/nonexistent/list")),
-    (("search", "x", "--modified-after", "5", "--modified-before", "1"), ("--modified-after", "--modified-before")),
-    (("search", "x", "--modified-after", "5", "--modified-before", "5"), ("--modified-after", "--modified-before")),
-    (("search", "x", "-g", "["), ("bad glob", "unclosed character class")),
-    (("search", "x", "--iglob", "src/{a,b"), ("bad glob", "unclosed alternate group")),
-])
+@pytest.mark.parametrize(
+    "args,needles",
+    [
+        (("callers", "helper", "-n", "0"), ("--limit", "at least 1")),
+        (("callers", "helper", "-n", "-1"), ("--limit", "at least 1")),
+        (
+            ("callers", "helper", "--limit", "x"),
+            ("--limit", "not a valid integer", "zg callers -h"),
+        ),
+        (("trace", "helper", "--depth", "0"), ("--depth", "1<=x<=10")),
+        (("trace", "helper", "--depth", "11"), ("--depth", "1<=x<=10")),
+        (("callers", ""), ("empty symbol",)),
+        (("callers", "  "), ("empty symbol",)),
+        (("trace", ""), ("empty symbol",)),
+        (("index", "--changed", "HEAD"), ("--changed HEAD", "A..B")),
+        (("index", "--changed", ".."), ("--changed ..", "A..B")),
+        (("index", "--changed", "..HEAD"), ("--changed ..HEAD", "A..B")),
+        (("index", "--changed", "..."), ("--changed ...", "A..B")),
+        (("index", "--changed", "nosuch..HEAD"), ("--changed nosuch..HEAD", "nosuch")),
+        (("index", "--nosuch"), ("No such option", "--nosuch", "zg index -h")),
+        (("nosuch",), ("No such command", "nosuch", "zg -h")),
+        (("read",), ("Missing argument", "LOCATION", "zg read -h")),
+        (("search", "x", "--preview", "long"), ("--preview", "long", "zg search -h")),
+        (("adr", "update"), ("Missing argument", "ID", "zg adr update -h")),
+        (("index", "--paths-from", "/nonexistent/list"), ("--paths-from", "/nonexistent/list")),
+        (
+            ("search", "x", "--modified-after", "5", "--modified-before", "1"),
+            ("--modified-after", "--modified-before"),
+        ),
+        (
+            ("search", "x", "--modified-after", "5", "--modified-before", "5"),
+            ("--modified-after", "--modified-before"),
+        ),
+        (("search", "x", "-g", "["), ("bad glob", "unclosed character class")),
+        (("search", "x", "--iglob", "src/{a,b"), ("bad glob", "unclosed alternate group")),
+    ],
+)
 def test_usage_errors_exit_2_with_one_line(ws, args, needles):
     assert_one_line_error(zg_ws(ws, *args), *needles)
 
@@ -80,11 +92,13 @@ def test_engine_rejects_the_same_arguments(ws):
 
     engine = Engine(ws["root"])
     try:
-        for op, args, needle in [("callers", {"symbol": "helper", "limit": 0}, "--limit must be at least 1"),
-                                 ("callers", {"symbol": " "}, "empty symbol"),
-                                 ("trace", {"entry": "helper", "depth": 0}, "--depth must be 1 to 10"),
-                                 ("trace", {"entry": "helper", "depth": "deep"}, "--depth must be 1 to 10"),
-                                 ("trace", {"entry": ""}, "empty symbol")]:
+        for op, args, needle in [
+            ("callers", {"symbol": "helper", "limit": 0}, "--limit must be at least 1"),
+            ("callers", {"symbol": " "}, "empty symbol"),
+            ("trace", {"entry": "helper", "depth": 0}, "--depth must be 1 to 10"),
+            ("trace", {"entry": "helper", "depth": "deep"}, "--depth must be 1 to 10"),
+            ("trace", {"entry": ""}, "empty symbol"),
+        ]:
             with pytest.raises(ZgError, match=needle) as caught:
                 handle(engine, op, args)
             assert caught.value.code == "bad_request"
@@ -103,9 +117,16 @@ def test_a_closed_pipe_is_not_no_hits(ws):
     """`zg read big | head -1`: the reader went away; exit 141 like grep (SIGPIPE), no traceback."""
     big = Path(ws["root"]) / "big.txt"
     big.write_text("line\n" * 200_000)
-    proc = subprocess.run(f"set -o pipefail; '{ZG}' read big.txt | head -1",
-                          shell=True, executable="/bin/bash", cwd=ws["root"], env=ws["env"], capture_output=True,
-                          text=True, timeout=120)
+    proc = subprocess.run(
+        f"set -o pipefail; '{ZG}' read big.txt | head -1",
+        shell=True,
+        executable="/bin/bash",
+        cwd=ws["root"],
+        env=ws["env"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.stdout == "     1: line\n"
     assert proc.returncode == 141, (proc.returncode, proc.stderr)
     assert proc.stderr == "", proc.stderr

@@ -21,8 +21,12 @@ from embedding_server import EmbeddingServer
 SECRET = "zg-test-secret-value-1234"
 
 
-def run(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return zgrun.in_process(*args, cwd=cwd, env={**os.environ, "ZG_TEST_SECRET": SECRET, **(env or {})})
+def run(
+    *args: str, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return zgrun.in_process(
+        *args, cwd=cwd, env={**os.environ, "ZG_TEST_SECRET": SECRET, **(env or {})}
+    )
 
 
 def workspace(root: Path, toml: str) -> Path:
@@ -35,8 +39,10 @@ def workspace(root: Path, toml: str) -> Path:
 
 
 def remote_toml(url: str) -> str:
-    return (f'[embedding]\nprovider = "openai"\nmodel = "test-embed"\nurl = "{url}"\nallow_remote = true\n'
-            'api_key_env = "ZG_TEST_SECRET"\nmax_retries = 0\n')
+    return (
+        f'[embedding]\nprovider = "openai"\nmodel = "test-embed"\nurl = "{url}"\nallow_remote = true\n'
+        'api_key_env = "ZG_TEST_SECRET"\nmax_retries = 0\n'
+    )
 
 
 def shown(root: Path) -> tuple[dict[str, dict], str]:
@@ -51,19 +57,29 @@ def server():
         yield srv
 
 
-def test_untrusted_remote_embedding_sends_nothing_until_trusted(tmp_path: Path, server: EmbeddingServer) -> None:
+def test_untrusted_remote_embedding_sends_nothing_until_trusted(
+    tmp_path: Path, server: EmbeddingServer
+) -> None:
     root = workspace(tmp_path / "clone", remote_toml(server.openai_url))
     for args in (("index",), ("search", "retry backoff")):
         proc = run(*args, cwd=root)
         assert proc.returncode == 0, proc.stderr
         notice = proc.stderr.strip().splitlines()
-        assert len(notice) == 1 and "embedding.provider" in notice[0] and "embedding.api_key_env" in notice[0]
+        assert (
+            len(notice) == 1
+            and "embedding.provider" in notice[0]
+            and "embedding.api_key_env" in notice[0]
+        )
         assert f"zg trust {root}" in notice[0]
     assert server.requests == []
-    assert json.loads(run("status", "--json", cwd=root).stdout)["model"].startswith("zgrep/")  # the bundled model
+    assert json.loads(run("status", "--json", cwd=root).stdout)["model"].startswith(
+        "zgrep/"
+    )  # the bundled model
 
 
-def test_trusted_remote_embedding_is_used_with_its_secret(tmp_path: Path, server: EmbeddingServer) -> None:
+def test_trusted_remote_embedding_is_used_with_its_secret(
+    tmp_path: Path, server: EmbeddingServer
+) -> None:
     root = workspace(tmp_path / "clone", remote_toml(server.openai_url))
     trusted = run("trust", cwd=root)
     assert trusted.returncode == 0, trusted.stderr
@@ -85,7 +101,11 @@ def test_editing_the_file_withdraws_trust_and_revoke_and_status(tmp_path: Path) 
     status = run("trust", "--status", cwd=root)
     assert status.returncode == 1 and "changed since" in status.stdout
     values, err = shown(root)
-    assert values["milvus.uri"]["source"] == "default" and "milvus.uri" in err and "changed since" in err
+    assert (
+        values["milvus.uri"]["source"] == "default"
+        and "milvus.uri" in err
+        and "changed since" in err
+    )
     assert run("trust", cwd=root).returncode == 0
     assert shown(root)[0]["milvus.uri"]["value"] == "http://203.0.113.9:19530"
     revoked = run("trust", "--revoke", cwd=root)
@@ -94,16 +114,21 @@ def test_editing_the_file_withdraws_trust_and_revoke_and_status(tmp_path: Path) 
     assert run("trust", "--status", cwd=root).returncode == 1
 
 
-@pytest.mark.parametrize("toml,key", [
-    ('[embedding]\nprovider = "ollama"\n', "embedding.provider"),
-    ('[embedding]\nurl = "http://203.0.113.9/"\n', "embedding.url"),
-    ('[embedding]\napi_key_env = "GITHUB_TOKEN"\n', "embedding.api_key_env"),
-    ('[embedding]\nallow_remote = true\n', "embedding.allow_remote"),
-    ('[milvus]\nuri = "http://203.0.113.9:19530"\n', "milvus.uri"),
-    ('[server]\nendpoint = "tcp://0.0.0.0:5555"\n', "server.endpoint"),
-])
-def test_each_gated_setting_is_ignored_from_an_untrusted_file(tmp_path: Path, toml: str, key: str) -> None:
-    root = workspace(tmp_path / "clone", toml + '[search]\nlimit = 4\n')
+@pytest.mark.parametrize(
+    "toml,key",
+    [
+        ('[embedding]\nprovider = "ollama"\n', "embedding.provider"),
+        ('[embedding]\nurl = "http://203.0.113.9/"\n', "embedding.url"),
+        ('[embedding]\napi_key_env = "GITHUB_TOKEN"\n', "embedding.api_key_env"),
+        ("[embedding]\nallow_remote = true\n", "embedding.allow_remote"),
+        ('[milvus]\nuri = "http://203.0.113.9:19530"\n', "milvus.uri"),
+        ('[server]\nendpoint = "tcp://0.0.0.0:5555"\n', "server.endpoint"),
+    ],
+)
+def test_each_gated_setting_is_ignored_from_an_untrusted_file(
+    tmp_path: Path, toml: str, key: str
+) -> None:
+    root = workspace(tmp_path / "clone", toml + "[search]\nlimit = 4\n")
     values, err = shown(root)
     assert values[key]["source"] == "default"
     assert values["search.limit"]["value"] == 4  # harmless settings still apply
@@ -128,7 +153,9 @@ def test_no_notice_without_gated_settings_and_trust_needs_a_file(tmp_path: Path)
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and ".zgrep.toml" in proc.stderr
 
 
-def test_doctor_builds_the_model_through_the_remote_opt_in(tmp_path: Path, server: EmbeddingServer) -> None:
+def test_doctor_builds_the_model_through_the_remote_opt_in(
+    tmp_path: Path, server: EmbeddingServer
+) -> None:
     """`zg doctor` used its own embedder builder, which skipped the opt-in: a trusted file naming a remote
     provider without `allow_remote` must not make the doctor send anything."""
     toml = remote_toml(server.openai_url).replace("allow_remote = true\n", "")
@@ -143,8 +170,12 @@ def test_doctor_builds_the_model_through_the_remote_opt_in(tmp_path: Path, serve
 @pytest.mark.e2e
 def test_concurrent_trust_runs_each_keep_their_entry(tmp_path: Path) -> None:
     """Eight workspaces trusted at the same moment: the record keeps all eight (it is rewritten under a lock)."""
-    roots = [workspace(tmp_path / f"w{i}", '[search]\nlimit = 5\n') for i in range(8)]
-    procs = [subprocess.Popen([ZG, "trust", str(r)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for r in roots]
+    roots = [workspace(tmp_path / f"w{i}", "[search]\nlimit = 5\n") for i in range(8)]
+    procs = [
+        subprocess.Popen(
+            [ZG, "trust", str(r)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        for r in roots
+    ]
     assert all(p.wait(timeout=120) == 0 for p in procs)
     assert all(run("trust", "--status", str(r), cwd=r).returncode == 0 for r in roots)

@@ -15,21 +15,30 @@ def load(root: Path, toml: str) -> Config:
     return Config.load(root)
 
 
-@pytest.mark.parametrize("toml,message", [
-    ("[search]\nlimit = 3.7\n", "search.limit = 3.7 is not a valid int"),
-    ("[search]\nlimit = true\n", "search.limit = True is not a valid int"),
-    ("[search]\nlimit = \"5\"\n", "search.limit = '5' is not a valid int"),
-    ("[search]\ndense_weight = true\n", "search.dense_weight = True is not a valid float"),
-    ("[index]\ninclude_hidden = 1\n", "index.include_hidden = 1 is not a valid bool"),
-    ("[index]\ninclude_hidden = \"yes\"\n", "index.include_hidden = 'yes' is not a valid bool"),
-    ("mode = 3\n", "mode = 3 is not a valid str"),
-    ("[adr]\ndoc_dirs = \"docs/specs\"\n", "adr.doc_dirs = 'docs/specs' is not a valid list of strings"),
-    ("[adr]\ndoc_dirs = [\"docs\", 3]\n", "adr.doc_dirs = ['docs', 3] is not a valid list of strings"),
-    ("[serch]\nlimit = 5\n", "unknown section [serch]; did you mean [search]?"),
-    ("[search]\nlimt = 5\n", "unknown setting 'search.limt'; did you mean search.limit?"),
-    ("limit = 5\n", "unknown setting 'limit'; did you mean search.limit?"),
-    ("[frobnicate]\nx = 1\n", "unknown section [frobnicate]"),
-])
+@pytest.mark.parametrize(
+    "toml,message",
+    [
+        ("[search]\nlimit = 3.7\n", "search.limit = 3.7 is not a valid int"),
+        ("[search]\nlimit = true\n", "search.limit = True is not a valid int"),
+        ('[search]\nlimit = "5"\n', "search.limit = '5' is not a valid int"),
+        ("[search]\ndense_weight = true\n", "search.dense_weight = True is not a valid float"),
+        ("[index]\ninclude_hidden = 1\n", "index.include_hidden = 1 is not a valid bool"),
+        ('[index]\ninclude_hidden = "yes"\n', "index.include_hidden = 'yes' is not a valid bool"),
+        ("mode = 3\n", "mode = 3 is not a valid str"),
+        (
+            '[adr]\ndoc_dirs = "docs/specs"\n',
+            "adr.doc_dirs = 'docs/specs' is not a valid list of strings",
+        ),
+        (
+            '[adr]\ndoc_dirs = ["docs", 3]\n',
+            "adr.doc_dirs = ['docs', 3] is not a valid list of strings",
+        ),
+        ("[serch]\nlimit = 5\n", "unknown section [serch]; did you mean [search]?"),
+        ("[search]\nlimt = 5\n", "unknown setting 'search.limt'; did you mean search.limit?"),
+        ("limit = 5\n", "unknown setting 'limit'; did you mean search.limit?"),
+        ("[frobnicate]\nx = 1\n", "unknown section [frobnicate]"),
+    ],
+)
 def test_wrong_values_are_refused_naming_the_key(tmp_path: Path, toml: str, message: str) -> None:
     with pytest.raises(ConfigError) as err:
         load(tmp_path, toml)
@@ -38,20 +47,27 @@ def test_wrong_values_are_refused_naming_the_key(tmp_path: Path, toml: str, mess
 
 
 def test_right_types_load(tmp_path: Path) -> None:
-    cfg = load(tmp_path, "[search]\nlimit = 5\ndense_weight = 1\n[index]\ninclude_hidden = true\n"
-                         "[adr]\ndoc_dirs = [\"a\", \"b\"]\n")
+    cfg = load(
+        tmp_path,
+        "[search]\nlimit = 5\ndense_weight = 1\n[index]\ninclude_hidden = true\n"
+        '[adr]\ndoc_dirs = ["a", "b"]\n',
+    )
     assert (cfg.search.limit, cfg.search.dense_weight, cfg.index.include_hidden) == (5, 1.0, True)
     assert isinstance(cfg.search.dense_weight, float) and cfg.adr.doc_dirs == ["a", "b"]
 
 
-def test_environment_strings_parse_and_bad_ones_name_the_variable(tmp_path: Path, monkeypatch) -> None:
+def test_environment_strings_parse_and_bad_ones_name_the_variable(
+    tmp_path: Path, monkeypatch
+) -> None:
     monkeypatch.setenv("ZG_SEARCH_LIMIT", "7")
     monkeypatch.setenv("ZG_INDEX_INCLUDE_HIDDEN", "yes")
     monkeypatch.setenv("ZG_ADR_DOC_DIRS", "a, b")
     cfg = Config.load(tmp_path)
     assert (cfg.search.limit, cfg.index.include_hidden, cfg.adr.doc_dirs) == (7, True, ["a", "b"])
     monkeypatch.setenv("ZG_SEARCH_LIMIT", "3.7")
-    with pytest.raises(ConfigError, match="ZG_SEARCH_LIMIT: search.limit = '3.7' is not a valid int"):
+    with pytest.raises(
+        ConfigError, match="ZG_SEARCH_LIMIT: search.limit = '3.7' is not a valid int"
+    ):
         Config.load(tmp_path)
 
 
@@ -68,23 +84,34 @@ def test_commands_say_it_in_one_line(tmp_path: Path, zg, args: tuple[str, ...]) 
     (tmp_path / ".zgrep.toml").write_text("[serch]\nlimit = 3.7\n")
     proc = zg(*args, cwd=tmp_path)
     assert proc.returncode == 2 and proc.stdout == ""
-    assert proc.stderr.count("\n") == 1 and "unknown section [serch]; did you mean [search]?" in proc.stderr
+    assert (
+        proc.stderr.count("\n") == 1
+        and "unknown section [serch]; did you mean [search]?" in proc.stderr
+    )
 
 
-def test_candidate_pool_is_bounded_so_search_stays_under_milvus_top_k(tmp_path: Path, monkeypatch) -> None:
+def test_candidate_pool_is_bounded_so_search_stays_under_milvus_top_k(
+    tmp_path: Path, monkeypatch
+) -> None:
     """search.candidates is 1 to 3000 (x5 for path filters = 15,000, the widest pool --limit 1000 makes)."""
-    assert load(tmp_path, "[search]\ncandidates = 3000\n").search.candidates == 80  # untrusted: capped
+    assert (
+        load(tmp_path, "[search]\ncandidates = 3000\n").search.candidates == 80
+    )  # untrusted: capped
     monkeypatch.setenv("ZG_SEARCH_CANDIDATES", "3000")
     assert Config.load(tmp_path).search.candidates == 3000
     monkeypatch.delenv("ZG_SEARCH_CANDIDATES")
-    for toml, message in (("[search]\ncandidates = 3001\n", "search.candidates = 3001 must be 1 to 3000"),
-                          ("[search]\ncandidates = 0\n", "search.candidates = 0 must be 1 to 3000")):
+    for toml, message in (
+        ("[search]\ncandidates = 3001\n", "search.candidates = 3001 must be 1 to 3000"),
+        ("[search]\ncandidates = 0\n", "search.candidates = 0 must be 1 to 3000"),
+    ):
         with pytest.raises(ConfigError, match=message) as err:
             load(tmp_path, toml)
         assert "\n" not in str(err.value)
     (tmp_path / ".zgrep.toml").unlink()
     monkeypatch.setenv("ZG_SEARCH_CANDIDATES", "1000000")
-    with pytest.raises(ConfigError, match="ZG_SEARCH_CANDIDATES: search.candidates = 1000000 must be 1 to 3000"):
+    with pytest.raises(
+        ConfigError, match="ZG_SEARCH_CANDIDATES: search.candidates = 1000000 must be 1 to 3000"
+    ):
         Config.load(tmp_path)
 
 
@@ -97,5 +124,11 @@ def test_default_limit_is_bounded_like_the_flag(tmp_path: Path) -> None:
 
 
 def test_an_untrusted_workspace_cannot_keep_an_autostarted_daemon_longer(tmp_path: Path) -> None:
-    assert load(tmp_path, "[server]\nautostart_idle_timeout = 1e9\n").server.autostart_idle_timeout == 300.0
-    assert load(tmp_path, "[server]\nautostart_idle_timeout = 60\n").server.autostart_idle_timeout == 60.0
+    assert (
+        load(tmp_path, "[server]\nautostart_idle_timeout = 1e9\n").server.autostart_idle_timeout
+        == 300.0
+    )
+    assert (
+        load(tmp_path, "[server]\nautostart_idle_timeout = 60\n").server.autostart_idle_timeout
+        == 60.0
+    )

@@ -39,15 +39,18 @@ def remote_repo(root: Path, url: str) -> Path:
     (root / ".gitignore").write_text(".env\nlocal.txt\n")
     (root / ".env").write_text("DB_PASSWORD=hunter2\n")
     (root / "local.txt").write_text("LOCAL_ONLY_NOTE=tomato\n")
-    (root / ".zgrep.toml").write_text(f'[embedding]\nprovider = "openai"\nmodel = "m"\nurl = "{url}"\n'
-                                      'allow_remote = true\nmax_retries = 0\n[index]\ninclude_hidden = true\n')
+    (root / ".zgrep.toml").write_text(
+        f'[embedding]\nprovider = "openai"\nmodel = "m"\nurl = "{url}"\n'
+        "allow_remote = true\nmax_retries = 0\n[index]\ninclude_hidden = true\n"
+    )
     git(root, "add", "-A")
     git(root, "commit", "-qm", "i")
     return root
 
 
 def test_editing_zgignore_withdraws_trust_and_reincludes_never_reach_a_remote_provider(
-        tmp_path: Path, server: EmbeddingServer) -> None:
+    tmp_path: Path, server: EmbeddingServer
+) -> None:
     root = remote_repo(tmp_path / "r", server.openai_url)
     assert run("trust", cwd=root).returncode == 0
     done = run("index", cwd=root)
@@ -58,16 +61,24 @@ def test_editing_zgignore_withdraws_trust_and_reincludes_never_reach_a_remote_pr
     assert status.returncode == 1 and "changed since you trusted it" in status.stdout
     assert run("trust", cwd=root).returncode == 0  # the user reviews and trusts the re-includes too
     assert run("index", cwd=root).returncode == 0
-    assert "hunter2" not in sent(server) and "tomato" not in sent(server)  # git ignores them: never sent
+    assert "hunter2" not in sent(server) and "tomato" not in sent(
+        server
+    )  # git ignores them: never sent
     (root / ".ignore").write_text("# a comment\n")
     assert run("trust", "--status", cwd=root).returncode == 1
 
 
 def test_secret_files_are_not_embedded_remotely_unless_the_users_config_names_them(
-        tmp_path: Path, server: EmbeddingServer) -> None:
+    tmp_path: Path, server: EmbeddingServer
+) -> None:
     root = remote_repo(tmp_path / "s", server.openai_url)
-    for name, text in ((".env.production", "API_TOKEN=pear"), ("deploy.pem", "PRIVATE_KEY=plum"),
-                       ("id_rsa_backup", "RSA=fig"), (".npmrc", "authToken=kiwi"), ("credentials.json", "x=lime")):
+    for name, text in (
+        (".env.production", "API_TOKEN=pear"),
+        ("deploy.pem", "PRIVATE_KEY=plum"),
+        ("id_rsa_backup", "RSA=fig"),
+        (".npmrc", "authToken=kiwi"),
+        ("credentials.json", "x=lime"),
+    ):
         (root / name).write_text(text + "\n")
     git(root, "add", "-A")
     git(root, "commit", "-qm", "secrets")
@@ -92,7 +103,9 @@ def test_an_untrusted_file_cannot_raise_resource_limits(tmp_path: Path) -> None:
     root = tmp_path / "w"
     root.mkdir()
     git(root, "init", "-q", "-b", "main")
-    (root / ".zgrep.toml").write_text("[index]\nmax_file_bytes = 100000000\nchunk_context_lines = 1\n")
+    (root / ".zgrep.toml").write_text(
+        "[index]\nmax_file_bytes = 100000000\nchunk_context_lines = 1\n"
+    )
     cfg = Config.load(root)
     assert cfg.index.max_file_bytes == 1024 * 1024 and cfg.index.chunk_context_lines == 1
     assert "capped index.max_file_bytes at the default" in cfg.notice
@@ -102,7 +115,12 @@ def test_an_untrusted_file_cannot_raise_resource_limits(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("json_flag", [(), ("--json",)])
 def test_config_show_masks_credentials(tmp_path: Path, json_flag: tuple[str, ...]) -> None:
-    proc = zgrun.in_process("config", "show", *json_flag, cwd=tmp_path,
-                            env={**os.environ, "ZG_MILVUS_URI": "http://root:s3cretpw@db.example:19530"})
+    proc = zgrun.in_process(
+        "config",
+        "show",
+        *json_flag,
+        cwd=tmp_path,
+        env={**os.environ, "ZG_MILVUS_URI": "http://root:s3cretpw@db.example:19530"},
+    )
     assert proc.returncode == 0, proc.stderr
     assert "s3cretpw" not in proc.stdout and "http://***@db.example:19530" in proc.stdout

@@ -28,7 +28,15 @@ def write_model2vec_dir(path: Path, dim: int = 4) -> Path:
     path.mkdir(parents=True)
     tokenizer.save(str(path / "tokenizer.json"))
     table = np.random.default_rng(0).standard_normal((len(vocab), dim)).astype(np.float32)
-    header = json.dumps({"embeddings": {"dtype": "F32", "shape": list(table.shape), "data_offsets": [0, table.nbytes]}})
+    header = json.dumps(
+        {
+            "embeddings": {
+                "dtype": "F32",
+                "shape": list(table.shape),
+                "data_offsets": [0, table.nbytes],
+            }
+        }
+    )
     raw = header.encode()
     (path / "model.safetensors").write_bytes(struct.pack("<Q", len(raw)) + raw + table.tobytes())
     (path / "config.json").write_text(json.dumps({"normalize": True}))
@@ -95,7 +103,9 @@ def test_local_hub_id_found_in_hf_cache(tmp_path: Path, monkeypatch: pytest.Monk
     assert embedder.embed_query("parse url").shape == (4,)
 
 
-def test_local_hub_id_missing_offline_says_how_to_get_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_local_hub_id_missing_offline_says_how_to_get_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty"))
     with pytest.raises(EmbeddingError, match="not available offline.*--local-dir DIR.*--model DIR"):
         make_embedder("local", "minishlab/potion-code-16M")
@@ -108,5 +118,7 @@ def test_local_missing_directory(tmp_path: Path) -> None:
 
 def test_factory_imports_cheaply() -> None:
     code = "import sys, zgrep.embedding.factory as f; print(sorted({'httpx', 'tokenizers', 'zgrep.embedding.static'} & set(sys.modules)))"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
     assert out.strip() == "[]"

@@ -60,7 +60,10 @@ def test_openai_orders_by_index_and_names_host(server: EmbeddingServer) -> None:
     texts = [f"text {i}" for i in range(5)]
     with openai(server) as embedder:
         out = embedder.embed(texts)
-        assert embedder.model_id == f"openai:text-embedding-3-small@{server.url.removeprefix('http://')}"
+        assert (
+            embedder.model_id
+            == f"openai:text-embedding-3-small@{server.url.removeprefix('http://')}"
+        )
     np.testing.assert_allclose(out, expected("text-embedding-3-small", texts), rtol=1e-5)
     assert server.requests[0].path == "/v1/embeddings"
 
@@ -80,14 +83,20 @@ def test_recovers_after_two_500s(server: EmbeddingServer) -> None:
     assert len(server.requests) == 3
 
 
-def test_persistent_500_gives_one_line_error_after_bounded_attempts(server: EmbeddingServer) -> None:
+def test_persistent_500_gives_one_line_error_after_bounded_attempts(
+    server: EmbeddingServer,
+) -> None:
     server.fail(503, times=100)
     with ollama(server, max_retries=3) as embedder, pytest.raises(EmbeddingError) as caught:
         embedder.embed(["x"])
     assert len(server.requests) == 4
     message = str(caught.value)
     assert "\n" not in message
-    assert f"{server.url}/api/embed" in message and "HTTP 503" in message and "after 4 attempts" in message
+    assert (
+        f"{server.url}/api/embed" in message
+        and "HTTP 503" in message
+        and "after 4 attempts" in message
+    )
 
 
 def test_small_retry_after_is_honoured(server: EmbeddingServer) -> None:
@@ -104,13 +113,18 @@ def test_large_retry_after_falls_back_to_backoff(server: EmbeddingServer) -> Non
     started = time.monotonic()
     with openai(server) as embedder:
         embedder.embed(["x"])
-    assert time.monotonic() - started < 600  # the hour-long Retry-After was not slept (hang guard, not a speed claim)
+    assert (
+        time.monotonic() - started < 600
+    )  # the hour-long Retry-After was not slept (hang guard, not a speed claim)
     assert len(server.requests) == 2
 
 
 def test_timeout_names_the_url(server: EmbeddingServer) -> None:
     server.stall(5.0, times=10)
-    with ollama(server, timeout=0.2, max_retries=1) as embedder, pytest.raises(EmbeddingError) as caught:
+    with (
+        ollama(server, timeout=0.2, max_retries=1) as embedder,
+        pytest.raises(EmbeddingError) as caught,
+    ):
         embedder.embed(["x"])
     assert len(server.requests) == 2  # gave up after one retry instead of waiting out the stall
     assert f"{server.url}/api/embed" in str(caught.value) and "timed out" in str(caught.value)
@@ -127,7 +141,10 @@ def test_unreachable_server_is_a_clear_error() -> None:
 
 def test_400_is_not_retried(server: EmbeddingServer) -> None:
     server.fail(400, body={"error": {"message": "input too long"}}, times=5)
-    with openai(server) as embedder, pytest.raises(EmbeddingError, match=r"HTTP 400 \(input too long\)"):
+    with (
+        openai(server) as embedder,
+        pytest.raises(EmbeddingError, match=r"HTTP 400 \(input too long\)"),
+    ):
         embedder.embed(["x"])
     assert len(server.requests) == 1
 
@@ -146,11 +163,16 @@ def test_malformed_json_is_an_error(server: EmbeddingServer) -> None:
 
 
 def test_wrong_dimension_is_an_error(server: EmbeddingServer) -> None:
-    with ollama(server, dim=16) as embedder, pytest.raises(EmbeddingError, match="8-d vectors, expected 16"):
+    with (
+        ollama(server, dim=16) as embedder,
+        pytest.raises(EmbeddingError, match="8-d vectors, expected 16"),
+    ):
         embedder.embed(["x"])
 
 
-def test_bearer_header_only_when_a_key_is_set(server: EmbeddingServer, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_bearer_header_only_when_a_key_is_set(
+    server: EmbeddingServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with openai(server) as embedder:
         embedder.embed(["x"])
@@ -162,16 +184,24 @@ def test_bearer_header_only_when_a_key_is_set(server: EmbeddingServer, monkeypat
     assert server.requests[-1].headers["authorization"] == f"Bearer {KEY}"
 
 
-def test_api_key_never_in_error_text(server: EmbeddingServer, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_api_key_never_in_error_text(
+    server: EmbeddingServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("ZG_TEST_KEY", KEY)
     server.fail(401, body={"error": {"message": f"Incorrect API key provided: {KEY}"}})
-    with openai(server, api_key_env="ZG_TEST_KEY") as embedder, pytest.raises(EmbeddingError) as caught:
+    with (
+        openai(server, api_key_env="ZG_TEST_KEY") as embedder,
+        pytest.raises(EmbeddingError) as caught,
+    ):
         embedder.embed(["x"])
     assert KEY not in str(caught.value) and "$ZG_TEST_KEY" in str(caught.value)
     assert len(server.requests) == 1  # 401 is not retried
 
     server.fail(500, times=10, body={"error": f"upstream echoed {KEY}"})
-    with openai(server, api_key_env="ZG_TEST_KEY", max_retries=1) as embedder, pytest.raises(EmbeddingError) as caught:
+    with (
+        openai(server, api_key_env="ZG_TEST_KEY", max_retries=1) as embedder,
+        pytest.raises(EmbeddingError) as caught,
+    ):
         embedder.embed(["x"])
     assert KEY not in str(caught.value)
 

@@ -56,7 +56,8 @@ def test_zg_index_names_the_unset_variable_and_sends_nothing(server, tmp_path):
     (root / "a.py").write_text("def retry_with_backoff(call):\n    return call()\n")
     (root / ".zgrep.toml").write_text(
         f'[embedding]\nprovider = "openai"\nmodel = "m"\nurl = "{server.openai_url}"\nallow_remote = true\n'
-        'api_key_env = "ZG_TEST_KEY"\n')
+        'api_key_env = "ZG_TEST_KEY"\n'
+    )
     env = {k: v for k, v in os.environ.items() if k != "ZG_TEST_KEY" and not k.startswith("ZG_")}
     trust = zgrun.in_process("trust", cwd=root, env=env)
     assert trust.returncode == 0, trust.stderr
@@ -64,18 +65,35 @@ def test_zg_index_names_the_unset_variable_and_sends_nothing(server, tmp_path):
         proc = zgrun.in_process(*args, "--mode", "direct", cwd=root, env=env)
         assert proc.returncode == 2, (proc.returncode, proc.stderr)
         lines = proc.stderr.strip().splitlines()
-        assert len(lines) == 1 and "$ZG_TEST_KEY is not set" in lines[0] and "Traceback" not in proc.stderr
+        assert (
+            len(lines) == 1
+            and "$ZG_TEST_KEY is not set" in lines[0]
+            and "Traceback" not in proc.stderr
+        )
     assert server.requests == []
 
 
-@pytest.mark.parametrize("echo", [KEY, KEY.upper(), KEY.lower(), quote(KEY, safe=""), quote(KEY, safe="").lower(),
-                                  "x" * 170 + KEY])
+@pytest.mark.parametrize(
+    "echo",
+    [
+        KEY,
+        KEY.upper(),
+        KEY.lower(),
+        quote(KEY, safe=""),
+        quote(KEY, safe="").lower(),
+        "x" * 170 + KEY,
+    ],
+)
 @pytest.mark.parametrize("status", [401, 500])
 def test_an_echoed_key_is_masked_in_any_case_or_encoding(server, monkeypatch, echo, status):
     monkeypatch.setenv("ZG_TEST_KEY", KEY)
     server.fail(status, times=5, body={"error": {"message": f"bad key {echo} given"}})
-    with OpenAIEmbedder("m", server.openai_url, api_key_env="ZG_TEST_KEY", max_retries=1, **FAST) as embedder, \
-            pytest.raises(EmbeddingError) as caught:
+    with (
+        OpenAIEmbedder(
+            "m", server.openai_url, api_key_env="ZG_TEST_KEY", max_retries=1, **FAST
+        ) as embedder,
+        pytest.raises(EmbeddingError) as caught,
+    ):
         embedder.embed(["x"])
     message = str(caught.value).lower()
     for secret in (KEY, quote(KEY, safe=""), KEY[:12]):

@@ -50,14 +50,23 @@ def test_default_model_loads_offline_without_heavy_imports() -> None:
         "print(m.model_id, v.shape, sorted(heavy & set(sys.modules)))\n"
     )
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    ).stdout
     assert out.split() == ["zgrep/minilm-l6-static-int8-256", "(1,", "256)", "[]"]
 
 
 def test_committed_folder_is_complete_and_small() -> None:
     folder = default_model_dir()
     names = {p.name for p in folder.iterdir()}
-    assert {"tokenizer.json", "embeddings.npy", "scales.npy", "config.json", "NOTICE", "LICENSE"} <= names
+    assert {
+        "tokenizer.json",
+        "embeddings.npy",
+        "scales.npy",
+        "config.json",
+        "NOTICE",
+        "LICENSE",
+    } <= names
     assert sum(p.stat().st_size for p in folder.iterdir()) < 10_000_000
     notice = (folder / "NOTICE").read_text()
     assert "sentence-transformers/all-MiniLM-L6-v2" in notice and "Apache" in notice
@@ -104,7 +113,9 @@ def test_query_is_closer_to_the_matching_code_than_to_unrelated_text(model: Stat
 def write_model2vec_dir(path: Path, vocab: list[str], tensors: dict[str, np.ndarray]) -> Path:
     """A minimal model2vec folder: model.safetensors, a WordPiece tokenizer.json and config.json."""
     path.mkdir()
-    tokenizer = Tokenizer(models.WordPiece({token: i for i, token in enumerate(vocab)}, unk_token="[UNK]"))
+    tokenizer = Tokenizer(
+        models.WordPiece({token: i for i, token in enumerate(vocab)}, unk_token="[UNK]")
+    )
     tokenizer.normalizer = normalizers.BertNormalizer(lowercase=True)
     tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
     tokenizer.save(str(path / "tokenizer.json"))
@@ -119,7 +130,11 @@ def safetensors_bytes(tensors: dict[str, np.ndarray]) -> bytes:
     header, blobs, offset = {"__metadata__": {"format": "np"}}, [], 0
     for name, array in tensors.items():
         blob = np.ascontiguousarray(array).tobytes()
-        header[name] = {"dtype": codes[array.dtype], "shape": list(array.shape), "data_offsets": [offset, offset + len(blob)]}
+        header[name] = {
+            "dtype": codes[array.dtype],
+            "shape": list(array.shape),
+            "data_offsets": [offset, offset + len(blob)],
+        }
         blobs.append(blob)
         offset += len(blob)
     encoded = json.dumps(header).encode()
@@ -132,14 +147,18 @@ def test_model2vec_folder_loads_and_pools_like_model2vec(tmp_path: Path) -> None
     rng = np.random.default_rng(0)
     table = rng.standard_normal((len(vocab), 8)).astype(np.float16)
     weights = rng.uniform(0.5, 2.0, len(vocab)).astype(np.float32)
-    folder = write_model2vec_dir(tmp_path / "tiny-m2v", vocab, {"embeddings": table, "weights": weights})
+    folder = write_model2vec_dir(
+        tmp_path / "tiny-m2v", vocab, {"embeddings": table, "weights": weights}
+    )
     model = StaticEmbedder.from_dir(folder)
     assert (model.model_id, model.dim) == ("model2vec/tiny-m2v", 8)
     rows = table.astype(np.float32) * weights[:, None]
     expected = (rows[1] + rows[2] + rows[5]) / 3
     got = model.embed_query("Retry backoffs")
     np.testing.assert_allclose(got, expected / np.linalg.norm(expected), atol=1e-6)
-    np.testing.assert_allclose(model.embed_query("retry xyzzy"), model.embed_query("retry"), atol=1e-6)
+    np.testing.assert_allclose(
+        model.embed_query("retry xyzzy"), model.embed_query("retry"), atol=1e-6
+    )
     np.testing.assert_allclose(model.embed_query("CAFÉ"), model.embed_query("cafe"), atol=1e-6)
     assert not model.embed_query("xyzzy").any()
 
@@ -148,7 +167,9 @@ def test_model2vec_token_mapping_is_honoured(tmp_path: Path) -> None:
     vocab = ["[UNK]", "retry", "backoff"]
     centroids = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]], dtype=np.float32)
     mapping = np.array([0, 2, 1], dtype=np.int64)
-    folder = write_model2vec_dir(tmp_path / "mapped", vocab, {"embeddings": centroids, "mapping": mapping})
+    folder = write_model2vec_dir(
+        tmp_path / "mapped", vocab, {"embeddings": centroids, "mapping": mapping}
+    )
     model = StaticEmbedder.from_dir(folder, model_id="custom/id")
     assert model.model_id == "custom/id"
     np.testing.assert_allclose(model.embed_query("retry"), [0.0, 1.0])
@@ -162,7 +183,9 @@ def test_a_folder_without_a_model_is_one_clear_error(tmp_path: Path) -> None:
         StaticEmbedder.from_dir(tmp_path)
 
 
-def test_a_zgrep_folder_whose_config_misstates_the_dimension_is_one_clear_error(tmp_path: Path) -> None:
+def test_a_zgrep_folder_whose_config_misstates_the_dimension_is_one_clear_error(
+    tmp_path: Path,
+) -> None:
     """The folder is read on first embedding; the index was made for config.json's `dim`, so a table of
     another width must fail loudly there, not give vectors of the wrong length."""
     import shutil
@@ -185,15 +208,28 @@ def test_the_int8_model_embeds_exactly_as_its_dequantised_float_table():
     """The committed model is kept int8 with its scales (rows dequantised per text): the vectors are the ones a
     float32 table of `embeddings * scales` gives, bit for bit."""
     kept = StaticEmbedder.from_dir(default_model_dir())
-    quantised, tokenizer, model_id, max_length, scales = StaticEmbedder._zgrep_parts(default_model_dir(), None)
-    table = StaticEmbedder(quantised.astype(np.float32) * scales[:, None], tokenizer, model_id, max_length)
-    texts = ["def parse_config(path):\n    return toml.load(path)", "", "héllo wörld", "x " * 3000,
-             "class QuerySet:\n    def filter(self, *args, **kwargs): ..."]
+    quantised, tokenizer, model_id, max_length, scales = StaticEmbedder._zgrep_parts(
+        default_model_dir(), None
+    )
+    table = StaticEmbedder(
+        quantised.astype(np.float32) * scales[:, None], tokenizer, model_id, max_length
+    )
+    texts = [
+        "def parse_config(path):\n    return toml.load(path)",
+        "",
+        "héllo wörld",
+        "x " * 3000,
+        "class QuerySet:\n    def filter(self, *args, **kwargs): ...",
+    ]
     assert np.array_equal(kept.embed(texts), table.embed(texts))
-    assert np.array_equal(kept.embed_query("csrf token check"), table.embed_query("csrf token check"))
+    assert np.array_equal(
+        kept.embed_query("csrf token check"), table.embed_query("csrf token check")
+    )
 
 
-def test_the_default_model_names_its_id_and_dim_without_numpy_and_embeds_like_the_loaded_one() -> None:
+def test_the_default_model_names_its_id_and_dim_without_numpy_and_embeds_like_the_loaded_one() -> (
+    None
+):
     """What a no-change `zg index` or an index whose workers embed asks of the model (its id and dimension) costs
     no numpy, tokenizers or table; its first embedding loads the model and gives the loaded model's vectors."""
     code = (
@@ -204,8 +240,12 @@ def test_the_default_model_names_its_id_and_dim_without_numpy_and_embeds_like_th
         "v = m.embed(['def f(): pass', 'retry with backoff'])\n"
         "print(sorted({'numpy', 'tokenizers'} & set(sys.modules)), v.tobytes().hex())\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split("\n")
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.split("\n")
     assert out[0] == "zgrep/minilm-l6-static-int8-256 256 []"
     assert out[1].startswith("['numpy', 'tokenizers'] ")
-    loaded = StaticEmbedder.from_dir(default_model_dir()).embed(["def f(): pass", "retry with backoff"])
+    loaded = StaticEmbedder.from_dir(default_model_dir()).embed(
+        ["def f(): pass", "retry with backoff"]
+    )
     assert out[1].split()[-1] == loaded.tobytes().hex()

@@ -65,7 +65,9 @@ def test_garbage_file_is_moved_aside(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert len(list(tmp_path.glob("vectors.db.corrupt-*"))) == 1
 
 
-def test_corruption_found_while_reading_is_recovered(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_corruption_found_while_reading_is_recovered(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = tmp_path / "vectors.db"
     stored = vectors(2_000, dim=64)
     with VectorCache(path) as cache:

@@ -15,7 +15,9 @@ from zgrep.config import CHOICES, DEFAULTS, env_name
 
 REPO = Path(__file__).resolve().parents[2]
 DOCKER = REPO / "docker"
-PINNED = re.compile(r"^[\w./-]+:(v?\d[\w.-]*|RELEASE\.[\w.-]+)$")  # a version tag, never `latest` or none
+PINNED = re.compile(
+    r"^[\w./-]+:(v?\d[\w.-]*|RELEASE\.[\w.-]+)$"
+)  # a version tag, never `latest` or none
 
 
 def compose() -> dict[str, Any]:
@@ -27,8 +29,11 @@ def compose() -> dict[str, Any]:
 def dockerfile() -> list[tuple[str, str]]:
     """(INSTRUCTION, arguments) per logical line, continuations joined, comments dropped."""
     text = re.sub(r"\\\n", " ", (DOCKER / "Dockerfile").read_text())
-    return [(line.split(None, 1)[0].upper(), line.split(None, 1)[1] if " " in line.strip() else "")
-            for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    return [
+        (line.split(None, 1)[0].upper(), line.split(None, 1)[1] if " " in line.strip() else "")
+        for line in text.splitlines()
+        if line.strip() and not line.lstrip().startswith("#")
+    ]
 
 
 def test_compose_images_are_pinned_and_every_service_has_a_healthcheck() -> None:
@@ -41,21 +46,36 @@ def test_compose_images_are_pinned_and_every_service_has_a_healthcheck() -> None
         assert isinstance(test, list) and test[0] in ("CMD", "CMD-SHELL") and len(test) > 1, name
         for dep, cond in (svc.get("depends_on") or {}).items():
             assert dep in services and cond == {"condition": "service_healthy"}, (name, dep)
-    assert services["zgrep"]["healthcheck"]["test"][1:] == ["zg", "server", "status", "--check-ready"]
+    assert services["zgrep"]["healthcheck"]["test"][1:] == [
+        "zg",
+        "server",
+        "status",
+        "--check-ready",
+    ]
 
 
 def test_ports_are_loopback_only_and_volumes_are_declared() -> None:
     doc = compose()
-    published = [(name, port) for name, svc in doc["services"].items() for port in svc.get("ports", [])]
-    assert published == [("milvus", "127.0.0.1:19530:19530")]  # as README documents: Milvus gRPC on loopback
-    named = {v.split(":", 1)[0] for svc in doc["services"].values() for v in svc.get("volumes", [])
-             if not v.startswith(("$", ".", "/"))}
+    published = [
+        (name, port) for name, svc in doc["services"].items() for port in svc.get("ports", [])
+    ]
+    assert published == [
+        ("milvus", "127.0.0.1:19530:19530")
+    ]  # as README documents: Milvus gRPC on loopback
+    named = {
+        v.split(":", 1)[0]
+        for svc in doc["services"].values()
+        for v in svc.get("volumes", [])
+        if not v.startswith(("$", ".", "/"))
+    }
     assert named == set(doc["volumes"]) == {"etcd", "minio", "milvus"}
 
 
 def test_what_compose_and_the_dockerfile_name_still_exists() -> None:
     zgrep = compose()["services"]["zgrep"]
-    assert (DOCKER / zgrep["build"]["context"] / zgrep["build"]["dockerfile"]).resolve() == DOCKER / "Dockerfile"
+    assert (
+        DOCKER / zgrep["build"]["context"] / zgrep["build"]["dockerfile"]
+    ).resolve() == DOCKER / "Dockerfile"
     known = {env_name(key) for key in DEFAULTS}
     assert set(zgrep["environment"]) <= known, set(zgrep["environment"]) - known
     assert zgrep["environment"]["ZG_MODE"] in CHOICES["mode"]

@@ -14,11 +14,30 @@ from daemon_helpers import User
 
 SECRET_QUERY = "frobnicate_the_quux"  # appears only in a query: must never reach the log by default
 FILES: dict[str, str | bytes] = {
-    "billing/invoice.py": "def total_with_tax(amount, rate):\n    \"\"\"Invoice total including tax.\"\"\"\n"
-                          "    subtotal = amount\n    tax = subtotal * rate\n    return subtotal + tax\n",
+    "billing/invoice.py": 'def total_with_tax(amount, rate):\n    """Invoice total including tax."""\n'
+    "    subtotal = amount\n    tax = subtotal * rate\n    return subtotal + tax\n",
 }
-ALLOWED = {"ts", "command", "frontend", "mode", "took_ms", "version", "hits", "top_score", "queries_count", "exit",
-           "changed", "deleted", "unchanged", "chunks", "embedded", "files", "index_took_s", "dry_run", "indexed"}
+ALLOWED = {
+    "ts",
+    "command",
+    "frontend",
+    "mode",
+    "took_ms",
+    "version",
+    "hits",
+    "top_score",
+    "queries_count",
+    "exit",
+    "changed",
+    "deleted",
+    "unchanged",
+    "chunks",
+    "embedded",
+    "files",
+    "index_took_s",
+    "dry_run",
+    "indexed",
+}
 
 
 @pytest.fixture
@@ -39,15 +58,22 @@ def test_off_by_default_and_a_repository_cannot_turn_it_on(setup: tuple[User, Pa
     user, root, log = setup
     (root / ".zgrep.toml").write_text("[telemetry]\nenabled = true\ninclude_queries = true\n")
     assert user.zg("status", cwd=root).returncode == 0
-    assert user.zg("search", "invoice total", "--no-index", cwd=root).returncode == 2  # recorded too, when on
+    assert (
+        user.zg("search", "invoice total", "--no-index", cwd=root).returncode == 2
+    )  # recorded too, when on
     assert not log.exists()
     stats = user.zg("stats", cwd=root)
     assert stats.returncode == 1 and stats.stdout == ""
     notice, off = stats.stderr.splitlines()  # the untrusted file's settings are named as ignored
-    assert "ignored telemetry.enabled, telemetry.include_queries" in notice and "telemetry is off" in off
+    assert (
+        "ignored telemetry.enabled, telemetry.include_queries" in notice
+        and "telemetry is off" in off
+    )
 
 
-def test_on_lines_hold_no_code_paths_or_queries_and_stats_summarise_them(setup: tuple[User, Path, Path]) -> None:
+def test_on_lines_hold_no_code_paths_or_queries_and_stats_summarise_them(
+    setup: tuple[User, Path, Path],
+) -> None:
     user, root, log = setup
     user_config(user, "[telemetry]\nenabled = true\n")
     assert user.zg("index", cwd=root).returncode == 0

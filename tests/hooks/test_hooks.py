@@ -25,10 +25,20 @@ VENV_BIN = str(Path(sys.executable).parent)
 
 def commit(root: Path, message: str, *args: str) -> subprocess.CompletedProcess[str]:
     """`git commit` as a user would run it (hooks fire); the process, not raising."""
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
-           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
-    return subprocess.run(["git", "commit", "-q", "-m", message, *args], cwd=root, env=env, capture_output=True,
-                          text=True)
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.com",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.com",
+    }
+    return subprocess.run(
+        ["git", "commit", "-q", "-m", message, *args],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
 
 
 def write(root: Path, rel: str, text: str) -> None:
@@ -53,12 +63,16 @@ def found(root: Path, symbol: str) -> set[str]:
     """Paths of the `zg search --json` hits whose text defines `symbol` (the query)."""
     proc = zg("search", symbol, "--json", "--preview", "full", cwd=root)
     assert proc.returncode in (0, 1), proc.stderr
-    return {hit["path"] for hit in json.loads(proc.stdout)["hits"] if f"def {symbol}(" in hit["preview"]}
+    return {
+        hit["path"] for hit in json.loads(proc.stdout)["hits"] if f"def {symbol}(" in hit["preview"]
+    }
 
 
 def passes(root: Path) -> int:
     log = pending.state_path(root, pending.LOG)
-    return sum("index pass:" in line for line in log.read_text().splitlines()) if log.exists() else 0
+    return (
+        sum("index pass:" in line for line in log.read_text().splitlines()) if log.exists() else 0
+    )
 
 
 @pytest.fixture
@@ -96,7 +110,7 @@ def test_install_fresh_repo_then_uninstall(repo: Path) -> None:
 
 def test_existing_hooks_are_chained_and_restored_exactly(repo: Path) -> None:
     hooks_dir = repo / ".git" / "hooks"
-    pre = b"#!/bin/sh\necho ran >> \"$(git rev-parse --git-dir)/chained.log\"\nexit 3\n"
+    pre = b'#!/bin/sh\necho ran >> "$(git rev-parse --git-dir)/chained.log"\nexit 3\n'
     (hooks_dir / "pre-commit").write_bytes(pre)
     os.chmod(hooks_dir / "pre-commit", 0o750)
     post = b"#!/bin/sh\nexit 5\n"
@@ -118,7 +132,9 @@ def test_existing_hooks_are_chained_and_restored_exactly(repo: Path) -> None:
     (hooks_dir / "post-merge").write_text("#!/bin/sh\n")
     (hooks_dir / "post-merge.zgrep-chained").write_text("#!/bin/sh\n")
     proc = zg("hooks", "install", cwd=repo)
-    assert proc.returncode == 2 and "--force" in proc.stderr  # a conflict is an error, not "none found"
+    assert (
+        proc.returncode == 2 and "--force" in proc.stderr
+    )  # a conflict is an error, not "none found"
     assert zg("hooks", "install", "--force", cwd=repo).returncode == 0
     (hooks_dir / "post-merge.zgrep-chained").unlink()
 
@@ -143,31 +159,51 @@ def test_core_hooks_path_and_worktree(repo: Path, tmp_path: Path) -> None:
     git(repo, "config", "core.hooksPath", ".githooks")
     proc = zg("hooks", "install", cwd=repo)
     assert proc.returncode == 0 and str(repo / ".githooks") in proc.stdout
-    assert (repo / ".githooks" / "post-rewrite").is_file() and not (repo / ".git" / "hooks" / "post-rewrite").exists()
+    assert (repo / ".githooks" / "post-rewrite").is_file() and not (
+        repo / ".git" / "hooks" / "post-rewrite"
+    ).exists()
     assert hooks_status(repo)["hooks_dir"] == str(repo / ".githooks")
 
 
 def test_missing_zg_exits_zero_with_one_line(repo: Path, tmp_path: Path) -> None:
     python = tmp_path / "python3"
     python.symlink_to(Path(sys.base_prefix) / "bin" / "python3")
-    subprocess.run([str(python), "-c", f"from pathlib import Path; from zgrep.hooks.install import install; "
-                    f"install(Path({str(repo)!r}))"], env={**os.environ, "PYTHONPATH": str(ZGREP_REPO)}, check=True)
+    subprocess.run(
+        [
+            str(python),
+            "-c",
+            f"from pathlib import Path; from zgrep.hooks.install import install; "
+            f"install(Path({str(repo)!r}))",
+        ],
+        env={**os.environ, "PYTHONPATH": str(ZGREP_REPO)},
+        check=True,
+    )
     python.unlink()  # the interpreter that installed the hooks is gone ...
-    path = os.pathsep.join(p for p in os.environ["PATH"].split(os.pathsep) if not shutil.which("zg", path=p))
+    path = os.pathsep.join(
+        p for p in os.environ["PATH"].split(os.pathsep) if not shutil.which("zg", path=p)
+    )
     write(repo, "a.py", "x = 1\n")
     git(repo, "add", ".")
     env = {**os.environ, "PATH": path}  # ... and zg is not on PATH
     for hook in ("pre-commit", "post-commit"):
-        proc = subprocess.run([str(repo / ".git" / "hooks" / hook)], cwd=repo, env=env, capture_output=True, text=True)
+        proc = subprocess.run(
+            [str(repo / ".git" / "hooks" / hook)], cwd=repo, env=env, capture_output=True, text=True
+        )
         assert proc.returncode == 0 and proc.stdout == ""
         assert len(proc.stderr.splitlines()) == 1 and "zg not found" in proc.stderr
-    proc = subprocess.run(["git", "commit", "-q", "-m", "x"], cwd=repo, env=env, capture_output=True, text=True)
+    proc = subprocess.run(
+        ["git", "commit", "-q", "-m", "x"], cwd=repo, env=env, capture_output=True, text=True
+    )
     assert proc.returncode == 0
 
 
 def test_index_follows_commit_checkout_merge_and_rewrite(indexed: Path) -> None:
     repo = indexed
-    write(repo, "src/frob.py", "def parse_frobnicator_manifest(path):\n    return open(path).read().split()\n")
+    write(
+        repo,
+        "src/frob.py",
+        "def parse_frobnicator_manifest(path):\n    return open(path).read().split()\n",
+    )
     git(repo, "add", ".")
     proc = commit(repo, "frob")
     assert proc.returncode == 0 and proc.stdout == proc.stderr == ""
@@ -196,11 +232,17 @@ def test_index_follows_commit_checkout_merge_and_rewrite(indexed: Path) -> None:
     assert commit(repo, "amended", "--amend").returncode == 0
     wait_idle(repo)
     hits = found(repo, "compute_zorblax_ratio")
-    assert "src/ratio.py" in hits and "src/quux.py" not in hits | found(repo, "compute_quuxification_ratio")
+    assert "src/ratio.py" in hits and "src/quux.py" not in hits | found(
+        repo, "compute_quuxification_ratio"
+    )
 
     # A rebase onto a main that gained a function: post-checkout/post-rewrite bring it in.
     git(repo, "checkout", "-q", "main")
-    write(repo, "src/base.py", "def base_helper(x):\n    return x + 1\n\n\ndef rebased_wibble_sprocket():\n    return 2\n")
+    write(
+        repo,
+        "src/base.py",
+        "def base_helper(x):\n    return x + 1\n\n\ndef rebased_wibble_sprocket():\n    return 2\n",
+    )
     assert commit(repo, "main moves", "-a").returncode == 0
     git(repo, "checkout", "-q", "side")
     wait_idle(repo)
@@ -209,7 +251,9 @@ def test_index_follows_commit_checkout_merge_and_rewrite(indexed: Path) -> None:
     wait_idle(repo)
     assert "src/base.py" in found(repo, "rebased_wibble_sprocket")
     # (the rebase drops the amended merge commit, so the quux commit comes back as it was)
-    assert "src/quux.py" in found(repo, "compute_quuxification_ratio") and not found(repo, "compute_zorblax_ratio")
+    assert "src/quux.py" in found(repo, "compute_quuxification_ratio") and not found(
+        repo, "compute_zorblax_ratio"
+    )
     assert "index pass failed" not in pending.state_path(repo, pending.LOG).read_text()
 
 
@@ -234,16 +278,30 @@ def test_pre_commit_framework_try_repo(indexed: Path, tmp_path: Path) -> None:
     git(repo, "add", ".")
     assert commit(repo, "via framework").returncode == 0
     assert pending.pending_count(repo) == 0  # no hooks: nothing queued yet
-    env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "pc-home"), "PATH": VENV_BIN + os.pathsep + os.environ["PATH"]}
-    proc = subprocess.run(["pre-commit", "try-repo", str(ZGREP_REPO), "zg-index", "--hook-stage", "post-commit"],
-                          cwd=repo, env=env, capture_output=True, text=True, timeout=120)
+    env = {
+        **os.environ,
+        "PRE_COMMIT_HOME": str(tmp_path / "pc-home"),
+        "PATH": VENV_BIN + os.pathsep + os.environ["PATH"],
+    }
+    proc = subprocess.run(
+        ["pre-commit", "try-repo", str(ZGREP_REPO), "zg-index", "--hook-stage", "post-commit"],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0 and "Passed" in proc.stdout, proc.stdout + proc.stderr
     wait_idle(repo)
     assert "src/viaframework.py" in found(repo, "framework_triggered_blorp")
 
 
 def _snapshot(directory: Path) -> dict[str, tuple[bytes, int]]:
-    return {p.name: (p.read_bytes(), stat.S_IMODE(p.stat().st_mode)) for p in directory.iterdir() if p.is_file()}
+    return {
+        p.name: (p.read_bytes(), stat.S_IMODE(p.stat().st_mode))
+        for p in directory.iterdir()
+        if p.is_file()
+    }
 
 
 def test_uninstall_is_idempotent(repo: Path) -> None:
@@ -269,4 +327,6 @@ def test_uninstall_still_refuses_a_foreign_hook_over_our_chained_one(repo: Path)
     (hooks_dir / "post-merge.zgrep-chained").write_text("#!/bin/sh\necho old\n")
     proc = zg("hooks", "uninstall", cwd=repo)
     assert proc.returncode == 2 and "post-merge" in proc.stderr
-    assert (hooks_dir / "post-merge.zgrep-chained").exists() and (hooks_dir / "post-merge").read_text() == "#!/bin/sh\n"
+    assert (hooks_dir / "post-merge.zgrep-chained").exists() and (
+        hooks_dir / "post-merge"
+    ).read_text() == "#!/bin/sh\n"

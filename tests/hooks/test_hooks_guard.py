@@ -26,13 +26,23 @@ PROBE = "import os, sys\nwith open(os.environ['ZGREP_TEST_PYTHON_LOG'], 'a') as 
 
 
 def git_env(**extra: str) -> dict[str, str]:
-    return {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
-            "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com", **extra}
+    return {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.com",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.com",
+        **extra,
+    }
 
 
-def run_git(root: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def run_git(
+    root: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """A git command as a user runs it (hooks fire); the process, not raising."""
-    return subprocess.run(["git", *args], cwd=root, env=env or git_env(), capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        ["git", *args], cwd=root, env=env or git_env(), capture_output=True, text=True, timeout=120
+    )
 
 
 def head_subject(root: Path) -> str:
@@ -78,25 +88,42 @@ def test_adr_violation_still_blocks(adr_repo: Path) -> None:
     out = proc.stdout + proc.stderr  # git sends a hook's stdout to its stderr
     assert proc.returncode == 1 and head_subject(repo) == "init"
     assert "ADR-0001" in out and "fetch_with_retry" in out and "FAILED" in out
-    write(repo, "docs/adr/0001-retries.md", adr_text("ADR-0001", anchors=ANCHOR.replace("fetch_with_retry", "fetch")))
+    write(
+        repo,
+        "docs/adr/0001-retries.md",
+        adr_text("ADR-0001", anchors=ANCHOR.replace("fetch_with_retry", "fetch")),
+    )
     git(repo, "add", ".")
     proc = commit(repo, "rename with the ADR updated")
-    assert proc.returncode == 0 and proc.stdout == "" and proc.stderr == "", proc.stdout + proc.stderr
+    assert proc.returncode == 0 and proc.stdout == "" and proc.stderr == "", (
+        proc.stdout + proc.stderr
+    )
 
 
 @pytest.mark.parametrize("how", ["-a", "paths"])
 def test_commit_all_or_paths_checks_the_index_git_commits(adr_repo: Path, how: str) -> None:
     """`git commit -a` / `git commit PATH...` hand the hook a temporary index: the check reads that one."""
     repo = adr_repo
-    write(repo, "src/net.py", NET.replace("fetch_with_retry", "fetch"))  # not staged: git stages it for the commit
+    write(
+        repo, "src/net.py", NET.replace("fetch_with_retry", "fetch")
+    )  # not staged: git stages it for the commit
     proc = commit(repo, "rename", *(["-a"] if how == "-a" else ["src/net.py"]))
     out = proc.stdout + proc.stderr
     assert proc.returncode == 1 and head_subject(repo) == "init", out
     assert "ADR-0001" in out and "fetch_with_retry" in out and "FAILED" in out
-    write(repo, "docs/adr/0001-retries.md", adr_text("ADR-0001", anchors=ANCHOR.replace("fetch_with_retry", "fetch")))
-    proc = commit(repo, "rename with the ADR updated",
-                  *(["-a"] if how == "-a" else ["src/net.py", "docs/adr/0001-retries.md"]))
-    assert proc.returncode == 0 and head_subject(repo) == "rename with the ADR updated", proc.stdout + proc.stderr
+    write(
+        repo,
+        "docs/adr/0001-retries.md",
+        adr_text("ADR-0001", anchors=ANCHOR.replace("fetch_with_retry", "fetch")),
+    )
+    proc = commit(
+        repo,
+        "rename with the ADR updated",
+        *(["-a"] if how == "-a" else ["src/net.py", "docs/adr/0001-retries.md"]),
+    )
+    assert proc.returncode == 0 and head_subject(repo) == "rename with the ADR updated", (
+        proc.stdout + proc.stderr
+    )
     assert proc.stdout == "" and proc.stderr == ""
 
 
@@ -116,12 +143,23 @@ def bare_venv_hooks(root: Path, tmp_path: Path) -> None:
     venv = tmp_path / "bare-venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = venv / "bin" / "python"
-    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-                          capture_output=True, text=True, check=True).stdout.strip()
+    site = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     Path(site, "zgrep-src.pth").write_text(f"{ZGREP_REPO}\n")
     assert subprocess.run([str(python), "-c", "import yaml"], capture_output=True).returncode == 1
-    subprocess.run([str(python), "-c", f"from pathlib import Path; from zgrep.hooks.install import install; "
-                    f"install(Path({str(root)!r}))"], check=True)
+    subprocess.run(
+        [
+            str(python),
+            "-c",
+            f"from pathlib import Path; from zgrep.hooks.install import install; "
+            f"install(Path({str(root)!r}))",
+        ],
+        check=True,
+    )
 
 
 @pytest.mark.parametrize("how", ["bare venv", "shadowed"])
@@ -132,7 +170,9 @@ def test_missing_pyyaml_does_not_block(adr_repo: Path, tmp_path: Path, how: str)
     else:  # simulated: the hooks' own venv, with a `yaml` on PYTHONPATH that fails to import
         write(tmp_path, "shadow/yaml.py", "raise ImportError(\"No module named 'yaml'\")\n")
         env["PYTHONPATH"] = str(tmp_path / "shadow")
-    write(adr_repo, "src/net.py", NET + "# touched\n")  # an anchored file: the check must run (and cannot)
+    write(
+        adr_repo, "src/net.py", NET + "# touched\n"
+    )  # an anchored file: the check must run (and cannot)
     git(adr_repo, "add", "src/net.py")
     proc = run_git(adr_repo, "commit", "-q", "-m", "unrelated", env=env)
     assert proc.returncode == 0 and head_subject(adr_repo) == "unrelated", proc.stdout + proc.stderr
@@ -150,8 +190,12 @@ def test_post_hooks_never_block(repo: Path) -> None:
     pending.state_path(repo, pending.QUEUE).mkdir()  # the queue cannot be written
     write(repo, "b.py", "y = 2\n")
     git(repo, "add", "b.py")
-    for args in (("commit", "-q", "-m", "two"), ("commit", "-q", "--amend", "-m", "two again"),
-                 ("checkout", "-q", "side"), ("merge", "-q", "--no-edit", "main")):
+    for args in (
+        ("commit", "-q", "-m", "two"),
+        ("commit", "-q", "--amend", "-m", "two again"),
+        ("checkout", "-q", "side"),
+        ("merge", "-q", "--no-edit", "main"),
+    ):
         proc = run_git(repo, *args)
         assert proc.returncode == 0, (args, proc.stderr)
         assert proc.stdout == "" and len(proc.stderr.splitlines()) <= 1, (args, proc.stderr)
@@ -169,7 +213,8 @@ def test_commit_without_adrs_starts_no_python(repo: Path, tmp_path: Path) -> Non
 
 
 def test_a_commit_touching_no_anchored_path_starts_no_python_once_the_anchor_set_is_cached(
-        adr_repo: Path, tmp_path: Path) -> None:
+    adr_repo: Path, tmp_path: Path
+) -> None:
     """Issue 24: with ADRs, a commit that stages no anchored path (and no ADR) is decided by the shell hook from
     the anchor set the last passing check left in the git dir; anchored paths, ADR edits and deletions still run
     the check and still block."""
@@ -178,9 +223,14 @@ def test_a_commit_touching_no_anchored_path_starts_no_python_once_the_anchor_set
     write(repo, "docs/adr/0002-dirs.md", adr_text("ADR-0002", anchors="  - {path: src/pkg}\n"))
     write(repo, "src/pkg/mod.py", "x = 1\n")
     git(repo, "add", ".")
-    assert run_git(repo, "commit", "-q", "-m", "second ADR", env=env).returncode == 0  # an ADR changed: checked
+    assert (
+        run_git(repo, "commit", "-q", "-m", "second ADR", env=env).returncode == 0
+    )  # an ADR changed: checked
     assert any("zgrep.hooks.run" in line for line in starts(log))
-    assert set((repo / ".git" / "zgrep-adr-anchors").read_text().split()) == {"src/net.py", "src/pkg"}
+    assert set((repo / ".git" / "zgrep-adr-anchors").read_text().split()) == {
+        "src/net.py",
+        "src/pkg",
+    }
     log.unlink()
     write(repo, "README.md", "docs\n")
     write(repo, "src/pkg_other.py", "y = 2\n")  # a sibling of an anchored directory, not under it
@@ -196,8 +246,14 @@ def test_a_commit_touching_no_anchored_path_starts_no_python_once_the_anchor_set
     proc = run_git(repo, "commit", "-q", "-m", "drop net", env=env)
     assert proc.returncode == 1 and "ADR-0001" in proc.stderr, proc.stdout + proc.stderr
     git(repo, "reset", "-q", "--hard")
-    write(repo, "docs/adr/0001-retries.md", adr_text("ADR-0001", anchors=ANCHOR.replace("net.py", "gone.py")))
-    git(repo, "add", ".")  # an ADR edited to anchor a missing file: the key changed, so Python decides
+    write(
+        repo,
+        "docs/adr/0001-retries.md",
+        adr_text("ADR-0001", anchors=ANCHOR.replace("net.py", "gone.py")),
+    )
+    git(
+        repo, "add", "."
+    )  # an ADR edited to anchor a missing file: the key changed, so Python decides
     proc = run_git(repo, "commit", "-q", "-m", "bad anchor", env=env)
     assert proc.returncode == 1 and "ADR-0001" in proc.stderr, proc.stdout + proc.stderr
 

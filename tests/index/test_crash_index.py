@@ -15,7 +15,16 @@ from typing import Any
 import pytest
 
 from conftest import ZG
-from corpus import FILES, assert_consistent, assert_one_line_error, collections, engine_pids, make_repo, run_zg, user_env
+from corpus import (
+    FILES,
+    assert_consistent,
+    assert_one_line_error,
+    collections,
+    engine_pids,
+    make_repo,
+    run_zg,
+    user_env,
+)
 from daemon_helpers import User, wait_for
 
 SMALL = {rel: FILES[rel] for rel in ("src/auth/users.py", "src/net/retry.py", "web/render.js")}
@@ -24,12 +33,16 @@ SMALL = {rel: FILES[rel] for rel in ("src/auth/users.py", "src/net/retry.py", "w
 def generated_files(n: int) -> dict[str, str]:
     """`n` Python modules, each defining a function named after its number (one chunk per definition)."""
     body = lambda i: "\n".join(f"    value_{j} = item * {j} + {i}" for j in range(10))  # noqa: E731
-    return {f"pkg{i % 8}/mod{i:03d}.py":
-            f'"""Module {i}."""\n\n\ndef crashtoken{i:03d}q(item):\n    """Compute quantity {i}."""\n{body(i)}\n'
-            f'    return value_9\n' for i in range(n)}
+    return {
+        f"pkg{i % 8}/mod{i:03d}.py": f'"""Module {i}."""\n\n\ndef crashtoken{i:03d}q(item):\n    """Compute quantity {i}."""\n{body(i)}\n'
+        f"    return value_9\n"
+        for i in range(n)
+    }
 
 
-def search(root: Path, env: dict[str, str], query: str, *extra: str) -> subprocess.CompletedProcess[str]:
+def search(
+    root: Path, env: dict[str, str], query: str, *extra: str
+) -> subprocess.CompletedProcess[str]:
     return run_zg("search", "--json", "--preview", "none", *extra, query, cwd=root, env=env)
 
 
@@ -50,20 +63,40 @@ def indexed(tmp_path: Path) -> dict[str, Any]:
 
 # --- item 1: searches keep answering while --full rebuilds ----------------------------------------------------
 
+
 @pytest.mark.e2e
-def test_daemon_answers_searches_from_the_old_index_while_a_full_rebuild_runs(tmp_path: Path) -> None:
+def test_daemon_answers_searches_from_the_old_index_while_a_full_rebuild_runs(
+    tmp_path: Path,
+) -> None:
     user = User(tmp_path / "user")
     root = make_repo(tmp_path / "repo", generated_files(240))
     user.start()
     try:
         assert user.zg("index", "--mode", "server", cwd=root).returncode == 0
         rebuild = user.popen("index", "--full", "--mode", "server", "--json", cwd=root)
-        wait_for(lambda: any(w["root"] == str(root) and w["job_running"] for w in user.server_status()["workspaces"]),
-                 60, "the rebuild to start")
+        wait_for(
+            lambda: any(
+                w["root"] == str(root) and w["job_running"]
+                for w in user.server_status()["workspaces"]
+            ),
+            60,
+            "the rebuild to start",
+        )
         answered = 0
-        while any(w["root"] == str(root) and w["job_running"] for w in user.server_status()["workspaces"]):
+        while any(
+            w["root"] == str(root) and w["job_running"] for w in user.server_status()["workspaces"]
+        ):
             i = (answered * 37) % 240
-            out = user.zg("search", "--json", "--refresh", "off", "--mode", "server", f"crashtoken{i:03d}q", cwd=root)
+            out = user.zg(
+                "search",
+                "--json",
+                "--refresh",
+                "off",
+                "--mode",
+                "server",
+                f"crashtoken{i:03d}q",
+                cwd=root,
+            )
             assert out.returncode == 0, (answered, out.returncode, out.stderr)
             assert json.loads(out.stdout)["hits"][0]["path"] == f"pkg{i % 8}/mod{i:03d}.py"
             callers = user.zg("callers", "--json", f"crashtoken{i:03d}q", cwd=root)
@@ -73,21 +106,28 @@ def test_daemon_answers_searches_from_the_old_index_while_a_full_rebuild_runs(tm
         stdout, stderr = rebuild.communicate(timeout=120)
         assert rebuild.returncode == 0, stderr
         assert answered >= 1, "the rebuild finished before a search could run during it"
-        out = user.zg("search", "--json", "--refresh", "off", "--mode", "server", "crashtoken007q", cwd=root)
+        out = user.zg(
+            "search", "--json", "--refresh", "off", "--mode", "server", "crashtoken007q", cwd=root
+        )
         assert json.loads(out.stdout)["hits"][0]["path"] == "pkg7/mod007.py"
     finally:
         user.zg("server", "off")
     assert_consistent(root)
     state = root / ".zgrep"
-    assert collections(root) == [json.loads((state / "manifest.json").read_text())["collection"]], "old collection kept"
+    assert collections(root) == [json.loads((state / "manifest.json").read_text())["collection"]], (
+        "old collection kept"
+    )
     assert not (state / "rebuild.json").exists()
 
 
 # --- item 2: kill -9 in a full rebuild ------------------------------------------------------------------------
 
+
 def _rebuild_started(state: Path) -> bool:
     """A rebuild has begun writing: its marker (or, before issue 8, an incomplete manifest)."""
-    return (state / "rebuild.json").exists() or json.loads((state / "manifest.json").read_text()).get("complete") is False
+    return (state / "rebuild.json").exists() or json.loads(
+        (state / "manifest.json").read_text()
+    ).get("complete") is False
 
 
 def _kill_when(proc: subprocess.Popen[bytes], ready: Any) -> None:
@@ -108,8 +148,13 @@ def test_kill_9_during_full_keeps_a_whole_index(tmp_path: Path, moment: str) -> 
     assert run_zg("index", "--mode", "direct", cwd=root, env=env).returncode == 0
     state = root / ".zgrep"
     saved = (state / "files.json").stat().st_mtime_ns
-    proc = subprocess.Popen([ZG, "index", "--full", "--mode", "direct"], cwd=root, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [ZG, "index", "--full", "--mode", "direct"],
+        cwd=root,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     if moment == "rebuild started":
         ready = lambda: _rebuild_started(state)  # noqa: E731
     else:
@@ -118,7 +163,10 @@ def test_kill_9_during_full_keeps_a_whole_index(tmp_path: Path, moment: str) -> 
     wait_for(lambda: not engine_pids(root), 30, "the killed index's engine to exit")
     # without refreshing, searches still answer from the complete old index
     for i in (3, 120, 239):
-        assert top_path(search(root, env, f"crashtoken{i:03d}q", "--refresh", "off")) == f"pkg{i % 8}/mod{i:03d}.py"
+        assert (
+            top_path(search(root, env, f"crashtoken{i:03d}q", "--refresh", "off"))
+            == f"pkg{i % 8}/mod{i:03d}.py"
+        )
     out = run_zg("index", "--json", "--mode", "direct", cwd=root, env=env)
     assert out.returncode == 0, out.stderr
     rows = assert_consistent(root)
@@ -135,7 +183,11 @@ def test_kill_9_of_the_daemon_during_full_keeps_a_whole_index(tmp_path: Path) ->
     try:
         assert user.zg("index", "--mode", "server", cwd=root).returncode == 0
         rebuild = user.popen("index", "--full", "--mode", "server", cwd=root)
-        wait_for(lambda: _rebuild_started(root / ".zgrep") or rebuild.poll() is not None, 60, "the rebuild to start")
+        wait_for(
+            lambda: _rebuild_started(root / ".zgrep") or rebuild.poll() is not None,
+            60,
+            "the rebuild to start",
+        )
         assert rebuild.poll() is None, "the rebuild finished before the daemon could be killed"
         os.kill(pid, signal.SIGKILL)
         rebuild.communicate(timeout=60)
@@ -144,13 +196,18 @@ def test_kill_9_of_the_daemon_during_full_keeps_a_whole_index(tmp_path: Path) ->
     finally:
         user.zg("server", "off")
     env = {**user.env}
-    assert top_path(search(root, env, "crashtoken200q", "--refresh", "off", "--mode", "direct")) == "pkg0/mod200.py"
+    assert (
+        top_path(search(root, env, "crashtoken200q", "--refresh", "off", "--mode", "direct"))
+        == "pkg0/mod200.py"
+    )
     assert run_zg("index", "--mode", "direct", cwd=root, env=env).returncode == 0
     assert len({r["path"] for r in assert_consistent(root)}) == 240
     assert not (root / ".zgrep" / "rebuild.json").exists()
 
 
-def test_rows_that_disagree_with_the_file_state_are_reported_then_repaired(indexed: dict[str, Any]) -> None:
+def test_rows_that_disagree_with_the_file_state_are_reported_then_repaired(
+    indexed: dict[str, Any],
+) -> None:
     root, env = indexed["root"], indexed["env"]
     from zgrep.engine import Engine
 
@@ -162,7 +219,9 @@ def test_rows_that_disagree_with_the_file_state_are_reported_then_repaired(index
     finally:
         engine.close()
     status = run_zg("status", "--mode", "direct", cwd=root, env=env)
-    assert status.returncode == 1 and "holds 0 chunks" in status.stdout and "zg index" in status.stdout, status.stdout
+    assert (
+        status.returncode == 1 and "holds 0 chunks" in status.stdout and "zg index" in status.stdout
+    ), status.stdout
     doctor = run_zg("doctor", cwd=root, env=env)
     assert doctor.returncode != 0 and "holds 0 chunks" in doctor.stdout, doctor.stdout
     out = run_zg("index", "--json", "--mode", "direct", cwd=root, env=env)
@@ -175,13 +234,14 @@ def test_rows_that_disagree_with_the_file_state_are_reported_then_repaired(index
 
 # --- item 3: damage to .zgrep/milvus.db (the native engine's one data file) -----------------------------------
 
+
 def _data_file(root: Path) -> Path:
     return root / ".zgrep" / "milvus.db"
 
 
 def _overwrite_middle(path: Path) -> None:
     data = bytearray(path.read_bytes())
-    data[len(data) // 4:] = os.urandom(len(data) - len(data) // 4)
+    data[len(data) // 4 :] = os.urandom(len(data) - len(data) // 4)
     path.write_bytes(bytes(data))
 
 
@@ -190,12 +250,18 @@ DAMAGE = {
     "truncated to nothing": lambda f: f.write_bytes(b""),
     "overwritten after the header": _overwrite_middle,
     "deleted database": lambda f: f.unlink(),
-    "a Milvus Lite 3 directory in its place": lambda f: (f.unlink(), f.mkdir(), (f / "LOCK").write_text("")),
+    "a Milvus Lite 3 directory in its place": lambda f: (
+        f.unlink(),
+        f.mkdir(),
+        (f / "LOCK").write_text(""),
+    ),
 }
 
 
 @pytest.mark.parametrize("damage", list(DAMAGE))
-def test_damaged_milvus_data_is_named_and_full_recovers(indexed: dict[str, Any], damage: str) -> None:
+def test_damaged_milvus_data_is_named_and_full_recovers(
+    indexed: dict[str, Any], damage: str
+) -> None:
     root, env = indexed["root"], indexed["env"]
     DAMAGE[damage](_data_file(root))
     status = run_zg("status", "--mode", "direct", cwd=root, env=env)
@@ -231,11 +297,20 @@ def test_human_index_says_it_repaired(indexed: dict[str, Any]) -> None:
 
 # --- item 4: state files of the wrong JSON type ----------------------------------------------------------------
 
-@pytest.mark.parametrize("name,content", [("manifest.json", "[]"), ("manifest.json", '"x"'),
-                                          ("files.json", '{"files": []}'), ("files.json", "[]"),
-                                          ("files.json", '{"files": {"a.py": "abcde"}}')])
-def test_state_files_of_the_wrong_type_give_one_line_naming_the_fix(indexed: dict[str, Any], name: str,
-                                                                     content: str) -> None:
+
+@pytest.mark.parametrize(
+    "name,content",
+    [
+        ("manifest.json", "[]"),
+        ("manifest.json", '"x"'),
+        ("files.json", '{"files": []}'),
+        ("files.json", "[]"),
+        ("files.json", '{"files": {"a.py": "abcde"}}'),
+    ],
+)
+def test_state_files_of_the_wrong_type_give_one_line_naming_the_fix(
+    indexed: dict[str, Any], name: str, content: str
+) -> None:
     root, env = indexed["root"], indexed["env"]
     (root / ".zgrep" / name).write_text(content)
     for args in (("search", "getUserName"), ("index",), ("status",)):
@@ -247,6 +322,7 @@ def test_state_files_of_the_wrong_type_give_one_line_naming_the_fix(indexed: dic
 
 
 # --- item 6: an unreachable Milvus server; credentials in URIs ------------------------------------------------
+
 
 def _closed_port() -> int:
     with socket.socket() as sock:

@@ -12,8 +12,17 @@ from pathlib import Path
 import pytest
 
 from zgrep.git import git_toplevel
-from zgrep.index.discovery import (Confinement, LoadedFile, Skip, discover, filter_paths,
-                             is_git_repo, list_files, read_file, stat_files)
+from zgrep.index.discovery import (
+    Confinement,
+    LoadedFile,
+    Skip,
+    discover,
+    filter_paths,
+    is_git_repo,
+    list_files,
+    read_file,
+    stat_files,
+)
 from zgrep.index.ignore import IgnoreRules, global_ignore_path
 
 MiB = 1024 * 1024
@@ -42,8 +51,11 @@ def write(root: Path, rel: str, content: str | bytes = "x = 1\n") -> Path:
 
 
 def git(root: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@e",
-                    *args], check=True, capture_output=True)
+    subprocess.run(
+        ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@e", *args],
+        check=True,
+        capture_output=True,
+    )
 
 
 def make_repo(root: Path) -> Path:
@@ -72,6 +84,7 @@ def workspace(request, tmp_path) -> Path:
 
 
 # --- git listing -------------------------------------------------------------------------
+
 
 def test_git_lists_tracked_and_untracked_but_not_gitignored(tmp_path):
     root = make_repo(tmp_path)
@@ -146,6 +159,7 @@ def test_git_skips_submodule_and_nested_repository_dirs(tmp_path):
 
 # --- ignore layers -----------------------------------------------------------------------
 
+
 def test_nested_gitignore_applies_to_its_own_subtree(workspace):
     write(workspace, ".gitignore", "*.tmp\n")
     write(workspace, "a/.gitignore", "generated.py\n")
@@ -216,7 +230,11 @@ def test_hidden_paths_skipped_unless_asked(workspace):
 
     assert listed(workspace) == ["src/seen.py"]
     assert listed(workspace, include_hidden=True) == [
-        ".env", ".github/workflows/ci.yml", "src/.hidden.py", "src/seen.py"]
+        ".env",
+        ".github/workflows/ci.yml",
+        "src/.hidden.py",
+        "src/seen.py",
+    ]
 
 
 def test_explicit_reinclude_admits_a_hidden_path(workspace):
@@ -228,11 +246,28 @@ def test_explicit_reinclude_admits_a_hidden_path(workspace):
 
 
 def test_builtin_defaults(workspace):
-    skipped = ["node_modules/pkg/index.js", "web/node_modules/x.js", "app.min.js", "s.min.css",
-               "app.js.map", "package-lock.json", "sub/Cargo.lock", "go.sum", "logo.PNG",
-               "photo.jpg", "lib.so", "a.whl", "doc.pdf", "font.woff2", "__pycache__/m.pyc",
-               "dist/out.js", "build/gen.py", "target/debug/x.rs", ".venv/lib/site.py",
-               "venv/bin/activate"]
+    skipped = [
+        "node_modules/pkg/index.js",
+        "web/node_modules/x.js",
+        "app.min.js",
+        "s.min.css",
+        "app.js.map",
+        "package-lock.json",
+        "sub/Cargo.lock",
+        "go.sum",
+        "logo.PNG",
+        "photo.jpg",
+        "lib.so",
+        "a.whl",
+        "doc.pdf",
+        "font.woff2",
+        "__pycache__/m.pyc",
+        "dist/out.js",
+        "build/gen.py",
+        "target/debug/x.rs",
+        ".venv/lib/site.py",
+        "venv/bin/activate",
+    ]
     for rel in skipped:
         write(workspace, rel, "data\n")
     write(workspace, "app.js", "var a;\n")
@@ -259,13 +294,14 @@ def test_filter_paths_applies_the_same_rules(workspace):
 
 # --- symlinks ----------------------------------------------------------------------------
 
+
 def test_symlink_loops_do_not_hang_and_dir_links_are_not_followed(workspace, tmp_path):
     write(workspace, "a/real.py")
-    os.symlink("..", workspace / "a" / "up")              # loop back to the root
-    os.symlink("self", workspace / "self")                 # a link to itself
-    os.symlink("a", workspace / "alias")                  # a second name for a directory
+    os.symlink("..", workspace / "a" / "up")  # loop back to the root
+    os.symlink("self", workspace / "self")  # a link to itself
+    os.symlink("a", workspace / "alias")  # a second name for a directory
     outside = write(tmp_path, "outside.py")
-    os.symlink(outside, workspace / "escape.py")          # a file outside the workspace
+    os.symlink(outside, workspace / "escape.py")  # a file outside the workspace
     os.symlink("a/real.py", workspace / "inner_link.py")  # a file inside: kept
 
     assert listed(workspace) == ["a/real.py", "inner_link.py"]
@@ -276,9 +312,9 @@ def test_given_paths_get_the_listings_confinement(workspace, tmp_path):
     the way, is refused by filter_paths, stat_files and read_file alike."""
     write(workspace, "a/real.py")
     write(tmp_path, "etc/passwd", "root:x:0:0\n")
-    os.symlink(tmp_path / "etc", workspace / "etc_link")      # a directory outside
+    os.symlink(tmp_path / "etc", workspace / "etc_link")  # a directory outside
     os.symlink(tmp_path / "etc" / "passwd", workspace / "creds.py")  # a file outside
-    os.symlink("a", workspace / "alias")                      # a directory inside: never entered either
+    os.symlink("a", workspace / "alias")  # a directory inside: never entered either
     given = ["etc_link/passwd", "creds.py", "alias/real.py", "a/../etc_link/passwd", "a/real.py"]
     assert filter_paths(workspace, IgnoreRules.for_root(workspace), given) == ["a/real.py"]
     assert stat_files(workspace, given).keys() == {"a/real.py"}
@@ -287,7 +323,9 @@ def test_given_paths_get_the_listings_confinement(workspace, tmp_path):
     assert isinstance(read_file(workspace, "a/real.py", max_bytes=MiB), LoadedFile)
 
 
-def test_a_symlinked_directory_deeper_on_the_way_is_refused_for_every_path_below_it(workspace, tmp_path):
+def test_a_symlinked_directory_deeper_on_the_way_is_refused_for_every_path_below_it(
+    workspace, tmp_path
+):
     """One Confinement serves a whole run: a link three levels down refuses everything under it, and its
     siblings and parents stay readable, whichever path is asked first."""
     write(workspace, "a/b/c/real.py")
@@ -300,7 +338,10 @@ def test_a_symlinked_directory_deeper_on_the_way_is_refused_for_every_path_below
     assert got[0] == got[2] == Skip("a/b/link/d/secret.py", "outside_workspace")
     assert isinstance(got[1], LoadedFile) and isinstance(got[3], LoadedFile)
     stats: dict[str, tuple[int, int]] = {}
-    assert list_files(workspace, IgnoreRules.for_root(workspace), stats=stats) == ["a/b/c/real.py", "a/b/keep.py"]
+    assert list_files(workspace, IgnoreRules.for_root(workspace), stats=stats) == [
+        "a/b/c/real.py",
+        "a/b/keep.py",
+    ]
     assert stats == stat_files(workspace, ["a/b/c/real.py", "a/b/keep.py"])
 
 
@@ -318,6 +359,7 @@ def test_tracked_directory_swapped_for_a_link_out_is_not_listed(tmp_path):
 
 # --- reading -----------------------------------------------------------------------------
 
+
 def test_read_text_file(tmp_path):
     path = write(tmp_path, "ok.py", "print('héllo')\n")
     got = read_file(tmp_path, "ok.py", max_bytes=MiB)
@@ -327,6 +369,7 @@ def test_read_text_file(tmp_path):
     assert got.mtime_ns == path.stat().st_mtime_ns
     assert got.mtime == pytest.approx(path.stat().st_mtime)
     import hashlib
+
     assert got.sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
 
 
@@ -438,7 +481,8 @@ def test_discover_yields_files_and_counted_skip_reasons(tmp_path):
 
     assert [r.rel for r in results if isinstance(r, LoadedFile)] == ["good.py"]
     assert Counter(r.reason for r in results if isinstance(r, Skip)) == Counter(
-        {"binary": 1, "not_utf8": 1, "too_large": 1})
+        {"binary": 1, "not_utf8": 1, "too_large": 1}
+    )
 
 
 def test_stat_files_tracks_size_and_mtime(tmp_path):

@@ -47,7 +47,10 @@ def test_from_history_on_a_one_commit_repo_speaks_of_that_commit(tmp_path):
 
 
 def test_impact_counts_one_file_in_the_singular(tmp_path):
-    root = make_repo(tmp_path / "repo", {"m.py": "def net(a):\n    return a\n\n\ndef gross(a):\n    return net(a)\n"})
+    root = make_repo(
+        tmp_path / "repo",
+        {"m.py": "def net(a):\n    return a\n\n\ndef gross(a):\n    return net(a)\n"},
+    )
     env = user_env(tmp_path / "user")
     assert run_zg("index", cwd=root, env=env).returncode == 0
     proc = run_zg("impact", "m.py:net", cwd=root, env=env)
@@ -58,7 +61,9 @@ def test_impact_counts_one_file_in_the_singular(tmp_path):
 def test_a_loopback_embedder_is_not_off_this_machine_but_still_needs_the_opt_in(tmp_path):
     root = make_repo(tmp_path / "repo", {"a.py": "def a():\n    return 1\n"})
     env = user_env(tmp_path / "user")
-    local = run_zg("index", "--model", "ollama:nomic", cwd=root, env=env)  # Ollama's default: 127.0.0.1:11434
+    local = run_zg(
+        "index", "--model", "ollama:nomic", cwd=root, env=env
+    )  # Ollama's default: 127.0.0.1:11434
     assert_one_line_error(local, "loopback", "allow_remote = true")
     assert "off this machine" not in local.stderr
     (root / ".zgrep.toml").write_text('[embedding]\nurl = "http://192.0.2.7:11434"\n')
@@ -70,7 +75,9 @@ def test_a_loopback_embedder_is_not_off_this_machine_but_still_needs_the_opt_in(
 def test_adr_for_lists_line_anchors(tmp_path):
     r = Repo(tmp_path / "repo")
     r.write("src/net.py", "def fetch():\n    return 1\n")
-    r.write("docs/adr/0001-net.md", adr_text("ADR-0001", anchors="  - {path: src/net.py, lines: 1-2}\n"))
+    r.write(
+        "docs/adr/0001-net.md", adr_text("ADR-0001", anchors="  - {path: src/net.py, lines: 1-2}\n")
+    )
     r.commit("init")
     proc = r.zg("for", "src/net.py")
     assert proc.returncode == 0, proc.stderr
@@ -86,5 +93,5 @@ def test_two_adr_folders_warn_which_one_is_read(tmp_path):
     proc = r.zg("list")
     assert proc.returncode == 0 and "ADR-0001" in proc.stdout
     assert proc.stderr.splitlines() == [
-        "zg adr: warning: reading ADRs from docs/adr only; doc/adr also exists (choose with adr.dir in .zgrep.toml)"]
-
+        "zg adr: warning: reading ADRs from docs/adr only; doc/adr also exists (choose with adr.dir in .zgrep.toml)"
+    ]

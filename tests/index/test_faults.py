@@ -15,8 +15,19 @@ from typing import Any
 import pytest
 
 from conftest import ZG
-from corpus import (FILES, assert_consistent, assert_one_line_error, engine_index, engine_pids, json_out, make_repo, run_zg,
-                    state_files, store_rows, user_env)
+from corpus import (
+    FILES,
+    assert_consistent,
+    assert_one_line_error,
+    engine_index,
+    engine_pids,
+    json_out,
+    make_repo,
+    run_zg,
+    state_files,
+    store_rows,
+    user_env,
+)
 from daemon_helpers import wait_for
 from embedding_server import EmbeddingServer
 from zgrep.locking import ENGINE_LOCK, lock_holder
@@ -34,6 +45,7 @@ def index_json(root: Path, env: dict[str, str], *args: str) -> dict[str, Any]:
 
 # --- files that cannot be indexed --------------------------------------------------------------------------
 
+
 def test_binary_huge_and_undecodable_files_are_skipped_and_counted(tmp_path):
     root = make_repo(tmp_path / "repo", {"good.py": GOOD, "victim.py": FILES["src/auth/users.py"]})
     env = user_env(tmp_path / "user")
@@ -42,7 +54,9 @@ def test_binary_huge_and_undecodable_files_are_skipped_and_counted(tmp_path):
     with open(root / "huge.txt", "wb") as fh:
         fh.truncate(50 * MiB)  # sparse: 50 MiB without writing them
     (root / "latin1.txt").write_bytes("caf\xe9 cr\xe8me br\xfbl\xe9e\n".encode("latin-1"))
-    (root / "victim.py").write_bytes(b"def f():\n    return '\xff\xfe'\n")  # an indexed file turns undecodable
+    (root / "victim.py").write_bytes(
+        b"def f():\n    return '\xff\xfe'\n"
+    )  # an indexed file turns undecodable
     report = index_json(root, env)
     assert report["skipped"] == {"binary": 1, "too_large": 1, "not_utf8": 2}
     assert (report["changed"], report["deleted"], report["files"]) == (0, 1, 1)
@@ -51,12 +65,16 @@ def test_binary_huge_and_undecodable_files_are_skipped_and_counted(tmp_path):
     assert human.returncode == 0 and human.stderr == ""
     assert "skipped: 1 binary, 2 not_utf8, 1 too_large;" in human.stdout
     # the undecodable file's old chunks are gone from search, not stale
-    proc = run_zg("search", "display name directory", "--mode-search", "lexical", "--json", cwd=root, env=env)
+    proc = run_zg(
+        "search", "display name directory", "--mode-search", "lexical", "--json", cwd=root, env=env
+    )
     assert all(h["path"] == "good.py" for h in json_out(proc)["hits"])
 
 
 def test_size_cap_is_configurable(tmp_path):
-    root = make_repo(tmp_path / "repo", {"good.py": GOOD, "big.md": "# Big\n\n" + "word " * 600 + "\n"})
+    root = make_repo(
+        tmp_path / "repo", {"good.py": GOOD, "big.md": "# Big\n\n" + "word " * 600 + "\n"}
+    )
     env = user_env(tmp_path / "user")
     (root / ".zgrep.toml").write_text("[index]\nmax_file_bytes = 2000\n")
     report = index_json(root, env)
@@ -70,13 +88,18 @@ def test_a_file_deleted_between_listing_and_reading(tmp_path, monkeypatch):
     (Wrapping `list_files`/`filter_paths` is the only way to land exactly in those windows.)"""
     import zgrep.index.discovery as discovery
 
-    root = make_repo(tmp_path / "repo", {"a.py": GOOD, "b.py": FILES["src/auth/users.py"], "c.md": "# C\n\nsee\n"})
+    root = make_repo(
+        tmp_path / "repo",
+        {"a.py": GOOD, "b.py": FILES["src/auth/users.py"], "c.md": "# C\n\nsee\n"},
+    )
     assert engine_index(root)["files"] == 3
     (root / "b.py").write_text(FILES["src/auth/users.py"] + "\n# edited\n")
     (root / "new.py").write_text("def gone_soon():\n    return 1\n")
     real_list = discovery.list_files
 
-    def list_then_delete(root_: Path, rules: Any, tally: Any = None, stats: Any = None) -> list[str]:
+    def list_then_delete(
+        root_: Path, rules: Any, tally: Any = None, stats: Any = None
+    ) -> list[str]:
         listed = real_list(root_, rules, tally, stats)
         (root / "b.py").unlink()  # after listing and stat, before read
         return listed
@@ -126,7 +149,9 @@ def test_symlink_loops_do_not_hang_or_fail(tmp_path, kind):
 
 @pytest.mark.e2e
 def test_an_unreadable_file_is_skipped_and_counted(tmp_path):
-    root = make_repo(tmp_path / "repo", {"good.py": GOOD, "secret.py": "def hidden_treasure():\n    return 42\n"})
+    root = make_repo(
+        tmp_path / "repo", {"good.py": GOOD, "secret.py": "def hidden_treasure():\n    return 42\n"}
+    )
     env = user_env(tmp_path / "user")
     (root / "secret.py").chmod(0)
     command = [str(Path(sys.executable).with_name("zg")), "index", "--json"]
@@ -145,6 +170,7 @@ def test_an_unreadable_file_is_skipped_and_counted(tmp_path):
 
 # --- queries -----------------------------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def ws(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     base = tmp_path_factory.mktemp("faults")
@@ -154,11 +180,17 @@ def ws(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return {"root": root, "env": env}
 
 
-@pytest.mark.parametrize("query", [
-    " ".join(["how", "are", "retries", "with", "exponential", "backoff", "done"] * 400)[:10_000],
-    "x" * 10_000,
-    ('parse_url("a\\"b") and path in ["x"] or 1==1 \\ ' * 300)[:10_000],
-], ids=["words", "one-token", "quotes-and-expr-syntax"])
+@pytest.mark.parametrize(
+    "query",
+    [
+        " ".join(["how", "are", "retries", "with", "exponential", "backoff", "done"] * 400)[
+            :10_000
+        ],
+        "x" * 10_000,
+        ('parse_url("a\\"b") and path in ["x"] or 1==1 \\ ' * 300)[:10_000],
+    ],
+    ids=["words", "one-token", "quotes-and-expr-syntax"],
+)
 def test_a_query_of_10000_characters(ws, query):
     assert len(query) == 10_000
     proc = run_zg("search", query, "--json", cwd=ws["root"], env=ws["env"])
@@ -169,8 +201,16 @@ def test_a_query_of_10000_characters(ws, query):
         assert doc["hits"][0]["path"] == "src/net/retry.py"
 
 
-@pytest.mark.parametrize("args", [("search", ""), ("search", "   "), ("search",), ("search", "-q", ""),
-                                  ("search", "retry", "-q", " \t")])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("search", ""),
+        ("search", "   "),
+        ("search",),
+        ("search", "-q", ""),
+        ("search", "retry", "-q", " \t"),
+    ],
+)
 def test_an_empty_query_is_refused(ws, args):
     proc = run_zg(*args, cwd=ws["root"], env=ws["env"])
     assert_one_line_error(proc, "empty query")
@@ -184,7 +224,9 @@ def test_a_workspace_with_nothing_to_index(tmp_path):
     env = user_env(tmp_path / "user")
     proc = run_zg("index", cwd=root, env=env)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.startswith("indexed 0 changed files, removed 0, 0 unchanged; skipped: 1 binary; ignored: none; 0 chunks")
+    assert proc.stdout.startswith(
+        "indexed 0 changed files, removed 0, 0 unchanged; skipped: 1 binary; ignored: none; 0 chunks"
+    )
     assert "0 files in the index" in proc.stdout
     proc = run_zg("search", "anything at all", cwd=root, env=env)
     assert (proc.returncode, proc.stdout, proc.stderr) == (1, "", "")
@@ -217,15 +259,26 @@ time.sleep(60)
 @pytest.mark.parametrize("holder", ["zg-engine", "bare-milvus-lite"])
 def test_an_index_held_by_another_process_fails_fast_naming_it(ws, holder):
     root = ws["root"]
-    script, target = (HOLD_ENGINE, str(root)) if holder == "zg-engine" else (HOLD_LITE, str(root / ".zgrep" / "milvus.db"))
-    proc = subprocess.Popen([sys.executable, "-c", script, target], env=ws["env"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    script, target = (
+        (HOLD_ENGINE, str(root))
+        if holder == "zg-engine"
+        else (HOLD_LITE, str(root / ".zgrep" / "milvus.db"))
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script, target],
+        env=ws["env"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert proc.stdout.readline().strip() == "holding", proc.stderr.read()
         with open(root / "docs" / "guide.md", "a") as fh:
             fh.write("\nOne more line, so `zg index` has something to write.\n")
         for args in (("search", "retry", "--mode", "direct"), ("index",)):
-            out = run_zg(*args, cwd=root, env={**ws["env"], "ZG_LOCK_TIMEOUT": "1"}, timeout=90)  # fails, never waits
+            out = run_zg(
+                *args, cwd=root, env={**ws["env"], "ZG_LOCK_TIMEOUT": "1"}, timeout=90
+            )  # fails, never waits
             assert_one_line_error(out, f"held by pid {proc.pid}")
     finally:
         proc.kill()
@@ -236,25 +289,32 @@ def test_an_index_held_by_another_process_fails_fast_naming_it(ws, holder):
 
 # --- kill -9 in the middle of an index run ----------------------------------------------------------------
 
+
 def _generated_repo(root: Path, n: int = 400) -> Path:
     body = lambda i: "\n".join(f"    value_{j} = item * {j} + {i}" for j in range(10))  # noqa: E731
     files = {
-        f"pkg{i % 8}/mod{i:03d}.py":
-            f'"""Module {i}."""\n\n\ndef compute_token{i:03d}x(item):\n    """Compute quantity {i}."""\n{body(i)}\n'
-            f'    return value_9\n\n\ndef render_token{i:03d}y(item):\n    """Render it."""\n{body(i)}\n'
-            f'    return str(value_3)\n'
+        f"pkg{i % 8}/mod{i:03d}.py": f'"""Module {i}."""\n\n\ndef compute_token{i:03d}x(item):\n    """Compute quantity {i}."""\n{body(i)}\n'
+        f'    return value_9\n\n\ndef render_token{i:03d}y(item):\n    """Render it."""\n{body(i)}\n'
+        f"    return str(value_3)\n"
         for i in range(n)
     }
     return make_repo(root, files)
 
 
-def _kill_once_state_is_written(root: Path, env: dict[str, str], saves: int, then: float = 0.0) -> int:
+def _kill_once_state_is_written(
+    root: Path, env: dict[str, str], saves: int, then: float = 0.0
+) -> int:
     """Start `zg index`, SIGKILL it `then` seconds after it has saved its file state `saves` times;
     return how many files the state records."""
     state = root / ".zgrep" / "files.json"
     seen = state.stat().st_mtime_ns if state.exists() else None
-    proc = subprocess.Popen([str(Path(sys.executable).with_name("zg")), "index"], cwd=root, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [str(Path(sys.executable).with_name("zg")), "index"],
+        cwd=root,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     changes = 0
     deadline = time.monotonic() + 60
     while proc.poll() is None and time.monotonic() < deadline:
@@ -297,7 +357,11 @@ def test_kill_9_during_index_then_index_completes_without_duplicates(tmp_path):
     engine = Engine(root)
     try:
         for i in range(0, 400, 7):
-            hits = handle(engine, "search", {"queries": [f"compute_token{i:03d}x"], "refresh": "off", "limit": 1})["hits"]
+            hits = handle(
+                engine,
+                "search",
+                {"queries": [f"compute_token{i:03d}x"], "refresh": "off", "limit": 1},
+            )["hits"]
             assert hits[0]["path"] == f"pkg{i % 8}/mod{i:03d}.py"
     finally:
         engine.close()
@@ -305,12 +369,16 @@ def test_kill_9_during_index_then_index_completes_without_duplicates(tmp_path):
 
 # --- embedding servers that fail -------------------------------------------------------------------------
 
-def _remote_config(root: Path, url: str, env: dict[str, str], allow_remote: bool = True, timeout: int = 1) -> None:
+
+def _remote_config(
+    root: Path, url: str, env: dict[str, str], allow_remote: bool = True, timeout: int = 1
+) -> None:
     """A remote-embedding `.zgrep.toml`, trusted (`zg trust`) as its settings require: by the user of `env`
     and by this process's user (assert_consistent opens the store here)."""
     (root / ".zgrep.toml").write_text(
-        "[embedding]\nprovider = \"ollama\"\nmodel = \"test-embed\"\n"
-        f"url = \"{url}\"\nallow_remote = {str(allow_remote).lower()}\nmax_retries = 1\ntimeout = {timeout}\n")
+        '[embedding]\nprovider = "ollama"\nmodel = "test-embed"\n'
+        f'url = "{url}"\nallow_remote = {str(allow_remote).lower()}\nmax_retries = 1\ntimeout = {timeout}\n'
+    )
     for user in (env, None):
         assert run_zg("trust", cwd=root, env=user).returncode == 0
 
@@ -322,7 +390,9 @@ def server():
 
 
 def test_embedding_server_500s_give_one_line_and_leave_the_index_consistent(tmp_path, server):
-    root = make_repo(tmp_path / "repo", {rel: FILES[rel] for rel in ("src/net/retry.py", "web/render.js")})
+    root = make_repo(
+        tmp_path / "repo", {rel: FILES[rel] for rel in ("src/net/retry.py", "web/render.js")}
+    )
     env = user_env(tmp_path / "user")
     _remote_config(root, server.url, env)
     server.fail(500, times=2)
@@ -340,7 +410,9 @@ def test_embedding_server_500s_give_one_line_and_leave_the_index_consistent(tmp_
 
 
 def test_embedding_server_timeouts_mid_incremental_keep_the_old_index(tmp_path, server):
-    root = make_repo(tmp_path / "repo", {rel: FILES[rel] for rel in ("src/net/retry.py", "web/render.js")})
+    root = make_repo(
+        tmp_path / "repo", {rel: FILES[rel] for rel in ("src/net/retry.py", "web/render.js")}
+    )
     env = user_env(tmp_path / "user")
     _remote_config(root, server.url, env)
     assert index_json(root, env)["files"] == 2
@@ -357,7 +429,9 @@ def test_embedding_server_timeouts_mid_incremental_keep_the_old_index(tmp_path, 
     report = index_json(root, env)
     assert (report["changed"], report["unchanged"], report["files"]) == (2, 1, 3)
     assert_consistent(root)
-    hits = json_out(run_zg("search", "armadillo", "--json", "--refresh", "off", cwd=root, env=env))["hits"]
+    hits = json_out(run_zg("search", "armadillo", "--json", "--refresh", "off", cwd=root, env=env))[
+        "hits"
+    ]
     assert hits[0]["path"] == "added.py"
 
 
@@ -366,31 +440,51 @@ def test_remote_provider_without_opt_in_is_refused_and_sends_nothing(tmp_path, s
     env = user_env(tmp_path / "user")
     _remote_config(root, server.url, env, allow_remote=False)
     for args in (("index",), ("search", "retry")):
-        assert_one_line_error(run_zg(*args, cwd=root, env=env), "allow_remote = true", str(root / ".zgrep.toml"))
+        assert_one_line_error(
+            run_zg(*args, cwd=root, env=env), "allow_remote = true", str(root / ".zgrep.toml")
+        )
     (root / ".zgrep.toml").unlink()
     flagged = run_zg("index", "--model", "ollama:test-embed", cwd=root, env=env)
-    assert_one_line_error(flagged, "sends code to the server at http://127.0.0.1:11434 (loopback", "allow_remote = true")
+    assert_one_line_error(
+        flagged,
+        "sends code to the server at http://127.0.0.1:11434 (loopback",
+        "allow_remote = true",
+    )
     user_file = Path(env["XDG_CONFIG_HOME"]) / "zgrep" / "config.toml"
     user_file.parent.mkdir(parents=True, exist_ok=True)
-    user_file.write_text(f"[embedding]\nprovider = \"ollama\"\nurl = \"{server.url}\"\nallow_remote = true\n")
+    user_file.write_text(
+        f'[embedding]\nprovider = "ollama"\nurl = "{server.url}"\nallow_remote = true\n'
+    )
     assert_one_line_error(run_zg("index", cwd=root, env=env), "user-wide config cannot opt in")
     assert server.requests == []
 
 
 def test_a_search_killed_while_it_embeds_its_query_leaves_no_engine_behind(tmp_path, server):
     """The store opens beside the query's embedding; kill -9 then ends the engine it had started."""
-    root = make_repo(tmp_path / "repo", {rel: FILES[rel] for rel in ("src/net/retry.py", "web/render.js")})
+    root = make_repo(
+        tmp_path / "repo", {rel: FILES[rel] for rel in ("src/net/retry.py", "web/render.js")}
+    )
     env = user_env(tmp_path / "user")
     _remote_config(root, server.url, env, timeout=60)
     assert index_json(root, env)["files"] == 2
-    before = json_out(run_zg("search", "render template", "--json", "--mode", "direct", cwd=root, env=env))["hits"]
+    before = json_out(
+        run_zg("search", "render template", "--json", "--mode", "direct", cwd=root, env=env)
+    )["hits"]
     asked = len(server.requests)
     server.stall(60)
-    search = subprocess.Popen([ZG, "search", "render template", "--json", "--mode", "direct"], cwd=root, env=env,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    search = subprocess.Popen(
+        [ZG, "search", "render template", "--json", "--mode", "direct"],
+        cwd=root,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
-        wait_for(lambda: len(server.requests) > asked and engine_pids(root), 60,
-                 "the search to embed its query with its engine started")
+        wait_for(
+            lambda: len(server.requests) > asked and engine_pids(root),
+            60,
+            "the search to embed its query with its engine started",
+        )
         search.send_signal(signal.SIGKILL)
         search.wait()
     finally:
@@ -398,23 +492,37 @@ def test_a_search_killed_while_it_embeds_its_query_leaves_no_engine_behind(tmp_p
         search.wait()
     server.release()
     wait_for(lambda: not engine_pids(root), 30, "the engine to exit after its search was killed")
-    assert engine_holder(root / ".zgrep" / "milvus.db") is None and lock_holder(root / ".zgrep" / ENGINE_LOCK) is None
-    after = json_out(run_zg("search", "render template", "--json", "--mode", "direct", cwd=root, env=env))["hits"]
+    assert (
+        engine_holder(root / ".zgrep" / "milvus.db") is None
+        and lock_holder(root / ".zgrep" / ENGINE_LOCK) is None
+    )
+    after = json_out(
+        run_zg("search", "render template", "--json", "--mode", "direct", cwd=root, env=env)
+    )["hits"]
     assert after == before
     assert not engine_pids(root), "a finished search left its engine running"
 
 
 def test_a_search_whose_query_cannot_be_embedded_leaves_no_engine_running(tmp_path, server):
     """A search that fails after its store began to open closes that store's engine before it exits."""
-    root = make_repo(tmp_path / "repo", {rel: FILES[rel] for rel in ("src/net/retry.py", "web/render.js")})
+    root = make_repo(
+        tmp_path / "repo", {rel: FILES[rel] for rel in ("src/net/retry.py", "web/render.js")}
+    )
     env = user_env(tmp_path / "user")
     _remote_config(root, server.url, env)
     assert index_json(root, env)["files"] == 2
-    server.fail(500, times=4)  # two tries each: the query's embedding and the width probe the store opening asks
+    server.fail(
+        500, times=4
+    )  # two tries each: the query's embedding and the width probe the store opening asks
     proc = run_zg("search", "render template", "--mode", "direct", cwd=root, env=env)
     assert_one_line_error(proc, "HTTP 500")
     assert len(server._faults) == 0, "a failure was left for the next search"
     assert not engine_pids(root), "the failed search left its engine running"
-    assert engine_holder(root / ".zgrep" / "milvus.db") is None and lock_holder(root / ".zgrep" / ENGINE_LOCK) is None
-    hits = json_out(run_zg("search", "render template", "--json", "--mode", "direct", cwd=root, env=env))["hits"]
+    assert (
+        engine_holder(root / ".zgrep" / "milvus.db") is None
+        and lock_holder(root / ".zgrep" / ENGINE_LOCK) is None
+    )
+    hits = json_out(
+        run_zg("search", "render template", "--json", "--mode", "direct", cwd=root, env=env)
+    )["hits"]
     assert hits[0]["path"] == "web/render.js"

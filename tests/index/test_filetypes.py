@@ -4,31 +4,81 @@ from __future__ import annotations
 
 import pytest
 
-from zgrep.filetypes import (TYPES, GlobFilter, TypeFilter, is_test, path_has_type, type_globs,
-                             type_list)
+from zgrep.filetypes import (
+    TYPES,
+    GlobFilter,
+    TypeFilter,
+    is_test,
+    path_has_type,
+    type_globs,
+    type_list,
+)
 
-REQUIRED = ("py", "js", "ts", "go", "rust", "java", "c", "cpp", "cs", "scala", "php", "ruby",
-            "kotlin", "swift", "sh", "lua", "md", "markdown", "json", "yaml", "toml", "html",
-            "css", "sql", "txt")
+REQUIRED = (
+    "py",
+    "js",
+    "ts",
+    "go",
+    "rust",
+    "java",
+    "c",
+    "cpp",
+    "cs",
+    "scala",
+    "php",
+    "ruby",
+    "kotlin",
+    "swift",
+    "sh",
+    "lua",
+    "md",
+    "markdown",
+    "json",
+    "yaml",
+    "toml",
+    "html",
+    "css",
+    "sql",
+    "txt",
+)
 
 
 def test_required_types_exist():
     assert set(REQUIRED) <= TYPES.keys()
 
 
-@pytest.mark.parametrize("path, name", [
-    ("pkg/mod.py", "py"), ("stubs/mod.pyi", "py"), ("a/b.tsx", "ts"), ("x.mts", "ts"),
-    ("app.vue", "js"), ("lib.mjs", "js"), ("x.H", "c"), ("x.hpp", "cpp"), ("Gemfile", "ruby"),
-    ("deploy.sh", "sh"), ("README.markdown", "md"), ("c.yml", "yaml"), ("Makefile", "make"),
-])
+@pytest.mark.parametrize(
+    "path, name",
+    [
+        ("pkg/mod.py", "py"),
+        ("stubs/mod.pyi", "py"),
+        ("a/b.tsx", "ts"),
+        ("x.mts", "ts"),
+        ("app.vue", "js"),
+        ("lib.mjs", "js"),
+        ("x.H", "c"),
+        ("x.hpp", "cpp"),
+        ("Gemfile", "ruby"),
+        ("deploy.sh", "sh"),
+        ("README.markdown", "md"),
+        ("c.yml", "yaml"),
+        ("Makefile", "make"),
+    ],
+)
 def test_path_has_type(path, name):
     assert path_has_type(path, name)
 
 
-@pytest.mark.parametrize("path, name", [
-    ("mod.pyc", "py"), ("py/readme.txt", "py"), ("a.js", "ts"), ("x.cpp", "c"),
-    ("dir.py/file.txt", "py"),
-])
+@pytest.mark.parametrize(
+    "path, name",
+    [
+        ("mod.pyc", "py"),
+        ("py/readme.txt", "py"),
+        ("a.js", "ts"),
+        ("x.cpp", "c"),
+        ("dir.py/file.txt", "py"),
+    ],
+)
 def test_path_lacks_type(path, name):
     assert not path_has_type(path, name)
 
@@ -101,22 +151,43 @@ def test_braces_classes_and_dir_only_globs():
     assert dir_only.matches("build")  # a file named build is not a directory
 
 
-@pytest.mark.parametrize("path, test", [
-    ("tests/test_app.py", True), ("pkg/test_app.py", True), ("server_test.go", True), ("src/app.spec.ts", True),
-    ("src/test/java/FooTest.java", True), ("FooTests.cs", True), ("spec/models/user_spec.rb", True),
-    ("conftest.py", True), ("src/testing/util.c", True), ("src/attestation.py", False),
-    ("lib/contest.rb", False), ("src/latest.py", False), ("docs/testing.md", False),
-])
+@pytest.mark.parametrize(
+    "path, test",
+    [
+        ("tests/test_app.py", True),
+        ("pkg/test_app.py", True),
+        ("server_test.go", True),
+        ("src/app.spec.ts", True),
+        ("src/test/java/FooTest.java", True),
+        ("FooTests.cs", True),
+        ("spec/models/user_spec.rb", True),
+        ("conftest.py", True),
+        ("src/testing/util.c", True),
+        ("src/attestation.py", False),
+        ("lib/contest.rb", False),
+        ("src/latest.py", False),
+        ("docs/testing.md", False),
+    ],
+)
 def test_one_rule_says_what_is_test_code_for_search_and_impact(path: str, test: bool) -> None:
     # search demotes these and zg impact marks them `test`: one rule, so the two never disagree
     assert is_test(path) is test
 
 
-@pytest.mark.parametrize(("glob", "name", "matched"), [
-    ("*" * 14 + "a", "request_handler_module_1.py", False), ("*" * 14 + "a", "x" * 60 + "a", True),
-    ("*a" * 12 + "b", "a" * 60, False), ("*a" * 12 + "b", "a" * 60 + "b", True), ("a**b", "axxb", True),
-    ("{*a*a*a,*b}x", "a" * 50 + "x", True), ("{*a*a*a,*b}x", "c" * 50 + "y", False),
-])
-def test_star_runs_in_a_glob_cannot_backtrack_exponentially(glob: str, name: str, matched: bool) -> None:
+@pytest.mark.parametrize(
+    ("glob", "name", "matched"),
+    [
+        ("*" * 14 + "a", "request_handler_module_1.py", False),
+        ("*" * 14 + "a", "x" * 60 + "a", True),
+        ("*a" * 12 + "b", "a" * 60, False),
+        ("*a" * 12 + "b", "a" * 60 + "b", True),
+        ("a**b", "axxb", True),
+        ("{*a*a*a,*b}x", "a" * 50 + "x", True),
+        ("{*a*a*a,*b}x", "c" * 50 + "y", False),
+    ],
+)
+def test_star_runs_in_a_glob_cannot_backtrack_exponentially(
+    glob: str, name: str, matched: bool
+) -> None:
     """An agent's `glob` reaches the daemon: `'*'*14+'a'` used to pin a worker thread."""
     assert GlobFilter([glob], []).matches(name) is matched

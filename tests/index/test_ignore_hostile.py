@@ -14,13 +14,53 @@ import pytest
 from zgrep.index.discovery import Tally, list_files
 from zgrep.index.ignore import IgnoreRules
 
-PATHS = ["ab", "ba", "aab", "a.b", "x/a", "x/b", "x/ab", "a/b", "a/x/b", "a/x/y/b", "b/a/x",
-         "x/y/z", "xa/by", "[a]", "a*b", "a?", "foo bar", "foo\\", "-", "]", "a/a/c/d", "abc/abc"]
-ALPHABET = ["a", "b", "x", "/", "*", "**", "?", "[ab]", "[!a]", "[a-b]", "[]a]", "[[:alpha:]]", "\\*", " ", "!"]
+PATHS = [
+    "ab",
+    "ba",
+    "aab",
+    "a.b",
+    "x/a",
+    "x/b",
+    "x/ab",
+    "a/b",
+    "a/x/b",
+    "a/x/y/b",
+    "b/a/x",
+    "x/y/z",
+    "xa/by",
+    "[a]",
+    "a*b",
+    "a?",
+    "foo bar",
+    "foo\\",
+    "-",
+    "]",
+    "a/a/c/d",
+    "abc/abc",
+]
+ALPHABET = [
+    "a",
+    "b",
+    "x",
+    "/",
+    "*",
+    "**",
+    "?",
+    "[ab]",
+    "[!a]",
+    "[a-b]",
+    "[]a]",
+    "[[:alpha:]]",
+    "\\*",
+    " ",
+    "!",
+]
 
 
 def _git(root: Path, *args: str, input: bytes | None = None) -> bytes:
-    return subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True, input=input).stdout
+    return subprocess.run(
+        ["git", "-C", str(root), *args], check=True, capture_output=True, input=input
+    ).stdout
 
 
 def _tree(root: Path) -> None:
@@ -54,7 +94,9 @@ def _git_admits(root: Path) -> set[str]:
 
 
 def _ours(root: Path) -> set[str]:
-    rules = IgnoreRules.for_root(root, global_ignore_file=root / "no-such-file", include_hidden=True)
+    rules = IgnoreRules.for_root(
+        root, global_ignore_file=root / "no-such-file", include_hidden=True
+    )
     return {rel for rel in PATHS if (root / rel).is_file() and rules.admits(rel)}
 
 
@@ -70,18 +112,26 @@ def test_every_random_ignore_file_agrees_with_git(tree: Path) -> None:
 
 
 STAR_CASES = [  # (line, path, ignored?); git's own wildmatch takes > 20 s on the second line and a long name
-    ("*" * 14 + "a", "request_handler_module_1.py", False), ("*" * 14 + "a", "x" * 60 + "a", True),
-    ("*a" * 12 + "b", "a" * 60, False), ("*a" * 12 + "b", "a" * 60 + "b", True), ("*a" * 12 + "b", "a" * 11 + "b", False),
-    ("**/a/" * 8 + "b", "a/" * 40 + "c", False), ("**/a/" * 8 + "b", "a/" * 40 + "b", True),
+    ("*" * 14 + "a", "request_handler_module_1.py", False),
+    ("*" * 14 + "a", "x" * 60 + "a", True),
+    ("*a" * 12 + "b", "a" * 60, False),
+    ("*a" * 12 + "b", "a" * 60 + "b", True),
+    ("*a" * 12 + "b", "a" * 11 + "b", False),
+    ("**/a/" * 8 + "b", "a/" * 40 + "c", False),
+    ("**/a/" * 8 + "b", "a/" * 40 + "b", True),
     ("a**/**b/**/**/**c*d*e*f", "a1/2b/" + "q/" * 30 + "c" + "de" * 30 + "f", True),
     ("a**/**b/**/**/**c*d*e*f", "a1/2b/" + "q/" * 30 + "c" + "de" * 30 + "g", False),
 ]
 
 
 @pytest.mark.parametrize(("line", "rel", "ignored"), STAR_CASES)
-def test_star_runs_are_answered_without_backtracking(tmp_path: Path, line: str, rel: str, ignored: bool) -> None:
+def test_star_runs_are_answered_without_backtracking(
+    tmp_path: Path, line: str, rel: str, ignored: bool
+) -> None:
     (tmp_path / ".gitignore").write_text(line + "\n")
-    rules = IgnoreRules.for_root(tmp_path, global_ignore_file=tmp_path / "none", include_hidden=True)
+    rules = IgnoreRules.for_root(
+        tmp_path, global_ignore_file=tmp_path / "none", include_hidden=True
+    )
     assert rules.admits(rel) is not ignored
 
 
@@ -112,7 +162,9 @@ def test_lines_git_cannot_use_are_skipped_with_one_warning_each(repo: Path, zg) 
 def test_defaults_never_hide_tracked_code_and_the_report_counts_each_layer(repo: Path, zg) -> None:
     """yargs ships its implementation in build/: tracked, it is indexed; an untracked build/ stays out."""
     (repo / "build" / "lib").mkdir(parents=True)
-    (repo / "build" / "lib" / "yargs-factory.js").write_text("export function YargsFactory() { return 1 }\n")
+    (repo / "build" / "lib" / "yargs-factory.js").write_text(
+        "export function YargsFactory() { return 1 }\n"
+    )
     (repo / "index.mjs").write_text("import { YargsFactory } from './build/lib/yargs-factory.js'\n")
     subprocess.run(["git", "-C", str(repo), "add", "-A"], check=True)
     (repo / "sub" / "dist").mkdir(parents=True)
@@ -122,7 +174,9 @@ def test_defaults_never_hide_tracked_code_and_the_report_counts_each_layer(repo:
     report = json.loads(zg("--mode", "direct", "index", "--json", cwd=repo).stdout)
     assert report["changed"] == 2
     assert report["ignored"] == {"defaults": 1, ".zgignore": 1}
-    hits = json.loads(zg("--mode", "direct", "search", "YargsFactory", "--json", cwd=repo).stdout)["hits"]
+    hits = json.loads(zg("--mode", "direct", "search", "YargsFactory", "--json", cwd=repo).stdout)[
+        "hits"
+    ]
     assert hits[0]["path"] == "build/lib/yargs-factory.js"
 
 
@@ -140,7 +194,9 @@ def test_a_thousand_nested_directories_outside_git(tmp_path: Path, zg) -> None:
         rules = IgnoreRules.for_root(root, global_ignore_file=root / "none")
         assert len(list_files(root, rules)) == 2
     finally:
-        subprocess.run(["rm", "-rf", str(root)], check=True)  # shutil.rmtree (pytest's cleanup) recurses too
+        subprocess.run(
+            ["rm", "-rf", str(root)], check=True
+        )  # shutil.rmtree (pytest's cleanup) recurses too
 
 
 @pytest.mark.parametrize("in_git", [True, False])
@@ -155,7 +211,9 @@ def test_undecodable_file_names_are_skipped_and_counted(tmp_path: Path, in_git: 
     if in_git:
         _git(root, "add", "-A")
     tally = Tally()
-    assert list_files(root, IgnoreRules.for_root(root, global_ignore_file=root / "none"), tally) == ["good.py"]
+    assert list_files(
+        root, IgnoreRules.for_root(root, global_ignore_file=root / "none"), tally
+    ) == ["good.py"]
     assert tally.skipped["undecodable_name"] >= 1
 
 

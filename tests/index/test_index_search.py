@@ -15,13 +15,33 @@ from typing import Any
 import pytest
 
 from conftest import git
-from corpus import (FILES, assert_one_line_error, engine_index, json_out, make_repo, run_zg, state_files,
-                    store_rows,
-                    user_env, write_files)
+from corpus import (
+    FILES,
+    assert_one_line_error,
+    engine_index,
+    json_out,
+    make_repo,
+    run_zg,
+    state_files,
+    store_rows,
+    user_env,
+    write_files,
+)
 from zgrep.workspace import FORMAT_VERSION, SCHEMA_VERSION
 
-HIT_FIELDS = {"path", "start_line", "end_line", "score", "symbol", "symbol_kind", "scope", "language", "matched_by",
-              "preview", "preview_start_line"}
+HIT_FIELDS = {
+    "path",
+    "start_line",
+    "end_line",
+    "score",
+    "symbol",
+    "symbol_kind",
+    "scope",
+    "language",
+    "matched_by",
+    "preview",
+    "preview_start_line",
+}
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 PARAPHRASES = {
@@ -68,24 +88,30 @@ def paths_of(result: dict[str, Any]) -> list[str]:
 
 # --- indexing the corpus -------------------------------------------------------------------------------------
 
+
 def test_index_reports_what_it_did(ws):
     report = ws["report"]
     assert report["changed"] == len(FILES)
     assert report["files"] == len(FILES)
     assert report["deleted"] == 0 and report["unchanged"] == 0 and report["skipped"] == {}
     assert report["chunks"] >= len(FILES)
-    assert report["embedded"] == report["chunks"]  # nothing cached yet, every chunk content distinct
+    assert (
+        report["embedded"] == report["chunks"]
+    )  # nothing cached yet, every chunk content distinct
     assert report["mode"] == "direct"
 
 
 def test_human_index_report_is_one_summary_line(ws):
     proc = zg_ws(ws, "index")
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.startswith(f"indexed 0 changed files, removed 0, {len(FILES)} unchanged; skipped: none;")
+    assert proc.stdout.startswith(
+        f"indexed 0 changed files, removed 0, {len(FILES)} unchanged; skipped: none;"
+    )
     assert f"{len(FILES)} files in the index" in proc.stdout
 
 
 # --- ranking -------------------------------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def paraphrase_result(ws) -> dict[str, Any]:
@@ -102,12 +128,23 @@ def test_paraphrase_finds_the_right_definition_first(paraphrase_result, query):
 
 def test_small_definitions_merged_into_one_chunk_stay_findable_by_name(tmp_path):
     """Tiny sibling functions share a chunk, but each name still finds it and labels the hit."""
-    users = "".join(f"function {n}(u) {{ return u.{n}; }}\n" for n in ("parseUrl", "getUserName", "getUserEmail"))
-    root = make_repo(tmp_path / "repo", {"users.js": users, "other.py": "def name_of(user):\n    return user.name\n"})
+    users = "".join(
+        f"function {n}(u) {{ return u.{n}; }}\n"
+        for n in ("parseUrl", "getUserName", "getUserEmail")
+    )
+    root = make_repo(
+        tmp_path / "repo",
+        {"users.js": users, "other.py": "def name_of(user):\n    return user.name\n"},
+    )
     env = user_env(tmp_path / "user")
     assert run_zg("index", cwd=root, env=env).returncode == 0
     top = json_out(run_zg("search", "getUserEmail", "--json", cwd=root, env=env))["hits"][0]
-    assert (top["path"], top["symbol"], top["start_line"], top["end_line"]) == ("users.js", "getUserEmail", 1, 3)
+    assert (top["path"], top["symbol"], top["start_line"], top["end_line"]) == (
+        "users.js",
+        "getUserEmail",
+        1,
+        3,
+    )
     assert "symbol" in top["matched_by"]
 
 
@@ -142,11 +179,18 @@ def test_partial_runs_that_together_cover_head_record_it(tmp_path):
         git(root, "add", name)
         git(root, "commit", "-q", "-m", name)
     head = git(root, "rev-parse", "HEAD").strip()
-    assert run_zg("index", "--paths-from", "-", cwd=root, env=env, input="x.py\ny.py\n").returncode == 0
+    assert (
+        run_zg("index", "--paths-from", "-", cwd=root, env=env, input="x.py\ny.py\n").returncode
+        == 0
+    )
     assert json_out(run_zg("status", "--json", cwd=root, env=env))["indexed_commit"] == start
     assert run_zg("index", "--paths-from", "-", cwd=root, env=env, input="z.py\n").returncode == 0
     status = json_out(run_zg("status", "--json", cwd=root, env=env))
-    assert (status["indexed_commit"], status["stale_vs_head"], status["fresh"]) == (head, False, True)
+    assert (status["indexed_commit"], status["stale_vs_head"], status["fresh"]) == (
+        head,
+        False,
+        True,
+    )
 
 
 def test_identifier_parts_match_by_keyword(ws):
@@ -158,6 +202,7 @@ def test_identifier_parts_match_by_keyword(ws):
 
 
 # --- JSON contract -------------------------------------------------------------------------------------------
+
 
 def test_single_query_json_contract(ws):
     proc = zg_ws(ws, "search", "retry", "with", "backoff", "--json")
@@ -176,9 +221,22 @@ def test_single_query_json_contract(ws):
         assert hit["path"] in FILES  # relative, `/`-separated
         assert 1 <= hit["start_line"] <= hit["end_line"] <= FILES[hit["path"]].count("\n")
         assert 0 <= hit["score"] <= 1
-        assert hit["symbol_kind"] in ("module", "class", "interface", "function", "value", "alias", "section")
+        assert hit["symbol_kind"] in (
+            "module",
+            "class",
+            "interface",
+            "function",
+            "value",
+            "alias",
+            "section",
+        )
         assert hit["language"] in ("python", "go", "javascript", "rust", "markdown")
-        assert hit["matched_by"] and set(hit["matched_by"]) <= {"lexical", "semantic", "symbol", "path"}
+        assert hit["matched_by"] and set(hit["matched_by"]) <= {
+            "lexical",
+            "semantic",
+            "symbol",
+            "path",
+        }
         assert isinstance(hit["preview"], str)
 
 
@@ -190,14 +248,31 @@ def test_multi_query_json_groups_and_distinct_locations(paraphrase_result, ws):
     for group in doc["groups"]:
         assert list(group) == ["query", "hits"]
         assert all(set(h) == HIT_FIELDS for h in group["hits"])
-    locations = {(h["path"], h["start_line"], h["end_line"]) for g in doc["groups"] for h in g["hits"]}
+    locations = {
+        (h["path"], h["start_line"], h["end_line"]) for g in doc["groups"] for h in g["hits"]
+    }
     total = sum(len(g["hits"]) for g in doc["groups"])
-    assert doc["distinct_locations"] == len(locations) < total  # the groups overlap; duplicates counted once
+    assert (
+        doc["distinct_locations"] == len(locations) < total
+    )  # the groups overlap; duplicates counted once
 
 
 def test_jsonl_is_one_hit_per_line_with_its_query(ws):
-    proc = zg_ws(ws, "search", "-q", "user name", "-q", "yaml config", "-n", "3", "--jsonl", "--preview", "none",
-                 "-g", "!*.go")
+    proc = zg_ws(
+        ws,
+        "search",
+        "-q",
+        "user name",
+        "-q",
+        "yaml config",
+        "-n",
+        "3",
+        "--jsonl",
+        "--preview",
+        "none",
+        "-g",
+        "!*.go",
+    )
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert len(lines) == 6
@@ -209,13 +284,16 @@ def test_jsonl_is_one_hit_per_line_with_its_query(ws):
 
 # --- human output --------------------------------------------------------------------------------------------
 
+
 def test_human_output_has_grep_headers_and_no_colour_when_piped(ws):
     proc = zg_ws(ws, "search", "crc32 checksum", "-n", "2")
     assert proc.returncode == 0, proc.stderr
     assert not ANSI.search(proc.stdout)
     first = proc.stdout.splitlines()[0]
     # the file's header comment (lines 1-2) adjoins the function across a blank line: one span
-    assert re.match(r"^src/checksum\.rs:1-14  crc32_checksum \(function\)  \d\.\d{3}$", first), first
+    assert re.match(r"^src/checksum\.rs:1-14  crc32_checksum \(function\)  \d\.\d{3}$", first), (
+        first
+    )
     # preview lines are numbered from the span's first line
     assert "    3: pub fn crc32_checksum(data: &[u8]) -> u32 {" in proc.stdout.splitlines()
 
@@ -224,10 +302,13 @@ def test_colour_only_when_asked_or_on_a_tty(ws):
     proc = zg_ws(ws, "search", "crc32 checksum", "-n", "1", "--color", "always")
     assert proc.returncode == 0, proc.stderr
     assert ANSI.search(proc.stdout)
-    assert ANSI.sub("", proc.stdout).splitlines()[0].startswith("src/checksum.rs:1-14")  # the file's head comment joins
+    assert (
+        ANSI.sub("", proc.stdout).splitlines()[0].startswith("src/checksum.rs:1-14")
+    )  # the file's head comment joins
 
 
 # --- exit codes ----------------------------------------------------------------------------------------------
+
 
 def test_exit_1_when_a_filter_admits_nothing(ws):
     proc = zg_ws(ws, "search", "retry", "-g", "*.nothing", "--json")
@@ -237,10 +318,13 @@ def test_exit_1_when_a_filter_admits_nothing(ws):
 
 
 def test_exit_2_on_an_unknown_file_type(ws):
-    assert_one_line_error(zg_ws(ws, "search", "retry", "-t", "nosuchtype"), "unknown file type 'nosuchtype'")
+    assert_one_line_error(
+        zg_ws(ws, "search", "retry", "-t", "nosuchtype"), "unknown file type 'nosuchtype'"
+    )
 
 
 # --- previews, filters and routes (through the Engine, as `zg search` calls it) -----------------------------
+
 
 def test_preview_none_short_full(ws):
     root = ws["root"]
@@ -251,8 +335,11 @@ def test_preview_none_short_full(ws):
     lines = FILES["src/net/retry.py"].splitlines()
     assert full["preview"].splitlines() == lines[full["start_line"] - 1 : full["end_line"]]
     first = short["preview_start_line"]  # the definition the hit is labelled with, inside its range
-    assert lines[first - 1].startswith("def retry_with_backoff(") and full["preview_start_line"] == full["start_line"]
-    assert short["preview"].splitlines() == lines[first - 1:first + 3]
+    assert (
+        lines[first - 1].startswith("def retry_with_backoff(")
+        and full["preview_start_line"] == full["start_line"]
+    )
+    assert short["preview"].splitlines() == lines[first - 1 : first + 3]
     assert none["preview"] == ""
 
 
@@ -272,12 +359,16 @@ def test_glob_without_slash_matches_file_names_anywhere(ws):
 def test_iglob_is_case_insensitive(ws):
     root = ws["root"]
     assert engine_search(root, "render template", globs=["*.JS"])["hits"] == []
-    assert set(paths_of(engine_search(root, "render template", iglobs=["*.JS"]))) == {"web/render.js"}
+    assert set(paths_of(engine_search(root, "render template", iglobs=["*.JS"]))) == {
+        "web/render.js"
+    }
 
 
 def test_type_and_type_not(ws):
     root = ws["root"]
-    assert set(paths_of(engine_search(root, "configuration", types=["go"]))) == {"src/config/loader.go"}
+    assert set(paths_of(engine_search(root, "configuration", types=["go"]))) == {
+        "src/config/loader.go"
+    }
     hits = paths_of(engine_search(root, "configuration", types_not=["go", "md"]))
     assert hits and not any(p.endswith((".go", ".md")) for p in hits)
 
@@ -296,7 +387,9 @@ def test_path_scope(ws):
 def test_limit(ws):
     root = ws["root"]
     assert len(engine_search(root, "the", limit=2)["hits"]) == 2
-    many = engine_search(root, "function data value", limit=50)["hits"]  # adjoining chunks merge: fewer spans
+    many = engine_search(root, "function data value", limit=50)[
+        "hits"
+    ]  # adjoining chunks merge: fewer spans
     assert len(engine_search(root, "function data value", limit=3)["hits"]) == 3 < len(many)
 
 
@@ -318,11 +411,15 @@ def test_min_score_and_min_score_diff(ws):
 
 def test_path_filters_past_the_expression_limit_apply_to_candidates(ws, monkeypatch):
     root = ws["root"]
-    unfiltered = {h["path"] for h in engine_search(root, "retry with exponential backoff", limit=50)["hits"]}
+    unfiltered = {
+        h["path"] for h in engine_search(root, "retry with exponential backoff", limit=50)["hits"]
+    }
     excluded = "src/net/retry.py"
     assert excluded in unfiltered
     monkeypatch.setattr("zgrep.search.filters.MAX_PATHS_IN_EXPR", 1)
-    hits = engine_search(root, "retry with exponential backoff", globs=[f"!{excluded}"], limit=50)["hits"]
+    hits = engine_search(root, "retry with exponential backoff", globs=[f"!{excluded}"], limit=50)[
+        "hits"
+    ]
     assert hits and excluded not in {h["path"] for h in hits}
     only_py = engine_search(root, "retry with exponential backoff", types=["py"], limit=50)["hits"]
     assert only_py and all(h["path"].endswith(".py") for h in only_py)
@@ -357,7 +454,9 @@ def test_store_holds_exactly_the_recorded_chunks(ws):
 
 # --- incremental indexing (each test changes its own repository) -------------------------------------------
 
-SMALL = {rel: FILES[rel] for rel in ("src/net/retry.py", "src/config/loader.go", "src/auth/users.py")}
+SMALL = {
+    rel: FILES[rel] for rel in ("src/net/retry.py", "src/config/loader.go", "src/auth/users.py")
+}
 
 
 @pytest.fixture
@@ -369,7 +468,9 @@ def small(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     return root, env
 
 
-def index_json(root: Path, env: dict[str, str], *args: str, input: str | None = None) -> dict[str, Any]:
+def index_json(
+    root: Path, env: dict[str, str], *args: str, input: str | None = None
+) -> dict[str, Any]:
     proc = run_zg("index", "--json", *args, cwd=root, env=env, input=input)
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
@@ -383,7 +484,9 @@ def test_editing_one_file_rechunks_and_reembeds_only_it(small):
     root, env = small
     before = state_files(root)
     path = root / "src/net/retry.py"
-    path.write_text(path.read_text().replace("on failure wait", "on failure (say a flaky modem) wait"))
+    path.write_text(
+        path.read_text().replace("on failure wait", "on failure (say a flaky modem) wait")
+    )
     report = index_json(root, env)
     assert (report["changed"], report["deleted"], report["unchanged"]) == (1, 0, 2)
     after = state_files(root)
@@ -398,7 +501,12 @@ def test_editing_one_file_rechunks_and_reembeds_only_it(small):
 def test_unchanged_tree_does_nothing(small):
     root, env = small
     report = index_json(root, env)
-    assert (report["changed"], report["deleted"], report["unchanged"], report["embedded"]) == (0, 0, 3, 0)
+    assert (report["changed"], report["deleted"], report["unchanged"], report["embedded"]) == (
+        0,
+        0,
+        3,
+        0,
+    )
 
 
 def test_deleting_a_file_removes_its_hits(small):
@@ -407,7 +515,9 @@ def test_deleting_a_file_removes_its_hits(small):
     (root / "src/config/loader.go").unlink()
     report = index_json(root, env)
     assert (report["changed"], report["deleted"], report["files"]) == (0, 1, 2)
-    proc = run_zg("search", "yaml unmarshal", "--mode-search", "lexical", "--json", cwd=root, env=env)
+    proc = run_zg(
+        "search", "yaml unmarshal", "--mode-search", "lexical", "--json", cwd=root, env=env
+    )
     assert proc.returncode == 1 and json.loads(proc.stdout)["hits"] == []
     assert "src/config/loader.go" not in state_files(root)
 
@@ -436,8 +546,12 @@ def test_dry_run_lists_changes_and_writes_nothing(small):
     assert "index   NEW.md" in lines and "index   src/net/retry.py" in lines
     assert "remove  src/config/loader.go" in lines
     assert lines[-1].startswith("would index 2 changed files, removed 1, 1 unchanged")
-    assert {p.name: p.read_bytes() for p in (state / "files.json", state / "manifest.json")} == snapshot
-    proc = run_zg("search", "zebras", "--refresh", "off", "--mode-search", "lexical", cwd=root, env=env)
+    assert {
+        p.name: p.read_bytes() for p in (state / "files.json", state / "manifest.json")
+    } == snapshot
+    proc = run_zg(
+        "search", "zebras", "--refresh", "off", "--mode-search", "lexical", cwd=root, env=env
+    )
     assert proc.returncode == 1  # nothing was indexed
 
 
@@ -456,22 +570,33 @@ def test_paths_from_stdin_indexes_just_those(small):
         (root / rel).write_text(SMALL[rel] + "\n// marker zanzibar\n")
     report = index_json(root, env, "--paths-from", "-", input="src/net/retry.py\n")
     assert (report["changed"], report["unchanged"], report["deleted"]) == (1, 0, 0)
-    hits = search_json(root, env, "zanzibar", "--refresh", "off", "--mode-search", "lexical")["hits"]
+    hits = search_json(root, env, "zanzibar", "--refresh", "off", "--mode-search", "lexical")[
+        "hits"
+    ]
     assert {h["path"] for h in hits} == {"src/net/retry.py"}
 
 
 def test_changed_range_indexes_the_commits_paths(small):
     root, env = small
-    write_files(root, {"src/extra.py": "def quokka_count():\n    return 7\n",
-                       "src/auth/users.py": SMALL["src/auth/users.py"] + "\n# wombat\n"})
-    (root / "src/config/loader.go").write_text(SMALL["src/config/loader.go"] + "// not committed: ocelot\n")
+    write_files(
+        root,
+        {
+            "src/extra.py": "def quokka_count():\n    return 7\n",
+            "src/auth/users.py": SMALL["src/auth/users.py"] + "\n# wombat\n",
+        },
+    )
+    (root / "src/config/loader.go").write_text(
+        SMALL["src/config/loader.go"] + "// not committed: ocelot\n"
+    )
     git(root, "add", "src/extra.py", "src/auth/users.py")
     git(root, "commit", "-q", "-m", "second")
     report = index_json(root, env, "--changed", "HEAD~1..HEAD")
     assert (report["changed"], report["unchanged"]) == (2, 0)
     assert report["files"] == 4
     assert search_json(root, env, "quokka", "--refresh", "off")["hits"][0]["path"] == "src/extra.py"
-    proc = run_zg("search", "ocelot", "--refresh", "off", "--mode-search", "lexical", cwd=root, env=env)
+    proc = run_zg(
+        "search", "ocelot", "--refresh", "off", "--mode-search", "lexical", cwd=root, env=env
+    )
     assert proc.returncode == 1
     bad = run_zg("index", "--changed", "nosuchrev..HEAD", cwd=root, env=env)
     assert_one_line_error(bad, "--changed nosuchrev..HEAD")
@@ -491,22 +616,28 @@ def test_search_builds_a_missing_index_unless_no_index(tmp_path):
     assert (root / ".zgrep" / ".gitignore").read_text() == "*\n"
     assert git(root, "status", "--porcelain") == ""
     manifest = json.loads((root / ".zgrep" / "manifest.json").read_text())
-    assert (manifest["format_version"], manifest["schema_version"]) == (FORMAT_VERSION, SCHEMA_VERSION)
+    assert (manifest["format_version"], manifest["schema_version"]) == (
+        FORMAT_VERSION,
+        SCHEMA_VERSION,
+    )
     assert manifest["root"] == str(root)
     assert manifest["model_id"] == "zgrep/minilm-l6-static-int8-256" and manifest["dim"] == 256
     assert manifest["milvus_uri"] == str(root / ".zgrep" / "milvus.db")
     assert manifest["complete"] is True
 
 
-@pytest.mark.parametrize("field,value", [("model_id", "someone/else-768"), ("format_version", 99),
-                                         ("schema_version", 0)])
+@pytest.mark.parametrize(
+    "field,value", [("model_id", "someone/else-768"), ("format_version", 99), ("schema_version", 0)]
+)
 def test_incompatible_manifest_names_the_fix(small, field, value):
     root, env = small
     path = root / ".zgrep" / "manifest.json"
     manifest = json.loads(path.read_text())
     manifest[field] = value
     path.write_text(json.dumps(manifest))
-    assert_one_line_error(run_zg("search", "retry", cwd=root, env=env), "zg index --full", str(value))
+    assert_one_line_error(
+        run_zg("search", "retry", cwd=root, env=env), "zg index --full", str(value)
+    )
 
 
 def test_incompatible_index_is_refused_until_rebuilt_with_full(small):
@@ -523,7 +654,9 @@ def test_incompatible_index_is_refused_until_rebuilt_with_full(small):
 def test_damaged_state_names_the_fix(small):
     root, env = small
     (root / ".zgrep" / "manifest.json").write_text("{not json")
-    assert_one_line_error(run_zg("search", "retry", cwd=root, env=env), "damaged", "zg index --full")
+    assert_one_line_error(
+        run_zg("search", "retry", cwd=root, env=env), "damaged", "zg index --full"
+    )
     assert_one_line_error(run_zg("status", cwd=root, env=env), "damaged", "zg index --full")
     assert index_json(root, env, "--full")["files"] == 3
     assert json.loads((root / ".zgrep" / "manifest.json").read_text())["complete"] is True
@@ -541,8 +674,14 @@ def test_on_a_terminal_search_shows_index_progress_and_colour(tmp_path):
     env = user_env(tmp_path / "user")
     master, slave = pty.openpty()
     try:
-        proc = subprocess.Popen([ZG, "search", "retry with backoff", "-n", "1"], cwd=root, env=env, stdin=subprocess.DEVNULL,
-                                stdout=slave, stderr=slave)
+        proc = subprocess.Popen(
+            [ZG, "search", "retry with backoff", "-n", "1"],
+            cwd=root,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=slave,
+            stderr=slave,
+        )
         os.close(slave)
         chunks = []
         while True:
@@ -558,12 +697,20 @@ def test_on_a_terminal_search_shows_index_progress_and_colour(tmp_path):
         os.close(master)
     out = b"".join(chunks).decode("utf-8", "replace")
     assert re.search(r"indexing 3/3 files, \d+ chunks, \d+ chunks/s, ETA 0s", out), out
-    assert "\x1b[35msrc/net/retry.py:1-16\x1b[0m" in out  # the module's head joins (only blank lines part them)
+    assert (
+        "\x1b[35msrc/net/retry.py:1-16\x1b[0m" in out
+    )  # the module's head joins (only blank lines part them)
 
 
-@pytest.mark.parametrize("args,flag", [(("-n", "99999999999999999999999"), "--limit"), (("-n", "5000"), "--limit"),
-                                       (("--modified-after", "1e308"), "--modified-after"),
-                                       (("--modified-before", "-1e300"), "--modified-before")])
+@pytest.mark.parametrize(
+    "args,flag",
+    [
+        (("-n", "99999999999999999999999"), "--limit"),
+        (("-n", "5000"), "--limit"),
+        (("--modified-after", "1e308"), "--modified-after"),
+        (("--modified-before", "-1e300"), "--modified-before"),
+    ],
+)
 def test_out_of_range_numbers_are_one_line_not_a_store_error(ws, args, flag):
     proc = zg_ws(ws, "search", "retry", *args)
     assert_one_line_error(proc, flag)

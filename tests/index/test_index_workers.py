@@ -13,8 +13,10 @@ FILES = 420  # above index/prepare.POOL_MIN_FILES
 
 
 def _repo(root: Path) -> Path:
-    files = {f"pkg{i % 6}/mod{i:03d}.py": f'def measure_{i:03d}(item):\n    """Measure item {i}."""\n    return item * {i}\n'
-             for i in range(FILES)}
+    files = {
+        f"pkg{i % 6}/mod{i:03d}.py": f'def measure_{i:03d}(item):\n    """Measure item {i}."""\n    return item * {i}\n'
+        for i in range(FILES)
+    }
     # modules the worker itself imports: were the workspace (its cwd) on a worker's path, these would run
     marker = root.parent / "imported-from-the-workspace"
     hostile = f"open({str(marker)!r}, 'w').close()\nraise SystemExit('workspace module imported')\n"
@@ -28,7 +30,9 @@ def _index(root: Path, env: dict[str, str]) -> dict[str, object]:
     return json.loads(proc.stdout)
 
 
-def test_workers_build_the_index_one_process_builds_and_import_nothing_of_the_workspace(tmp_path: Path) -> None:
+def test_workers_build_the_index_one_process_builds_and_import_nothing_of_the_workspace(
+    tmp_path: Path,
+) -> None:
     root = _repo(tmp_path / "repo")
     env = user_env(tmp_path / "user")
     pooled = _index(root, env)
@@ -37,7 +41,9 @@ def test_workers_build_the_index_one_process_builds_and_import_nothing_of_the_wo
     assert isinstance(phases, dict) and phases.get("chunk", 0) > 0 and phases.get("embed", 0) > 0
     assert pooled["files"] == FILES + 3 and pooled["embedded"] > 0
     rows = {r["id"]: r for r in assert_consistent(root)}
-    found = run_zg("search", "measure_321", "--json", "-n", "1", "--mode", "direct", cwd=root, env=env)
+    found = run_zg(
+        "search", "measure_321", "--json", "-n", "1", "--mode", "direct", cwd=root, env=env
+    )
     assert json.loads(found.stdout)["hits"][0]["path"] == "pkg3/mod321.py", found.stdout
 
     shutil.rmtree(root / ".zgrep")

@@ -23,28 +23,39 @@ from zgrep.config import Config
 from zgrep.frontends.api import READ_TEXT_MAX_BYTES, FrontendError, Workspace
 from zgrep.frontends.http_api import make_server
 
-ADR = ("---\nid: ADR-0001\ntitle: t\nstatus: accepted\ndate: 2024-01-01\nchange_type: api\n"
-       "code_anchors:\n  - {path: zero.txt}\n---\n# t\n")
+ADR = (
+    "---\nid: ADR-0001\ntitle: t\nstatus: accepted\ndate: 2024-01-01\nchange_type: api\n"
+    "code_anchors:\n  - {path: zero.txt}\n---\n# t\n"
+)
 
 
 # Started from a small launcher: a child forked from the (large) pytest worker would count the worker's pages.
-_LAUNCHER = ("import os, subprocess, sys\n"
-             "p = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL)\n"
-             "_, status, usage = os.wait4(p.pid, 0)\n"
-             "print(os.waitstatus_to_exitcode(status), usage.ru_maxrss)\n")
+_LAUNCHER = (
+    "import os, subprocess, sys\n"
+    "p = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL)\n"
+    "_, status, usage = os.wait4(p.pid, 0)\n"
+    "print(os.waitstatus_to_exitcode(status), usage.ru_maxrss)\n"
+)
 
 
 def _peak_run(args: list[str], cwd: Path) -> tuple[int, str, int]:
     """(exit code, stderr, peak RSS in KiB) of a command, from its own rusage."""
-    proc = subprocess.run([sys.executable, "-c", _LAUNCHER, *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", _LAUNCHER, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     code, peak = proc.stdout.split()
     return int(code), proc.stderr, int(peak)
 
 
 @pytest.fixture
 def zero_repo(tmp_path: Path) -> Path:
-    root = corpus.make_repo(tmp_path / "zero", {"a.py": "def f(): pass\n", "docs/adr/0001-t.md": ADR}, commit=False)
+    root = corpus.make_repo(
+        tmp_path / "zero", {"a.py": "def f(): pass\n", "docs/adr/0001-t.md": ADR}, commit=False
+    )
     os.symlink("/dev/zero", root / "zero.txt")
     corpus.git(root, "add", "-A")
     corpus.git(root, "commit", "-qm", "i")
@@ -60,7 +71,9 @@ def test_an_anchor_on_dev_zero_is_refused_in_one_line_with_little_memory(zero_re
 
 
 def test_a_fifo_anchor_and_a_record_linked_out_are_refused(tmp_path: Path, zg) -> None:
-    root = corpus.make_repo(tmp_path / "fifo", {"docs/adr/0001-t.md": ADR.replace("zero.txt", "pipe")})
+    root = corpus.make_repo(
+        tmp_path / "fifo", {"docs/adr/0001-t.md": ADR.replace("zero.txt", "pipe")}
+    )
     os.mkfifo(root / "pipe")
     proc = zg("adr", "check", cwd=root, timeout=60)
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "pipe" in proc.stderr
@@ -68,7 +81,11 @@ def test_a_fifo_anchor_and_a_record_linked_out_are_refused(tmp_path: Path, zg) -
     (root / "pipe").unlink()
     os.symlink("/etc/passwd", root / "docs" / "adr" / "0007-x.md")
     proc = zg("adr", "check", cwd=root, timeout=60)
-    assert proc.returncode == 2 and "0007-x.md" in proc.stderr and "root:" not in proc.stdout + proc.stderr
+    assert (
+        proc.returncode == 2
+        and "0007-x.md" in proc.stderr
+        and "root:" not in proc.stdout + proc.stderr
+    )
 
 
 def _workspace(root: Path) -> Workspace:
@@ -120,12 +137,24 @@ def test_reads_refuse_fifos_huge_files_and_state_dirs_and_cut_long_slices(hostil
     with pytest.raises(FrontendError, match="not served"):
         ws.read(".git/config")
     doc = ws.read("medium.txt")
-    assert doc["truncated"] is True and doc["start_line"] == 1 and doc["end_line"] < doc["total_lines"] == 20_000
-    assert len(doc["text"].encode()) <= READ_TEXT_MAX_BYTES and f"start={doc['end_line'] + 1}" in doc["note"]
+    assert (
+        doc["truncated"] is True
+        and doc["start_line"] == 1
+        and doc["end_line"] < doc["total_lines"] == 20_000
+    )
+    assert (
+        len(doc["text"].encode()) <= READ_TEXT_MAX_BYTES
+        and f"start={doc['end_line'] + 1}" in doc["note"]
+    )
     rest = ws.read("medium.txt", doc["end_line"] + 1)
     assert rest["text"].startswith(f"line {doc['end_line']} ")
-    assert ws.read("a.py") == {"path": "a.py", "start_line": 1, "end_line": 2, "total_lines": 2,
-                               "text": "def f():\n    return 1\n"}
+    assert ws.read("a.py") == {
+        "path": "a.py",
+        "start_line": 1,
+        "end_line": 2,
+        "total_lines": 2,
+        "text": "def f():\n    return 1\n",
+    }
 
 
 @pytest.fixture
@@ -157,20 +186,39 @@ def test_http_read_of_a_fifo_answers_at_once(http: str) -> None:
 
 def _rpc(proc: subprocess.Popen[str], id_: int, method: str, params: dict[str, Any]) -> None:
     assert proc.stdin is not None
-    proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": id_, "method": method, "params": params}) + "\n")
+    proc.stdin.write(
+        json.dumps({"jsonrpc": "2.0", "id": id_, "method": method, "params": params}) + "\n"
+    )
     proc.stdin.flush()
 
 
 @pytest.mark.e2e
 def test_zg_mcp_survives_45_fifo_reads_and_exits_when_stdin_closes(hostile: Path) -> None:
     env = {**os.environ, "ZG_MODE": "direct"}
-    proc = subprocess.Popen([ZG, "mcp"], cwd=hostile, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, text=True)
+    proc = subprocess.Popen(
+        [ZG, "mcp"],
+        cwd=hostile,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
     assert proc.stdin is not None and proc.stdout is not None
     try:
-        _rpc(proc, 0, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                                     "clientInfo": {"name": "t", "version": "1"}})
-        proc.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n")
+        _rpc(
+            proc,
+            0,
+            "initialize",
+            {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        )
+        proc.stdin.write(
+            json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n"
+        )
         for i in range(1, 46):
             _rpc(proc, i, "tools/call", {"name": "read", "arguments": {"path": "fifo1"}})
         _rpc(proc, 46, "tools/call", {"name": "read", "arguments": {"path": "a.py"}})
@@ -199,8 +247,12 @@ def test_http_adr_check_refuses_the_dev_zero_anchor_in_one_line(zero_repo: Path)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        status, doc = _within(60, lambda: _get(f"http://127.0.0.1:{server.server_address[1]}/adr/check"))
+        status, doc = _within(
+            60, lambda: _get(f"http://127.0.0.1:{server.server_address[1]}/adr/check")
+        )
     finally:
         server.shutdown()
         server.server_close()
-    assert status == 400 and doc["error"]["message"].startswith("zg adr: error: refusing to read zero.txt")
+    assert status == 400 and doc["error"]["message"].startswith(
+        "zg adr: error: refusing to read zero.txt"
+    )

@@ -18,8 +18,8 @@ from conftest import git
 from daemon_helpers import User, wait_for
 from test_hooks import wait_idle
 
-CANARY = "zgleakcanary"          # text only the files outside the workspace contain
-INSIDE = "zginsidemarker"        # text of a file inside, to prove the search itself works
+CANARY = "zgleakcanary"  # text only the files outside the workspace contain
+INSIDE = "zginsidemarker"  # text of a file inside, to prove the search itself works
 HOOK_WAIT_S = 60
 
 
@@ -55,17 +55,35 @@ def add_links(root: Path, outside: Path) -> None:
 
 def search(run: callable, root: Path, text: str) -> list[dict]:
     """Lexical hits for `text` with full previews, read straight from the index (no refresh)."""
-    proc = run("search", text, "--json", "--preview", "full", "--mode-search", "lexical", "--refresh", "off",
-               "--mode", "direct", cwd=root)
+    proc = run(
+        "search",
+        text,
+        "--json",
+        "--preview",
+        "full",
+        "--mode-search",
+        "lexical",
+        "--refresh",
+        "off",
+        "--mode",
+        "direct",
+        cwd=root,
+    )
     assert proc.returncode in (0, 1), proc.stderr
     return json.loads(proc.stdout)["hits"]
 
 
 def assert_no_leak(run: callable, root: Path) -> None:
     """The canary is absent from every hit, and the inside file committed with the links is indexed."""
-    assert any(h["path"] == "after.py" for h in search(run, root, f"{INSIDE}after after_function")), \
-        "the route did not index the inside file at all (the test would prove nothing)"
-    for query in (f"{CANARY}credentials", f"{CANARY}passwd", "aws_secret_access_key", "root passwd"):
+    assert any(
+        h["path"] == "after.py" for h in search(run, root, f"{INSIDE}after after_function")
+    ), "the route did not index the inside file at all (the test would prove nothing)"
+    for query in (
+        f"{CANARY}credentials",
+        f"{CANARY}passwd",
+        "aws_secret_access_key",
+        "root passwd",
+    ):
         hits = search(run, root, query)
         assert not any(CANARY in json.dumps(h) for h in hits), hits
 
@@ -80,7 +98,13 @@ def test_full_listing_skips_links_out(base_repo: Path, outside: Path, zg) -> Non
 def test_paths_from_stdin_refuses_links_out(base_repo: Path, outside: Path, zg) -> None:
     assert zg("index", cwd=base_repo).returncode == 0
     add_links(base_repo, outside)
-    proc = zg("index", "--paths-from", "-", cwd=base_repo, input="etc_link/passwd\nsettings_local.py\nafter.py\n")
+    proc = zg(
+        "index",
+        "--paths-from",
+        "-",
+        cwd=base_repo,
+        input="etc_link/passwd\nsettings_local.py\nafter.py\n",
+    )
     assert proc.returncode == 0, proc.stderr
     assert_no_leak(zg, base_repo)
 
@@ -99,7 +123,9 @@ def test_post_commit_hook_refuses_links_out(base_repo: Path, outside: Path, zg) 
     assert zg("hooks", "install", cwd=base_repo).returncode == 0
     add_links(base_repo, outside)
     git(base_repo, "add", "-A")
-    subprocess.run(["git", "commit", "-q", "-m", "links"], cwd=base_repo, check=True, capture_output=True)
+    subprocess.run(
+        ["git", "commit", "-q", "-m", "links"], cwd=base_repo, check=True, capture_output=True
+    )
     wait_idle(base_repo, timeout=HOOK_WAIT_S)
     assert_no_leak(zg, base_repo)
 
@@ -112,20 +138,42 @@ def test_daemon_watcher_refuses_links_out(base_repo: Path, outside: Path, tmp_pa
         add_links(base_repo, outside)
 
         def served(text: str) -> list[dict]:
-            out = user.zg("search", text, "--json", "--preview", "full", "--mode-search", "lexical", "--refresh", "off",
-                          "--mode", "server", cwd=base_repo)
+            out = user.zg(
+                "search",
+                text,
+                "--json",
+                "--preview",
+                "full",
+                "--mode-search",
+                "lexical",
+                "--refresh",
+                "off",
+                "--mode",
+                "server",
+                cwd=base_repo,
+            )
             assert out.returncode in (0, 1), out.stderr
             return json.loads(out.stdout)["hits"]
 
-        wait_for(lambda: any(h["path"] == "after.py" for h in served(f"{INSIDE}after after_function")), 30,
-                 "the watcher to index the inside file")
-        for query in (f"{CANARY}credentials", f"{CANARY}passwd", "aws_secret_access_key", "root passwd"):
+        wait_for(
+            lambda: any(h["path"] == "after.py" for h in served(f"{INSIDE}after after_function")),
+            30,
+            "the watcher to index the inside file",
+        )
+        for query in (
+            f"{CANARY}credentials",
+            f"{CANARY}passwd",
+            "aws_secret_access_key",
+            "root passwd",
+        ):
             assert not any(CANARY in json.dumps(h) for h in served(query))
     finally:
         user.zg("server", "off")
 
 
-@pytest.mark.parametrize("target", ["settings_local.py", "etc_link/passwd", "etc_link/../etc_link/passwd"])
+@pytest.mark.parametrize(
+    "target", ["settings_local.py", "etc_link/passwd", "etc_link/../etc_link/passwd"]
+)
 def test_read_refuses_links_out(base_repo: Path, outside: Path, zg, target: str) -> None:
     add_links(base_repo, outside)
     proc = zg("read", target, cwd=base_repo)

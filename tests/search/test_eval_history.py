@@ -56,7 +56,9 @@ def sign_session_cookie(secret, value):
 '''
 
 
-def _commit(root: Path, message: str, files: dict[str, str | bytes] | None = None, remove: str | None = None) -> str:
+def _commit(
+    root: Path, message: str, files: dict[str, str | bytes] | None = None, remove: str | None = None
+) -> str:
     if files:
         write_files(root, files)
         git(root, "add", *files)
@@ -67,11 +69,21 @@ def _commit(root: Path, message: str, files: dict[str, str | bytes] | None = Non
 
 
 @pytest.fixture(scope="module")
-def history(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str], dict[str, Any], dict[str, str]]:
+def history(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[Path, dict[str, str], dict[str, Any], dict[str, str]]:
     base = tmp_path_factory.mktemp("history")
-    root = make_repo(base / "repo", {f"pkg/mod{i}.py": f"def helper_{i}():\n    return {i}\n" for i in range(25)})
-    shas = {"retry": _commit(root, "Retry network calls with exponential backoff (#12)", {"net/retry.py": RETRY})}
-    shas["config"] = _commit(root, "Load settings from a YAML configuration file", {"conf/loader.py": LOADER})
+    root = make_repo(
+        base / "repo", {f"pkg/mod{i}.py": f"def helper_{i}():\n    return {i}\n" for i in range(25)}
+    )
+    shas = {
+        "retry": _commit(
+            root, "Retry network calls with exponential backoff (#12)", {"net/retry.py": RETRY}
+        )
+    }
+    shas["config"] = _commit(
+        root, "Load settings from a YAML configuration file", {"conf/loader.py": LOADER}
+    )
     _commit(root, "Add the logo", {"assets/logo.png": b"\x89PNG\r\n\x1a\n\x00\x00\x00binary"})
     _commit(root, "Drop the old helper", remove="pkg/mod3.py")
     git(root, "checkout", "-q", "-b", "cookies")
@@ -89,7 +101,9 @@ def test_commits_become_queries_and_sweeps_merges_and_unindexed_commits_are_skip
     assert doc["commits"] == 3
     queries = {q["commit"]: q for q in doc["per_query"]}
     assert set(queries) == set(shas.values())
-    assert queries[shas["retry"]]["query"] == "Retry network calls with exponential backoff"  # no `(#12)`
+    assert (
+        queries[shas["retry"]]["query"] == "Retry network calls with exponential backoff"
+    )  # no `(#12)`
     assert queries[shas["retry"]]["top"][0].startswith("net/retry.py:")
     assert queries[shas["config"]]["mrr"] == 1.0
 
@@ -98,7 +112,9 @@ def test_figures_carry_a_bootstrap_interval(history):
     _, _, doc, _ = history
     for name in ("ndcg@10", "mrr"):
         figure = doc[name]
-        assert figure["n"] == 3 and 0.0 <= figure["ci"][0] <= figure["value"] <= figure["ci"][1] <= 1.0
+        assert (
+            figure["n"] == 3 and 0.0 <= figure["ci"][0] <= figure["value"] <= figure["ci"][1] <= 1.0
+        )
     mean = sum(q["ndcg@10"] for q in doc["per_query"]) / 3
     assert doc["ndcg@10"]["value"] == round(mean, 4)
 
@@ -107,10 +123,15 @@ def test_text_report_and_bad_input(history, tmp_path):
     root, env, _, _ = history
     proc = run_zg("eval", "--from-history", "10", cwd=root, env=env)
     assert proc.returncode == 0, proc.stderr
-    assert "3 commits scored" in proc.stdout and "95% CI" in proc.stdout and "1 merge" in proc.stdout
-    assert_one_line_error(run_zg("eval", "--from-history", "0", cwd=root, env=env), "--from-history")
+    assert (
+        "3 commits scored" in proc.stdout and "95% CI" in proc.stdout and "1 merge" in proc.stdout
+    )
+    assert_one_line_error(
+        run_zg("eval", "--from-history", "0", cwd=root, env=env), "--from-history"
+    )
     plain = tmp_path / "plain"
     plain.mkdir()
     (plain / "a.py").write_text("def a():\n    return 1\n")
-    assert_one_line_error(run_zg("eval", "--from-history", "5", cwd=plain, env=env),
-                          "not a git repository")
+    assert_one_line_error(
+        run_zg("eval", "--from-history", "5", cwd=plain, env=env), "not a git repository"
+    )

@@ -28,13 +28,27 @@ def haversine_km(lat1, lon1, lat2, lon2):
     return 2 * r * math.asin(math.sqrt(a))
 '''
 # A command-line hub: many chunks with a number, a range or two values in them, none about places on Earth.
-HUB = "\n\n".join(f'''\
+HUB = "\n\n".join(
+    f'''\
 def option_{name}(value, low, high):
     """Check that the {name} option lies between low and high, and return it as a number."""
     if not low <= value <= high:
         raise ValueError("{name} must lie between " + str(low) + " and " + str(high))
     return float(value)
-''' for name in ("width", "height", "depth", "count", "retries", "timeout", "ratio", "margin", "offset", "limit"))
+'''
+    for name in (
+        "width",
+        "height",
+        "depth",
+        "count",
+        "retries",
+        "timeout",
+        "ratio",
+        "margin",
+        "offset",
+        "limit",
+    )
+)
 
 
 def _stats(root: Path, query: str) -> dict[str, float]:
@@ -69,7 +83,9 @@ def test_a_damaged_statistics_file_is_harmless_and_rebuilt(tmp_path):
     proc = run_zg("search", "retry with backoff", "--json", "--refresh", "off", cwd=root, env=env)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["hits"][0]["path"] == "src/net/retry.py"
-    assert run_zg("index", cwd=root, env=env).returncode == 0  # the next run rebuilds what it cannot read
+    assert (
+        run_zg("index", cwd=root, env=env).returncode == 0
+    )  # the next run rebuilds what it cannot read
     assert "src/net/retry.py" in _stats(root, "backoff attempts")
 
 
@@ -86,8 +102,14 @@ def geo_repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, 
 @pytest.mark.parametrize("mode", ["hybrid", "semantic"])
 def test_a_paraphrase_of_a_small_module_beats_a_hub_of_weak_matches(geo_repo, mode):
     root, env = geo_repo
-    proc = run_zg("search", "distance between two latitude longitude points", "--mode-search", mode, "--json",
-                  cwd=root, env=env)
+    proc = run_zg(
+        "search",
+        "distance between two latitude longitude points",
+        "--mode-search",
+        mode,
+        "--json",
+        cwd=root,
+        env=env,
+    )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["hits"][0]["path"] == "src/geo.py"
-

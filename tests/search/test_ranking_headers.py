@@ -21,13 +21,15 @@ CIRCLE_METHODS = (
 
 def circle_method(name: str, formula: str) -> str:
     """One `double NAME() const` method of Circle returning FORMULA."""
-    return (f"  double {name}() const {{\n    // the {name} of the circle\n    double r = radius_;\n"
-            f"    double value = {formula};\n    if (value < 0) {{\n      return 0;\n    }}\n"
-            "    return value;\n  }\n\n")
+    return (
+        f"  double {name}() const {{\n    // the {name} of the circle\n    double r = radius_;\n"
+        f"    double value = {formula};\n    if (value < 0) {{\n      return 0;\n    }}\n"
+        "    return value;\n  }\n\n"
+    )
 
 
 FILES = {
-    "include/geo/shapes.h": '''\
+    "include/geo/shapes.h": """\
 #pragma once
 
 #include <cmath>
@@ -38,13 +40,15 @@ class Circle {
  public:
   explicit Circle(double radius) : radius_(radius) {}
 
-''' + "".join(circle_method(*m) for m in CIRCLE_METHODS) + ''' private:
+"""
+    + "".join(circle_method(*m) for m in CIRCLE_METHODS)
+    + """ private:
   double radius_;
 };
 
 }  // namespace geo
-''',
-    "include/ring_buffer.h": '''\
+""",
+    "include/ring_buffer.h": """\
 #ifndef RING_BUFFER_H
 #define RING_BUFFER_H
 
@@ -61,7 +65,7 @@ int ring_buffer_push(struct ring_buffer *rb, char byte);
 int ring_buffer_pop(struct ring_buffer *rb, char *out);
 
 #endif
-''',
+""",
 }
 
 
@@ -75,7 +79,11 @@ search = search_hits
 
 def test_cpp_header_class_is_a_cpp_definition(repo):
     hit = search(repo, "Circle")[0]
-    assert (hit["path"], hit["language"], hit["symbol"]) == ("include/geo/shapes.h", "cpp", "Circle")
+    assert (hit["path"], hit["language"], hit["symbol"]) == (
+        "include/geo/shapes.h",
+        "cpp",
+        "Circle",
+    )
 
 
 def test_c_header_stays_c(repo):

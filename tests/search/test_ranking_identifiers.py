@@ -10,16 +10,34 @@ import pytest
 
 from corpus import indexed_repo, search_hits
 
-_FIELDS = [("width", "int"), ("height", "int"), ("markup", "bool"), ("highlight", "bool"), ("encoding", "str"),
-           ("legacy_windows", "bool"), ("justify", "str"), ("overflow", "str"), ("no_wrap", "bool"),
-           ("min_width", "int"), ("max_width", "int"), ("is_terminal", "bool")]
+_FIELDS = [
+    ("width", "int"),
+    ("height", "int"),
+    ("markup", "bool"),
+    ("highlight", "bool"),
+    ("encoding", "str"),
+    ("legacy_windows", "bool"),
+    ("justify", "str"),
+    ("overflow", "str"),
+    ("no_wrap", "bool"),
+    ("min_width", "int"),
+    ("max_width", "int"),
+    ("is_terminal", "bool"),
+]
 # A dataclass long enough to be split: its first piece lists the fields among its names.
-OPTIONS = '"""Console options."""\n\nfrom dataclasses import dataclass\n\n\n@dataclass\nclass ConsoleOptions:\n' + "".join(
-    f'    {name}: {kind}\n    """The {name.replace("_", " ")} option."""\n' for name, kind in _FIELDS) + "".join(
-    f"\n    def update_{name}(self, value):\n        \"\"\"A copy with a new {name}.\"\"\"\n"
-    f"        options = self.copy()\n        options.{name} = value\n        options.changed = True\n"
-    f"        options.version += 1\n        options.history.append({name!r})\n        return options\n"
-    for name in ("width", "height", "justify", "overflow", "encoding"))
+OPTIONS = (
+    '"""Console options."""\n\nfrom dataclasses import dataclass\n\n\n@dataclass\nclass ConsoleOptions:\n'
+    + "".join(
+        f'    {name}: {kind}\n    """The {name.replace("_", " ")} option."""\n'
+        for name, kind in _FIELDS
+    )
+    + "".join(
+        f'\n    def update_{name}(self, value):\n        """A copy with a new {name}."""\n'
+        f"        options = self.copy()\n        options.{name} = value\n        options.changed = True\n"
+        f"        options.version += 1\n        options.history.append({name!r})\n        return options\n"
+        for name in ("width", "height", "justify", "overflow", "encoding")
+    )
+)
 
 FILES = {
     "paint/color.py": '''\
@@ -101,13 +119,25 @@ search = search_hits
 @pytest.mark.parametrize("mode", ["hybrid", "lexical"])
 def test_all_caps_name_finds_the_code_that_reads_it(repo, mode):
     hits = search(repo, "FORCE_COLOR", "--mode-search", mode)
-    reads = FILES["term/console.py"].splitlines().index('        force = self.environ.get("FORCE_COLOR")') + 1
-    assert hits[0]["path"] == "term/console.py" and hits[0]["start_line"] <= reads <= hits[0]["end_line"]
+    reads = (
+        FILES["term/console.py"]
+        .splitlines()
+        .index('        force = self.environ.get("FORCE_COLOR")')
+        + 1
+    )
+    assert (
+        hits[0]["path"] == "term/console.py"
+        and hits[0]["start_line"] <= reads <= hits[0]["end_line"]
+    )
 
 
 def test_hit_is_labelled_with_its_own_definition(repo):
     hits = search(repo, "markup")
     line = OPTIONS.splitlines().index("    markup: bool") + 1
-    options = [h for h in hits if h["path"] == "term/options.py" and h["start_line"] <= line <= h["end_line"]]
+    options = [
+        h
+        for h in hits
+        if h["path"] == "term/options.py" and h["start_line"] <= line <= h["end_line"]
+    ]
     assert options and options[0]["symbol"] == "ConsoleOptions"
     assert options[0]["symbol_kind"] == "class"

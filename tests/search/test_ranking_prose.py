@@ -11,14 +11,26 @@ from zgrep.search.rank import Candidate, RerankSettings, rerank
 
 def _chunks() -> list[Candidate]:
     def chunk(path: str, language: str, symbol: str, fused: float) -> Candidate:
-        fields = {"path": path, "start_line": 1, "end_line": 30, "symbol": symbol, "names": [symbol] if symbol else [],
-                  "symbol_kind": "function" if symbol else "", "scope": "", "language": language,
-                  "content": "routes are grouped and registered"}
+        fields = {
+            "path": path,
+            "start_line": 1,
+            "end_line": 30,
+            "symbol": symbol,
+            "names": [symbol] if symbol else [],
+            "symbol_kind": "function" if symbol else "",
+            "scope": "",
+            "language": language,
+            "content": "routes are grouped and registered",
+        }
         return Candidate(id=path, fields=fields, fused=fused)
 
-    return [chunk("docs/doc.md", "markdown", "", 0.050), chunk("CHANGELOG.md", "markdown", "", 0.044),
-            chunk("routergroup.go", "go", "Group", 0.042), chunk("docs/routing.rst", "rst", "", 0.041),
-            chunk("gin.go", "go", "addRoute", 0.035)]
+    return [
+        chunk("docs/doc.md", "markdown", "", 0.050),
+        chunk("CHANGELOG.md", "markdown", "", 0.044),
+        chunk("routergroup.go", "go", "Group", 0.042),
+        chunk("docs/routing.rst", "rst", "", 0.041),
+        chunk("gin.go", "go", "addRoute", 0.035),
+    ]
 
 
 def test_code_outranks_the_documentation_that_describes_it():
@@ -27,7 +39,9 @@ def test_code_outranks_the_documentation_that_describes_it():
     assert ranked.index("gin.go") < ranked.index("docs/routing.rst")
 
 
-@pytest.mark.parametrize("query", ["where do the docs explain route groups", "routing guide", "README for routes"])
+@pytest.mark.parametrize(
+    "query", ["where do the docs explain route groups", "routing guide", "README for routes"]
+)
 def test_a_query_for_documentation_still_gets_it_first(query):
     assert rerank(query, _chunks())[0].fields["language"] in ("markdown", "rst")
 
@@ -36,7 +50,11 @@ def test_a_search_holding_only_prose_keeps_its_scores():
     """Scoped to docs (or to ADRs, as `zg adr check --suggest` searches), nothing is demoted: the scores
     keep the meaning a --min-score or a suggestion threshold relies on."""
     prose = [c for c in _chunks() if c.fields["language"] != "go"]
-    plain = rerank("how routes are grouped and registered", _chunks_like(prose), RerankSettings(prose_penalty=1.0))
+    plain = rerank(
+        "how routes are grouped and registered",
+        _chunks_like(prose),
+        RerankSettings(prose_penalty=1.0),
+    )
     ranked = rerank("how routes are grouped and registered", _chunks_like(prose))
     assert [(c.id, c.score) for c in ranked] == [(c.id, c.score) for c in plain]
 
@@ -47,8 +65,20 @@ def _chunks_like(chunks: list[Candidate]) -> list[Candidate]:
 
 def test_code_the_language_table_does_not_know_is_not_prose():
     """An extensionless script or a language without a grammar is code, not documentation."""
-    script = Candidate(id="bin/deploy", fused=0.050, fields={
-        "path": "bin/deploy", "start_line": 1, "end_line": 30, "symbol": "", "names": [], "symbol_kind": "",
-        "scope": "", "language": "text", "content": "routes are grouped and registered"})
+    script = Candidate(
+        id="bin/deploy",
+        fused=0.050,
+        fields={
+            "path": "bin/deploy",
+            "start_line": 1,
+            "end_line": 30,
+            "symbol": "",
+            "names": [],
+            "symbol_kind": "",
+            "scope": "",
+            "language": "text",
+            "content": "routes are grouped and registered",
+        },
+    )
     ranked = rerank("how routes are grouped and registered", [script, *_chunks()])
     assert ranked[0].id == "bin/deploy"

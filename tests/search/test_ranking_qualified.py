@@ -10,21 +10,35 @@ from zgrep.search.rank import Candidate, rerank
 from zgrep.search.run import symbol_candidates
 
 
-def _chunk(path: str, start: int, end: int, symbol: str, names: list[str], fused: float) -> Candidate:
-    fields = {"path": path, "start_line": start, "end_line": end, "symbol": symbol, "names": names,
-              "symbol_kind": "class" if symbol != "Rack" else "module", "scope": "", "language": "ruby",
-              "content": f"module Rack\n  # Rack::Response and Rack::Builder\n  class {symbol}\n"}
+def _chunk(
+    path: str, start: int, end: int, symbol: str, names: list[str], fused: float
+) -> Candidate:
+    fields = {
+        "path": path,
+        "start_line": start,
+        "end_line": end,
+        "symbol": symbol,
+        "names": names,
+        "symbol_kind": "class" if symbol != "Rack" else "module",
+        "scope": "",
+        "language": "ruby",
+        "content": f"module Rack\n  # Rack::Response and Rack::Builder\n  class {symbol}\n",
+    }
     return Candidate(id=f"{path}:{start}", fields=fields, fused=fused)
 
 
-@pytest.mark.parametrize("query, wanted", [("Rack::Response", "Response"), ("Rack::Builder", "Builder")])
+@pytest.mark.parametrize(
+    "query, wanted", [("Rack::Response", "Response"), ("Rack::Builder", "Builder")]
+)
 def test_qualified_name_ranks_the_class_above_its_module_wrappers(query, wanted):
     # BM25 likes the module chunks best: their doc comments spell `Rack::Response` / `Rack::Builder`.
-    chunks = [_chunk("lib/rack/response.rb", 10, 22, "Rack", ["Rack"], 0.050),
-              _chunk("lib/rack/builder.rb", 8, 35, "Rack", ["Rack"], 0.049),
-              _chunk("lib/rack/response.rb", 23, 62, "Response", ["Response"], 0.040),
-              _chunk("lib/rack/builder.rb", 36, 80, "Builder", ["Builder"], 0.039),
-              _chunk("lib/rack/lint.rb", 8, 9, "Rack", ["Rack"], 0.045)]
+    chunks = [
+        _chunk("lib/rack/response.rb", 10, 22, "Rack", ["Rack"], 0.050),
+        _chunk("lib/rack/builder.rb", 8, 35, "Rack", ["Rack"], 0.049),
+        _chunk("lib/rack/response.rb", 23, 62, "Response", ["Response"], 0.040),
+        _chunk("lib/rack/builder.rb", 36, 80, "Builder", ["Builder"], 0.039),
+        _chunk("lib/rack/lint.rb", 8, 9, "Rack", ["Rack"], 0.045),
+    ]
     top = rerank(query, chunks)[0]
     assert top.fields["symbol"] == wanted
 

@@ -11,7 +11,10 @@ from corpus import indexed_repo, search_hits
 from zgrep.search.spans import add, span_of
 
 # A long function split into overlapping pieces, then two small helpers merged into one chunk right below it.
-_ROWS = "".join(f"        cells.append(pad_cell(row[{i}], widths[{i}], align))  # table column {i}\n" for i in range(60))
+_ROWS = "".join(
+    f"        cells.append(pad_cell(row[{i}], widths[{i}], align))  # table column {i}\n"
+    for i in range(60)
+)
 TABLE = f'''\
 """Plain-text tables."""
 
@@ -93,21 +96,32 @@ def test_pieces_of_one_file_come_back_as_one_span(repo):
     table = [h for h in hits if h["path"] == "text/table.py"]
     assert len(table) == 1, [(h["start_line"], h["end_line"]) for h in table]
     hit, lines = table[0], TABLE.split("\n")
-    assert hit["preview"] == "\n".join(lines[hit["start_line"] - 1:hit["end_line"]])
-    assert hit["start_line"] <= lines.index("def render_table(rows, widths, align=\"left\"):") + 1
-    assert hit["end_line"] >= lines.index("    return lines") + 1  # the long function's last piece, joined
-    assert hit["symbol"] == "render_table" and hit["symbol_kind"] == "function"  # the best chunk's own definition
+    assert hit["preview"] == "\n".join(lines[hit["start_line"] - 1 : hit["end_line"]])
+    assert hit["start_line"] <= lines.index('def render_table(rows, widths, align="left"):') + 1
+    assert (
+        hit["end_line"] >= lines.index("    return lines") + 1
+    )  # the long function's last piece, joined
+    assert (
+        hit["symbol"] == "render_table" and hit["symbol_kind"] == "function"
+    )  # the best chunk's own definition
 
 
 def test_paraphrase_of_new_code_finds_it(repo):
     hits = search_hits(repo, "how many single character edits turn one string into another")
-    assert ("web/helpers.py", "levenshtein_edit_distance") in [(h["path"], h["symbol"]) for h in hits[:3]]
+    assert ("web/helpers.py", "levenshtein_edit_distance") in [
+        (h["path"], h["symbol"]) for h in hits[:3]
+    ]
 
 
 def test_a_chunk_between_two_hits_joins_them_but_a_code_gap_does_not():
     def chunk(start: int, end: int) -> dict[str, object]:
-        return {"path": "a.py", "start_line": start, "end_line": end, "symbol": f"f{start}",
-                "content": "\n".join(f"line {n}" for n in range(start, end + 1))}
+        return {
+            "path": "a.py",
+            "start_line": start,
+            "end_line": end,
+            "symbol": f"f{start}",
+            "content": "\n".join(f"line {n}" for n in range(start, end + 1)),
+        }
 
     def no_blank_gaps(path: str, first: int, last: int) -> bool:
         return False
@@ -119,4 +133,8 @@ def test_a_chunk_between_two_hits_joins_them_but_a_code_gap_does_not():
     assert [(s.start, s.end) for s in spans] == [(1, 30), (40, 45)]
     merged = spans[0]
     assert merged.content.split("\n") == [f"line {n}" for n in range(1, 31)]
-    assert (merged.score, merged.fields["symbol"], merged.routes) == (0.9, "f1", {"lexical", "semantic", "path"})
+    assert (merged.score, merged.fields["symbol"], merged.routes) == (
+        0.9,
+        "f1",
+        {"lexical", "semantic", "path"},
+    )

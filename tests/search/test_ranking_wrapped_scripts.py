@@ -12,7 +12,7 @@ import pytest
 from corpus import make_repo, run_zg, user_env
 
 _STEPS = "".join(f'  echo "step {i}" >&2\n' for i in range(6))
-SCRIPT = f'''#!/usr/bin/env bash
+SCRIPT = f"""#!/usr/bin/env bash
 {{ # this ensures the entire script is downloaded
 
 tool_download_archive() {{
@@ -33,7 +33,7 @@ if [ -n "${{ZSH_VERSION-}}" ]; then
 fi
 
 }} # this ensures the entire script is downloaded
-'''
+"""
 
 
 @pytest.fixture(scope="module")
@@ -52,6 +52,11 @@ def test_function_inside_a_wrapper_is_found_by_name(repo, name):
     proc = run_zg("search", name, "--json", cwd=root, env=env)
     assert proc.returncode == 0, proc.stderr
     hit = json.loads(proc.stdout)["hits"][0]
-    line = SCRIPT.splitlines().index(next(s for s in SCRIPT.splitlines() if s.strip().startswith(f"{name}()"))) + 1
+    line = (
+        SCRIPT.splitlines().index(
+            next(s for s in SCRIPT.splitlines() if s.strip().startswith(f"{name}()"))
+        )
+        + 1
+    )
     assert (hit["symbol"], hit["symbol_kind"]) == (name, "function")
     assert hit["start_line"] <= line <= hit["end_line"]

@@ -47,7 +47,11 @@ def spawned(user: User) -> bool:
 
 def stop(user: User) -> None:
     """Teardown: wait out a daemon still starting (it holds the start lock until it answers), then stop it."""
-    wait_for(lambda: lock_holder(user.rundir / runtime.START_LOCK) is None, START_S, "the daemon to finish starting")
+    wait_for(
+        lambda: lock_holder(user.rundir / runtime.START_LOCK) is None,
+        START_S,
+        "the daemon to finish starting",
+    )
     user.zg_binary("server", "off")
 
 
@@ -58,19 +62,34 @@ def test_first_search_answers_in_process_and_the_next_one_from_the_daemon(tmp_pa
         first = search(user, repo)
         assert first["mode"] == "direct" and first["hits"][0]["path"] == "retry.py"
         assert spawned(user)
-        concurrent = search(user, repo)  # while the daemon loads: answered one way or the other, never an error
-        assert concurrent["mode"] in ("direct", "server") and concurrent["hits"][0]["path"] == "retry.py"
-        wait_for(lambda: user.zg_binary("server", "status", "--check-ready").returncode == 0, START_S, "the autostarted daemon")
+        concurrent = search(
+            user, repo
+        )  # while the daemon loads: answered one way or the other, never an error
+        assert (
+            concurrent["mode"] in ("direct", "server")
+            and concurrent["hits"][0]["path"] == "retry.py"
+        )
+        wait_for(
+            lambda: user.zg_binary("server", "status", "--check-ready").returncode == 0,
+            START_S,
+            "the autostarted daemon",
+        )
         status = json.loads(user.zg_binary("server", "status", "--json").stdout)
         assert status["started_by"] == "autostart"
         assert [w["root"] for w in status["workspaces"]] == [first["root"]]
         log = Path(user.env["XDG_STATE_HOME"]) / "zgrep" / runtime.LOG_FILE
-        wait_for(lambda: f"warmed workspace {first['root']}" in log.read_text(), START_S,
-                 "the daemon to warm the workspace (a failed warm logs a warning instead)")
+        wait_for(
+            lambda: f"warmed workspace {first['root']}" in log.read_text(),
+            START_S,
+            "the daemon to warm the workspace (a failed warm logs a warning instead)",
+        )
         assert "started by: autostart" in user.zg_binary("server", "status").stdout
         second = search(user, repo)
         assert second["mode"] == "server" and second["hits"][0]["path"] == "retry.py"
-        assert json.loads(user.zg_binary("status", "--json", cwd=repo).stdout)["daemon"]["started_by"] == "autostart"
+        assert (
+            json.loads(user.zg_binary("status", "--json", cwd=repo).stdout)["daemon"]["started_by"]
+            == "autostart"
+        )
         assert "started by autostart" in user.zg_binary("status", cwd=repo).stdout
     finally:
         stop(user)
@@ -81,21 +100,44 @@ def test_a_search_through_zg_serve_starts_the_daemon_as_the_cli_does(tmp_path: P
     repo = make_repo(tmp_path / "repo")
     serve, url = start_serve(user, repo, env={"ZG_MODE": "auto"})
     try:
-        first = httpx.get(url + "/search", params={"q": "retry with backoff"}, timeout=START_S).json()
+        first = httpx.get(
+            url + "/search", params={"q": "retry with backoff"}, timeout=START_S
+        ).json()
         assert first["mode"] == "direct" and first["hits"][0]["path"] == "retry.py"
         assert spawned(user)
-        wait_for(lambda: user.zg_binary("server", "status", "--check-ready").returncode == 0, START_S, "the autostarted daemon")
-        second = httpx.get(url + "/search", params={"q": "retry with backoff"}, timeout=START_S).json()
+        wait_for(
+            lambda: user.zg_binary("server", "status", "--check-ready").returncode == 0,
+            START_S,
+            "the autostarted daemon",
+        )
+        second = httpx.get(
+            url + "/search", params={"q": "retry with backoff"}, timeout=START_S
+        ).json()
         assert second["mode"] == "server" and second["hits"][0]["path"] == "retry.py"
     finally:
         stop_serve(serve)
         stop(user)
 
 
-@pytest.mark.parametrize("value,ci", [("1", True), ("true", True), ("yes", True), ("github", True),
-                                      ("0", False), ("false", False), ("FALSE", False), ("no", False),
-                                      ("Off", False), ("", False), (None, False)])
-def test_ci_is_any_value_but_a_false_one(monkeypatch: pytest.MonkeyPatch, value: str | None, ci: bool) -> None:
+@pytest.mark.parametrize(
+    "value,ci",
+    [
+        ("1", True),
+        ("true", True),
+        ("yes", True),
+        ("github", True),
+        ("0", False),
+        ("false", False),
+        ("FALSE", False),
+        ("no", False),
+        ("Off", False),
+        ("", False),
+        (None, False),
+    ],
+)
+def test_ci_is_any_value_but_a_false_one(
+    monkeypatch: pytest.MonkeyPatch, value: str | None, ci: bool
+) -> None:
     """CI=0, false, no, off (any case) or empty is not CI: auto mode may start the daemon; anything else is."""
     if value is None:
         monkeypatch.delenv("CI")
@@ -113,14 +155,18 @@ def indexed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return repo
 
 
-@pytest.mark.parametrize("how", ["ZG_MODE=direct", "server.autostart = false", "CI=1", "--mode direct", "not search"])
+@pytest.mark.parametrize(
+    "how", ["ZG_MODE=direct", "server.autostart = false", "CI=1", "--mode direct", "not search"]
+)
 def test_no_daemon_is_started(indexed: Path, tmp_path: Path, how: str) -> None:
     user = autostart_user(tmp_path / "user")
     env: dict[str, str] = {}
     extra: tuple[str, ...] = ()
     if how == "server.autostart = false":
         (Path(user.env["XDG_CONFIG_HOME"]) / "zgrep").mkdir(parents=True)
-        (Path(user.env["XDG_CONFIG_HOME"]) / "zgrep" / "config.toml").write_text("[server]\nautostart = false\n")
+        (Path(user.env["XDG_CONFIG_HOME"]) / "zgrep" / "config.toml").write_text(
+            "[server]\nautostart = false\n"
+        )
     elif how == "--mode direct":
         extra = ("--mode", "direct")
     else:
@@ -128,7 +174,10 @@ def test_no_daemon_is_started(indexed: Path, tmp_path: Path, how: str) -> None:
         env[name] = value
     try:
         if how == "not search":  # index and status (what the git hooks run, too) never start one
-            assert user.zg_binary("index", cwd=indexed).returncode == 0 and user.zg_binary("status", cwd=indexed).returncode == 0
+            assert (
+                user.zg_binary("index", cwd=indexed).returncode == 0
+                and user.zg_binary("status", cwd=indexed).returncode == 0
+            )
         else:
             assert search(user, indexed, *extra, env=env)["mode"] == "direct"
         assert not spawned(user) and not (user.rundir / runtime.INFO_FILE).exists()
@@ -139,11 +188,19 @@ def test_no_daemon_is_started(indexed: Path, tmp_path: Path, how: str) -> None:
 
 def test_an_autostarted_daemon_exits_once_idle(tmp_path: Path) -> None:
     user = autostart_user(tmp_path / "user")
-    proc = subprocess.Popen([ZG, "server", "run", "--quiet", "--idle-timeout", "1",
-                             "--started-by", "autostart"], env=user.env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [ZG, "server", "run", "--quiet", "--idle-timeout", "1", "--started-by", "autostart"],
+        env=user.env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
-        wait_for(lambda: (user.rundir / runtime.INFO_FILE).exists() or proc.poll() is not None, START_S, "the daemon")
+        wait_for(
+            lambda: (user.rundir / runtime.INFO_FILE).exists() or proc.poll() is not None,
+            START_S,
+            "the daemon",
+        )
         assert user.info()["started_by"] == "autostart"
         assert proc.wait(timeout=START_S) == 0, proc.stderr.read() if proc.stderr else ""
         assert not (user.rundir / runtime.INFO_FILE).exists()
@@ -166,11 +223,16 @@ def test_the_daemon_warms_with_the_settings_of_the_search_that_started_it(tmp_pa
         first = search(user, repo, "--model", model)
         assert first["mode"] == "direct"
         log = Path(user.env["XDG_STATE_HOME"]) / "zgrep" / runtime.LOG_FILE
-        wait_for(lambda: log.exists() and f"warmed workspace {first['root']}" in log.read_text(), START_S,
-                 "the daemon to warm the workspace (a failed warm logs a warning instead)")
+        wait_for(
+            lambda: log.exists() and f"warmed workspace {first['root']}" in log.read_text(),
+            START_S,
+            "the daemon to warm the workspace (a failed warm logs a warning instead)",
+        )
         second = search(user, repo, "--model", model)
         assert second["mode"] == "server" and second["hits"][0]["path"] == "retry.py"
-        assert f"holding workspace {first['root']}" not in log.read_text()  # the warmed one served it
+        assert (
+            f"holding workspace {first['root']}" not in log.read_text()
+        )  # the warmed one served it
     finally:
         stop(user)
 
@@ -178,7 +240,11 @@ def test_the_daemon_warms_with_the_settings_of_the_search_that_started_it(tmp_pa
 def test_an_autostarted_daemon_lets_go_after_its_own_short_idle_timeout(tmp_path: Path) -> None:
     # make demo's search left an autostarted daemon holding ~310 MB for server.idle_timeout (30 minutes);
     # an autostarted daemon has its own, short, timeout (server.autostart_idle_timeout)
-    assert Config.load(None).server.autostart_idle_timeout <= 300 < Config.load(None).server.idle_timeout
+    assert (
+        Config.load(None).server.autostart_idle_timeout
+        <= 300
+        < Config.load(None).server.idle_timeout
+    )
     user = autostart_user(tmp_path / "user")
     repo = make_repo(tmp_path / "repo")
     config = Path(user.env["XDG_CONFIG_HOME"]) / "zgrep" / "config.toml"
@@ -186,7 +252,11 @@ def test_an_autostarted_daemon_lets_go_after_its_own_short_idle_timeout(tmp_path
     config.write_text("[server]\nautostart_idle_timeout = 3\n")
     try:
         assert search(user, repo)["mode"] == "direct"
-        wait_for(lambda: user.zg_binary("server", "status", "--check-ready").returncode == 0, START_S, "the autostarted daemon")
+        wait_for(
+            lambda: user.zg_binary("server", "status", "--check-ready").returncode == 0,
+            START_S,
+            "the autostarted daemon",
+        )
         pid = user.info()["pid"]
         status = json.loads(user.zg_binary("server", "status", "--json").stdout)
         assert status["started_by"] == "autostart" and status["idle_timeout_s"] == 3

@@ -49,7 +49,7 @@ def test_on_is_idempotent_and_status_reports(daemon: tuple[User, Path]) -> None:
     assert ready.returncode == 0 and ready.stdout == "" and ready.stderr == ""
     status = json.loads(user.zg_binary("server", "status", "--json").stdout)
     assert status["pid"] == pid and status["endpoint"].startswith("ipc://") and status["version"]
-    sock = Path(status["endpoint"][len("ipc://"):])
+    sock = Path(status["endpoint"][len("ipc://") :])
     assert sock.stat().st_mode & 0o777 == 0o600 and user.rundir.stat().st_mode & 0o777 == 0o700
     assert (user.rundir / runtime.TOKEN_FILE).stat().st_mode & 0o777 == 0o600
     assert client.daemon_state()["ready"] is True
@@ -61,8 +61,16 @@ def test_server_search_equals_direct_and_idle_release(daemon: tuple[User, Path])
     served = user.zg_binary("search", "--json", "--mode", "server", query, cwd=repo)
     assert served.returncode == 0, served.stderr
     busy = user.zg_binary("search", "--mode", "direct", query, cwd=repo)
-    assert busy.returncode == 2 and "held by the zg daemon" in busy.stderr and "zg server off" in busy.stderr
-    wait_for(lambda: not user.server_status()["workspaces"], IDLE_TIMEOUT_S + 10, "the idle workspace to be released")
+    assert (
+        busy.returncode == 2
+        and "held by the zg daemon" in busy.stderr
+        and "zg server off" in busy.stderr
+    )
+    wait_for(
+        lambda: not user.server_status()["workspaces"],
+        IDLE_TIMEOUT_S + 10,
+        "the idle workspace to be released",
+    )
     direct = user.zg_binary("search", "--json", "--mode", "direct", query, cwd=repo)
     assert direct.returncode == 0, direct.stderr
     a, b = json.loads(served.stdout), json.loads(direct.stdout)
@@ -74,11 +82,17 @@ def test_server_search_equals_direct_and_idle_release(daemon: tuple[User, Path])
 
 def test_refresh_background_needs_the_daemon(daemon: tuple[User, Path], tmp_path: Path) -> None:
     user, repo = daemon
-    served = user.zg_binary("search", "--json", "--refresh", "background", "parse configuration", cwd=repo)
+    served = user.zg_binary(
+        "search", "--json", "--refresh", "background", "parse configuration", cwd=repo
+    )
     assert served.returncode == 0 and json.loads(served.stdout)["mode"] == "server"
-    nobody = User(tmp_path)  # no daemon, in a workspace no daemon holds (one it holds leads to it: test_rendezvous)
+    nobody = User(
+        tmp_path
+    )  # no daemon, in a workspace no daemon holds (one it holds leads to it: test_rendezvous)
     other = make_repo(tmp_path / "other")
-    refused = nobody.zg_binary("search", "--refresh", "background", "parse configuration", cwd=other)
+    refused = nobody.zg_binary(
+        "search", "--refresh", "background", "parse configuration", cwd=other
+    )
     assert refused.returncode == 2 and "zg server on" in refused.stderr
     absent = nobody.zg_binary("search", "--mode", "server", "parse configuration", cwd=other)
     assert absent.returncode == 2 and "zg server on" in absent.stderr
@@ -86,12 +100,25 @@ def test_refresh_background_needs_the_daemon(daemon: tuple[User, Path], tmp_path
 
 def test_watcher_picks_up_an_edit(daemon: tuple[User, Path]) -> None:
     user, repo = daemon
-    assert user.zg_binary("search", "--mode", "server", "--refresh", "off", "cache", cwd=repo).returncode in (0, 1)
-    (repo / "quantile.py").write_text("def streaming_quantile_sketch(values):\n    \"\"\"Estimate a quantile.\"\"\"\n"
-                                      "    return sorted(values)[len(values) // 2]\n")
+    assert user.zg_binary(
+        "search", "--mode", "server", "--refresh", "off", "cache", cwd=repo
+    ).returncode in (0, 1)
+    (repo / "quantile.py").write_text(
+        'def streaming_quantile_sketch(values):\n    """Estimate a quantile."""\n'
+        "    return sorted(values)[len(values) // 2]\n"
+    )
 
     def found() -> bool:
-        out = user.zg_binary("search", "--json", "--mode", "server", "--refresh", "off", "streaming_quantile_sketch", cwd=repo)
+        out = user.zg_binary(
+            "search",
+            "--json",
+            "--mode",
+            "server",
+            "--refresh",
+            "off",
+            "streaming_quantile_sketch",
+            cwd=repo,
+        )
         return any(h["path"] == "quantile.py" for h in json.loads(out.stdout)["hits"])
 
     wait_for(found, 15, "the watcher to index the new file")
@@ -109,7 +136,10 @@ def test_bad_messages_get_answers_and_the_daemon_keeps_serving(daemon: tuple[Use
         (json.dumps({"v": 1, "op": "ping", "token": "wrong"}).encode(), "unauthorized"),
         (json.dumps({"v": 1, "op": "ping"}).encode(), "unauthorized"),
         (json.dumps({"v": 1, "op": "rm -rf", "token": token}).encode(), "unknown_op"),
-        (json.dumps({"v": 1, "op": "search", "root": "relative/dir", "token": token}).encode(), "bad_request"),
+        (
+            json.dumps({"v": 1, "op": "search", "root": "relative/dir", "token": token}).encode(),
+            "bad_request",
+        ),
     ]
     for payload, code in cases:
         sock.send_multipart([b"", payload])
@@ -134,7 +164,9 @@ def test_version_mismatch_names_both_versions(daemon: tuple[User, Path]) -> None
     sock.close()
 
 
-def test_searches_are_served_while_an_index_job_runs(daemon: tuple[User, Path], tmp_path: Path) -> None:
+def test_searches_are_served_while_an_index_job_runs(
+    daemon: tuple[User, Path], tmp_path: Path
+) -> None:
     user, first = daemon
     repo = make_repo(tmp_path / "busy")
     assert user.zg("index", "--mode", "direct", cwd=repo).returncode == 0
@@ -142,12 +174,21 @@ def test_searches_are_served_while_an_index_job_runs(daemon: tuple[User, Path], 
     for path in (tmp_path / "more").glob("gen_*.py"):
         path.rename(repo / path.name)
     indexing = user.popen("index", "--mode", "server", "--json", cwd=repo)
-    wait_for(lambda: any(w["root"] == str(repo) and w["job_running"] for w in user.server_status()["workspaces"]),
-             30, "the index job to start")
-    searches = [user.popen("search", "--json", "--refresh", "off", "--mode", "server", query, cwd=repo)
-                for query in ("retry with backoff", "least recently used cache")]
+    wait_for(
+        lambda: any(
+            w["root"] == str(repo) and w["job_running"] for w in user.server_status()["workspaces"]
+        ),
+        30,
+        "the index job to start",
+    )
+    searches = [
+        user.popen("search", "--json", "--refresh", "off", "--mode", "server", query, cwd=repo)
+        for query in ("retry with backoff", "least recently used cache")
+    ]
     outputs = [s.communicate(timeout=60) for s in searches]
-    still_running = any(w["root"] == str(repo) and w["job_running"] for w in user.server_status()["workspaces"])
+    still_running = any(
+        w["root"] == str(repo) and w["job_running"] for w in user.server_status()["workspaces"]
+    )
     for search, (stdout, stderr) in zip(searches, outputs):
         assert search.returncode == 0, stderr
         assert json.loads(stdout)["mode"] == "server"
@@ -161,27 +202,41 @@ def test_searches_are_served_while_an_index_job_runs(daemon: tuple[User, Path], 
     assert json.loads(stdout)["files"] == 1200
 
 
-def test_kill9_midway_falls_back_to_direct_and_on_cleans_stale_files(tmp_path: Path,
-                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_kill9_midway_falls_back_to_direct_and_on_cleans_stale_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     user = User(tmp_path / "u")
     user.adopt(monkeypatch)
     repo = make_repo(tmp_path / "repo", files=300)
     pid = user.start()
-    search = user.popen("search", "--json", "retry with backoff", cwd=repo)  # auto: the daemon builds the index
-    wait_for(lambda: any(w["job_running"] for w in user.server_status()["workspaces"]), 30, "the index job")
+    search = user.popen(
+        "search", "--json", "retry with backoff", cwd=repo
+    )  # auto: the daemon builds the index
+    wait_for(
+        lambda: any(w["job_running"] for w in user.server_status()["workspaces"]),
+        30,
+        "the index job",
+    )
     os.kill(pid, signal.SIGKILL)
     stdout, stderr = search.communicate(timeout=120)
     assert search.returncode == 0, stderr
     assert json.loads(stdout)["mode"] == "direct"
-    assert (user.rundir / runtime.INFO_FILE).exists() and (user.rundir / runtime.SOCKET_FILE).exists()
-    after = user.zg_binary("search", "--json", "least recently used cache", cwd=repo, timeout=60)  # no wait for the dead daemon
+    assert (user.rundir / runtime.INFO_FILE).exists() and (
+        user.rundir / runtime.SOCKET_FILE
+    ).exists()
+    after = user.zg_binary(
+        "search", "--json", "least recently used cache", cwd=repo, timeout=60
+    )  # no wait for the dead daemon
     assert after.returncode == 0 and json.loads(after.stdout)["mode"] == "direct"
     assert user.zg_binary("server", "status", "--check-ready").returncode == 1
     new_pid = user.start()
     assert new_pid != pid and client.probe(1000) is not None
     off = user.zg_binary("server", "off")
     assert off.returncode == 0 and "stopped" in off.stdout
-    assert not (user.rundir / runtime.INFO_FILE).exists() and not (user.rundir / runtime.SOCKET_FILE).exists()
+    assert (
+        not (user.rundir / runtime.INFO_FILE).exists()
+        and not (user.rundir / runtime.SOCKET_FILE).exists()
+    )
     assert user.zg_binary("server", "off").returncode == 0
 
 
@@ -203,26 +258,37 @@ def test_tcp_endpoint_requires_the_token(tmp_path: Path, monkeypatch: pytest.Mon
         assert user.zg_binary("server", "off").returncode == 0
 
 
-def test_stopped_daemon_fails_fast_and_off_stops_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_stopped_daemon_fails_fast_and_off_stops_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     user = User(tmp_path / "u")
     user.adopt(monkeypatch)
     repo = make_repo(tmp_path / "repo")
     pid = user.start()
     try:
-        assert user.zg_binary("index", "--mode", "server", cwd=repo).returncode == 0  # the daemon now holds the index
+        assert (
+            user.zg_binary("index", "--mode", "server", cwd=repo).returncode == 0
+        )  # the daemon now holds the index
         freeze_process(pid)
         for mode in ("auto", "server", "direct"):
-            out = user.zg_binary("search", "--mode", mode, "retry with backoff", cwd=repo, timeout=60)  # fails, never hangs
+            out = user.zg_binary(
+                "search", "--mode", mode, "retry with backoff", cwd=repo, timeout=60
+            )  # fails, never hangs
             lines = out.stderr.strip().splitlines()
             assert out.returncode == 2 and out.stdout == "" and len(lines) == 1, (mode, out.stderr)
             assert f"pid {pid}" in lines[0] and "zg server off" in lines[0], lines[0]
             assert "--mode auto" not in lines[0]
         status = user.zg_binary("server", "status", timeout=30)
-        assert status.returncode == 1 and f"pid {pid}" in status.stdout and "stopped" in status.stdout
+        assert (
+            status.returncode == 1 and f"pid {pid}" in status.stdout and "stopped" in status.stdout
+        )
         off = user.zg_binary("server", "off", timeout=90)
         assert off.returncode == 0, off.stderr
         assert f"pid {pid}" in off.stdout and not runtime.pid_alive(pid)
-        assert not (user.rundir / runtime.INFO_FILE).exists() and not (user.rundir / runtime.SOCKET_FILE).exists()
+        assert (
+            not (user.rundir / runtime.INFO_FILE).exists()
+            and not (user.rundir / runtime.SOCKET_FILE).exists()
+        )
         after = user.zg_binary("search", "--json", "retry with backoff", cwd=repo)
         assert after.returncode == 0, after.stderr
         result = json.loads(after.stdout)
@@ -237,12 +303,21 @@ def test_daemon_stopped_midway_fails_fast(tmp_path: Path, monkeypatch: pytest.Mo
     repo = make_repo(tmp_path / "repo", files=300)
     pid = user.start()
     try:
-        search = user.popen("search", "--json", "retry with backoff", cwd=repo)  # auto: the daemon builds the index
-        wait_for(lambda: any(w["job_running"] for w in user.server_status()["workspaces"]), 30, "the index job")
+        search = user.popen(
+            "search", "--json", "retry with backoff", cwd=repo
+        )  # auto: the daemon builds the index
+        wait_for(
+            lambda: any(w["job_running"] for w in user.server_status()["workspaces"]),
+            30,
+            "the index job",
+        )
         freeze_process(pid)
         stdout, stderr = search.communicate(timeout=60)  # fails, never hangs
         assert search.returncode == 2 and stdout == "", stderr
-        assert f"the zg daemon (pid {pid}) holds this index and is not answering" in stderr and "zg server off" in stderr
+        assert (
+            f"the zg daemon (pid {pid}) holds this index and is not answering" in stderr
+            and "zg server off" in stderr
+        )
         off = user.zg_binary("server", "off", timeout=90)
         assert off.returncode == 0 and not runtime.pid_alive(pid), off.stderr
     finally:

@@ -55,11 +55,19 @@ def assert_serving(user: User, repo: Path) -> None:
 
 # --- item 1: one frame must not kill the daemon ---------------------------------------------------------------
 
-def test_the_issue_frames_answer_malformed_before_any_token_check(tcp_daemon: tuple[User, Path]) -> None:
+
+def test_the_issue_frames_answer_malformed_before_any_token_check(
+    tcp_daemon: tuple[User, Path],
+) -> None:
     user, repo = tcp_daemon
     sock = raw_socket(user.info()["endpoint"])
-    for payload in (b"[" * 200000, b'{"v":' + b"1" * 5000 + b"}", b'{"v":1,"op":"ping","token":"\\ud800"}',
-                    b'{"v":1,"op":["ping"]}', b'{"v":true,"op":"ping"}'):
+    for payload in (
+        b"[" * 200000,
+        b'{"v":' + b"1" * 5000 + b"}",
+        b'{"v":1,"op":"ping","token":"\\ud800"}',
+        b'{"v":1,"op":["ping"]}',
+        b'{"v":true,"op":"ping"}',
+    ):
         reply = ask(sock, b"", payload)
         assert reply["ok"] is False and reply["error"]["code"] == "malformed", (payload[:30], reply)
         assert user.request("ping")["ok"], payload[:30]
@@ -72,14 +80,29 @@ def test_type_checked_fields_answer_malformed_with_the_token(tcp_daemon: tuple[U
     token = (user.rundir / runtime.TOKEN_FILE).read_text()
     sock = raw_socket(user.info()["endpoint"])
     base = {"v": 1, "op": "index", "root": str(repo), "token": token}
-    bad = [{"root": "/" + "r" * 5000}, {"root": "/tmp/a\0b"}, {"root": "\ud800"}, {"root": ["/"]},
-           {"args": {"paths": ["a.py", 3]}}, {"args": {"paths": "a.py"}}, {"args": {"config": ["x"]}},
-           {"args": {"config": {"search.limit": [[[]]]}}}, {"args": {"full": "yes"}}, {"args": {"progress": {}}},
-           {"args": {"refresh": 7}}, {"token": 12}, {"v": 1.0}]
+    bad = [
+        {"root": "/" + "r" * 5000},
+        {"root": "/tmp/a\0b"},
+        {"root": "\ud800"},
+        {"root": ["/"]},
+        {"args": {"paths": ["a.py", 3]}},
+        {"args": {"paths": "a.py"}},
+        {"args": {"config": ["x"]}},
+        {"args": {"config": {"search.limit": [[[]]]}}},
+        {"args": {"full": "yes"}},
+        {"args": {"progress": {}}},
+        {"args": {"refresh": 7}},
+        {"token": 12},
+        {"v": 1.0},
+    ]
     for fields in bad:
         payload = json.dumps({**base, **fields}).encode()
         reply = ask(sock, b"", payload)
-        assert reply["ok"] is False and reply["error"]["code"] in ("malformed", "bad_request", "version_mismatch"), (fields, reply)
+        assert reply["ok"] is False and reply["error"]["code"] in (
+            "malformed",
+            "bad_request",
+            "version_mismatch",
+        ), (fields, reply)
         assert len(reply["error"]["message"]) < 300, reply
     sock.close()
     assert_serving(user, repo)
@@ -90,7 +113,9 @@ def test_extra_frames_get_one_malformed_answer(tcp_daemon: tuple[User, Path]) ->
     token = (user.rundir / runtime.TOKEN_FILE).read_text()
     sock = raw_socket(user.info()["endpoint"])
     ping = protocol.encode(protocol.make_request("ping", None, token=token))
-    assert ask(sock, b"", ping)["ok"] and ask(sock, ping)["ok"]  # with or without the empty delimiter
+    assert (
+        ask(sock, b"", ping)["ok"] and ask(sock, ping)["ok"]
+    )  # with or without the empty delimiter
     for frames in ([b"", b"extra", ping], [b"", b"", b"", ping], [b"x", ping]):
         reply = ask(sock, *frames)
         assert reply["ok"] is False and reply["error"]["code"] == "malformed", (frames, reply)
@@ -98,7 +123,9 @@ def test_extra_frames_get_one_malformed_answer(tcp_daemon: tuple[User, Path]) ->
     assert_serving(user, repo)
 
 
-def test_fuzzed_frames_all_get_answers_and_the_daemon_keeps_serving(tcp_daemon: tuple[User, Path]) -> None:
+def test_fuzzed_frames_all_get_answers_and_the_daemon_keeps_serving(
+    tcp_daemon: tuple[User, Path],
+) -> None:
     user, repo = tcp_daemon
     token = (user.rundir / runtime.TOKEN_FILE).read_text()
     rng = random.Random(8)
@@ -106,11 +133,15 @@ def test_fuzzed_frames_all_get_answers_and_the_daemon_keeps_serving(tcp_daemon: 
     sock.setsockopt(zmq.RCVTIMEO, 60_000)
     sent = answered = 0
     big = b"x" * (protocol.MAX_MESSAGE_BYTES // 2 + 1)
-    foreign = [secrets.token_urlsafe(32) for _ in range(3)]  # other daemons' tokens: the same shape, not this one's
-    messages = [[b"", big, big]] + [fuzz_frames(rng, token, spellings(repo), foreign) for _ in range(FUZZ_FRAMES)]
+    foreign = [
+        secrets.token_urlsafe(32) for _ in range(3)
+    ]  # other daemons' tokens: the same shape, not this one's
+    messages = [[b"", big, big]] + [
+        fuzz_frames(rng, token, spellings(repo), foreign) for _ in range(FUZZ_FRAMES)
+    ]
     codes: dict[str, int] = {}
     for start in range(0, len(messages), FUZZ_WINDOW):
-        window = messages[start:start + FUZZ_WINDOW]
+        window = messages[start : start + FUZZ_WINDOW]
         for frames in window:
             sock.send_multipart(frames)
             sent += 1
@@ -118,18 +149,23 @@ def test_fuzzed_frames_all_get_answers_and_the_daemon_keeps_serving(tcp_daemon: 
             try:
                 reply = protocol.decode_response(sock.recv_multipart()[-1])
             except zmq.Again:
-                raise AssertionError(f"the daemon stopped answering after {answered} of {sent} fuzzed messages") from None
+                raise AssertionError(
+                    f"the daemon stopped answering after {answered} of {sent} fuzzed messages"
+                ) from None
             answered += 1
             code = "ok" if reply["ok"] else reply["error"]["code"]
             codes[code] = codes.get(code, 0) + 1
     sock.close()
     assert sent == answered == FUZZ_FRAMES + 1
     assert codes.get("too_large") and codes.get("malformed", 0) > FUZZ_FRAMES // 4, codes
-    assert codes.get("ok") and "internal" not in codes, codes  # hostile args are refused by name, not by a crash
+    assert codes.get("ok") and "internal" not in codes, (
+        codes
+    )  # hostile args are refused by name, not by a crash
     assert_serving(user, repo)
 
 
 # --- item 2: listen only on loopback unless the user names the risk -----------------------------------------
+
 
 def assert_usage_error(out: Any, *needles: str) -> None:
     lines = out.stderr.strip().splitlines()
@@ -140,17 +176,29 @@ def assert_usage_error(out: Any, *needles: str) -> None:
 def test_non_loopback_and_foreign_endpoints_are_refused(tmp_path: Path) -> None:
     user = User(tmp_path / "u")
     try:
-        for endpoint in ("tcp://0.0.0.0:*", "tcp://*:*", "tcp://eth0:*", "tcp://10.1.2.3:*", "tcp://[::]:*"):
+        for endpoint in (
+            "tcp://0.0.0.0:*",
+            "tcp://*:*",
+            "tcp://eth0:*",
+            "tcp://10.1.2.3:*",
+            "tcp://[::]:*",
+        ):
             for command in ("on", "run"):
                 out = user.zg_binary("server", command, "--endpoint", endpoint, timeout=60)
                 assert_usage_error(out, endpoint, "--allow-non-loopback")
                 assert not (user.rundir / runtime.INFO_FILE).exists(), (endpoint, command)
         for endpoint in ("http://x", "tcp://127.0.0.1", "inproc://zgrep", "ipc://"):
-            assert_usage_error(user.zg_binary("server", "on", "--endpoint", endpoint), "unsupported endpoint", "ipc://PATH")
+            assert_usage_error(
+                user.zg_binary("server", "on", "--endpoint", endpoint),
+                "unsupported endpoint",
+                "ipc://PATH",
+            )
         config = Path(user.env["XDG_CONFIG_HOME"]) / "zgrep" / "config.toml"
         config.parent.mkdir(parents=True)
         config.write_text('[server]\nendpoint = "tcp://0.0.0.0:*"\n')
-        assert_usage_error(user.zg_binary("server", "on"), "tcp://0.0.0.0:*", "--allow-non-loopback")
+        assert_usage_error(
+            user.zg_binary("server", "on"), "tcp://0.0.0.0:*", "--allow-non-loopback"
+        )
         assert not (user.rundir / runtime.INFO_FILE).exists()
     finally:
         user.zg_binary("server", "off")
@@ -165,12 +213,15 @@ def test_the_explicit_flag_listens_on_all_interfaces_with_the_token(tmp_path: Pa
             wrong = user.request("ping", token=token)
             assert wrong["ok"] is False and wrong["error"]["code"] == "unauthorized"
         assert user.request("ping")["ok"]
-        assert user.zg_binary("server", "on", "--endpoint", "tcp://127.0.0.1:*").returncode == 0  # already running
+        assert (
+            user.zg_binary("server", "on", "--endpoint", "tcp://127.0.0.1:*").returncode == 0
+        )  # already running
     finally:
         assert user.zg_binary("server", "off").returncode == 0
 
 
 # --- item 3: the daemon's own environment grants no remote consent -------------------------------------------
+
 
 def test_remote_consent_is_per_command_not_the_daemons_environment(tmp_path: Path) -> None:
     user = User(tmp_path / "u")
@@ -178,8 +229,10 @@ def test_remote_consent_is_per_command_not_the_daemons_environment(tmp_path: Pat
     config = Path(user.env["XDG_CONFIG_HOME"]) / "zgrep" / "config.toml"
     config.parent.mkdir(parents=True)
     with EmbeddingServer(dim=8) as server:
-        config.write_text(f'[embedding]\nprovider = "ollama"\nmodel = "test-embed"\nurl = "{server.url}"\n'
-                          "max_retries = 0\ntimeout = 5\n")
+        config.write_text(
+            f'[embedding]\nprovider = "ollama"\nmodel = "test-embed"\nurl = "{server.url}"\n'
+            "max_retries = 0\ntimeout = 5\n"
+        )
         opt_in = {"ZG_EMBEDDING_ALLOW_REMOTE": "1"}
         try:
             started = user.zg_binary("server", "on", env=opt_in)
@@ -193,7 +246,9 @@ def test_remote_consent_is_per_command_not_the_daemons_environment(tmp_path: Pat
             sent = len(server.requests)
             assert sent > 0  # that one command's opt-in reached the remote embedder
             held = [w for w in user.server_status()["workspaces"] if w["root"] == str(repo)]
-            assert held and not held[0]["watching"]  # no watcher indexes later edits under that opt-in
+            assert (
+                held and not held[0]["watching"]
+            )  # no watcher indexes later edits under that opt-in
             (repo / "later.py").write_text("def pangolin_scales():\n    return 3\n")
             for mode in ("auto", "server"):
                 plain = user.zg_binary("search", "--mode", mode, "pangolin scales", cwd=repo)
@@ -201,7 +256,6 @@ def test_remote_consent_is_per_command_not_the_daemons_environment(tmp_path: Pat
             assert len(server.requests) == sent
         finally:
             user.zg_binary("server", "off")
-
 
 
 def test_a_held_workspace_stops_sending_code_once_its_consent_is_withdrawn(tmp_path: Path) -> None:
@@ -215,14 +269,18 @@ def test_a_held_workspace_stops_sending_code_once_its_consent_is_withdrawn(tmp_p
         return next(w for w in user.server_status()["workspaces"] if w["root"] == str(repo))
 
     with EmbeddingServer(dim=8) as server:
-        config.write_text(f'[embedding]\nprovider = "ollama"\nmodel = "test-embed"\nurl = "{server.url}"\n'
-                          "max_retries = 0\ntimeout = 5\n")
+        config.write_text(
+            f'[embedding]\nprovider = "ollama"\nmodel = "test-embed"\nurl = "{server.url}"\n'
+            "max_retries = 0\ntimeout = 5\n"
+        )
         assert user.zg_binary("trust", cwd=repo).returncode == 0
         try:
             user.start()
             assert user.zg_binary("index", "--mode", "server", cwd=repo).returncode == 0
             sent = len(server.requests)
-            assert sent > 0 and held()["watching"]  # the workspace's own record consents: edits get indexed
+            assert (
+                sent > 0 and held()["watching"]
+            )  # the workspace's own record consents: edits get indexed
             revoked = user.zg_binary("trust", "--revoke", cwd=repo)
             assert revoked.returncode == 0, revoked.stderr
             jobs = held()["jobs_done"]
@@ -230,26 +288,46 @@ def test_a_held_workspace_stops_sending_code_once_its_consent_is_withdrawn(tmp_p
             wait_for(lambda: held()["jobs_done"] > jobs, 30, "the watcher's index job")
             assert len(server.requests) == sent
             plain = user.zg_binary("search", "--mode", "server", "pangolin scales", cwd=repo)
-            assert plain.returncode == 2 and "sends code to the server at" in plain.stderr, plain.stderr
+            assert plain.returncode == 2 and "sends code to the server at" in plain.stderr, (
+                plain.stderr
+            )
             assert "zg trust" in plain.stderr and "Traceback" not in plain.stderr
             assert len(server.requests) == sent
         finally:
             user.zg_binary("server", "off")
 
+
 # --- item 4 (issue 8 §6): zg eval goes through the daemon that holds the workspace ----------------------------
 
-def test_eval_runs_through_the_daemon_holding_the_workspace(tcp_daemon: tuple[User, Path], tmp_path: Path) -> None:
+
+def test_eval_runs_through_the_daemon_holding_the_workspace(
+    tcp_daemon: tuple[User, Path], tmp_path: Path
+) -> None:
     user, repo = tcp_daemon
     annotations = tmp_path / "queries.json"
-    annotations.write_text(json.dumps([  # semble format
-        {"query": "retry with exponential backoff", "relevant": ["retry.py"], "category": "semantic"},
-        {"query": "least recently used cache", "relevant": [{"path": "cache.py", "start_line": 1, "end_line": 3}],
-         "category": "semantic"},
-        {"query": "parse_config", "relevant": ["parse.py"], "category": "symbol"}]))
+    annotations.write_text(
+        json.dumps(
+            [  # semble format
+                {
+                    "query": "retry with exponential backoff",
+                    "relevant": ["retry.py"],
+                    "category": "semantic",
+                },
+                {
+                    "query": "least recently used cache",
+                    "relevant": [{"path": "cache.py", "start_line": 1, "end_line": 3}],
+                    "category": "semantic",
+                },
+                {"query": "parse_config", "relevant": ["parse.py"], "category": "symbol"},
+            ]
+        )
+    )
     alone = User(tmp_path / "alone")  # no daemon: eval runs in-process
     out = alone.zg_binary("eval", "--json", str(annotations), cwd=make_repo(tmp_path / "repo"))
     assert out.returncode == 0 and json.loads(out.stdout)["mode"] == "direct", out.stderr
-    assert user.zg_binary("search", "--mode", "server", "retry", cwd=repo).returncode == 0  # the daemon holds the index
+    assert (
+        user.zg_binary("search", "--mode", "server", "retry", cwd=repo).returncode == 0
+    )  # the daemon holds the index
     for mode in ("server", "auto"):
         out = user.zg_binary("eval", "--json", "--mode", mode, str(annotations), cwd=repo)
         assert out.returncode == 0, (mode, out.stderr)
@@ -261,17 +339,31 @@ def test_eval_runs_through_the_daemon_holding_the_workspace(tcp_daemon: tuple[Us
     assert user.request("ping")["ok"]
 
 
-@pytest.mark.parametrize("warm_config", ["{not json", '["a list"]', '{"search.limit": {"nested": 1}}',
-                                         '{"no.such.setting": "x"}', '{"search.limit": 5000}'])
+@pytest.mark.parametrize(
+    "warm_config",
+    [
+        "{not json",
+        '["a list"]',
+        '{"search.limit": {"nested": 1}}',
+        '{"no.such.setting": "x"}',
+        '{"search.limit": 5000}',
+    ],
+)
 def test_a_malformed_warm_config_only_skips_the_warm(tmp_path: Path, warm_config: str) -> None:
     # `zg server run --warm-config` comes from the autostarting command; whatever it holds, the daemon still
     # starts and serves the workspace (a bad value costs only the head start)
     user = User(tmp_path / "u")
     repo = make_repo(tmp_path / "repo")
     assert user.zg("index", "--mode", "direct", cwd=repo).returncode == 0
-    daemon = user.popen("server", "run", "--quiet", "--warm", str(repo), "--warm-config", warm_config)
+    daemon = user.popen(
+        "server", "run", "--quiet", "--warm", str(repo), "--warm-config", warm_config
+    )
     try:
-        wait_for(lambda: user.zg_binary("server", "status", "--check-ready").returncode == 0, 90, "the daemon to answer")
+        wait_for(
+            lambda: user.zg_binary("server", "status", "--check-ready").returncode == 0,
+            90,
+            "the daemon to answer",
+        )
         out = user.zg_binary("search", "--json", "--mode", "server", "retry with backoff", cwd=repo)
         assert out.returncode == 0, out.stderr
         assert json.loads(out.stdout)["hits"][0]["path"] == "retry.py"

@@ -36,11 +36,18 @@ def test_the_heap_settles_after_the_first_search_and_after_changes(tmp_path: Pat
         _search(user, repo, "exponential backoff")
         wait_for(lambda: _settles(user) == 1, 60, "the heap to settle after the first search")
         _search(user, repo, "parse configuration")
-        (repo / "parse.py").write_text((repo / "parse.py").read_text() + "\n\ndef parse_yaml_quokka(text):\n"
-                                                                          "    return text\n")
+        (repo / "parse.py").write_text(
+            (repo / "parse.py").read_text() + "\n\ndef parse_yaml_quokka(text):\n    return text\n"
+        )
         # searches go on until one finds the edit and the daemon has settled once more
-        wait_for(lambda: [h["path"] for h in _search(user, repo, "parse_yaml_quokka")][:1] == ["parse.py"]
-                 and _settles(user) == 2, 60, "the edit to be indexed and the heap to settle again")
+        wait_for(
+            lambda: (
+                [h["path"] for h in _search(user, repo, "parse_yaml_quokka")][:1] == ["parse.py"]
+                and _settles(user) == 2
+            ),
+            60,
+            "the edit to be indexed and the heap to settle again",
+        )
         _search(user, repo, "least recently used cache")
         # nothing changed: no further pass (the daemon logs its decision before it replies)
         assert _settles(user, "heap settle scheduled") == 2

@@ -13,8 +13,9 @@ from zgrep.server import runtime
 pytestmark = pytest.mark.e2e
 
 
-def test_daemon_serves_from_a_runtime_dir_too_long_for_a_socket_path(tmp_path: Path,
-                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_daemon_serves_from_a_runtime_dir_too_long_for_a_socket_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     user = User(tmp_path / ("deep-" * 12) / "u")
     user.adopt(monkeypatch)
     assert len(str(user.rundir / runtime.SOCKET_FILE)) > 107

@@ -46,7 +46,9 @@ def shell(tmp_path: Path) -> Iterator[tuple[User, Path]]:
 
 def mcp_calls(repo: Path, *calls: tuple[str, dict[str, Any]]) -> list[dict[str, Any]]:
     """Tool calls through the MCP SDK's client, in one session started with the SDK's default environment."""
-    params = StdioServerParameters(command=ZG, args=["mcp"], cwd=str(repo))  # env=None: get_default_environment()
+    params = StdioServerParameters(
+        command=ZG, args=["mcp"], cwd=str(repo)
+    )  # env=None: get_default_environment()
 
     async def run() -> list[dict[str, Any]]:
         out = []
@@ -62,7 +64,8 @@ def mcp_calls(repo: Path, *calls: tuple[str, dict[str, Any]]) -> list[dict[str, 
 
 
 def test_an_mcp_session_with_the_sdk_environment_is_answered_by_the_shells_daemon(
-        shell: tuple[User, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    shell: tuple[User, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
     user, repo = shell
     monkeypatch.setenv("HOME", user.env["HOME"])  # what the host passes on; no XDG_* at all
     assert "XDG_RUNTIME_DIR" not in get_default_environment()
@@ -73,7 +76,9 @@ def test_an_mcp_session_with_the_sdk_environment_is_answered_by_the_shells_daemo
     assert user.server_status()["requests_served"] > served
     record = repo / ".zgrep" / runtime.HOLDER_FILE
     assert record.stat().st_mode & 0o777 == 0o600
-    assert not (Path(user.env["HOME"]) / ".cache" / "zgrep" / "run" / runtime.INFO_FILE).exists()  # none started
+    assert not (
+        Path(user.env["HOME"]) / ".cache" / "zgrep" / "run" / runtime.INFO_FILE
+    ).exists()  # none started
 
 
 def test_a_forged_holder_record_reaches_no_socket(shell: tuple[User, Path], tmp_path: Path) -> None:
@@ -89,12 +94,18 @@ def test_a_forged_holder_record_reaches_no_socket(shell: tuple[User, Path], tmp_
         (fake / runtime.INFO_FILE).write_text(json.dumps({"pid": pid, "endpoint": endpoint}))
         (fake / runtime.TOKEN_FILE).write_text("forged")
         record = repo / ".zgrep" / runtime.HOLDER_FILE
-        record.write_text(json.dumps({"pid": pid, "runtime_dir": str(fake)}))  # names the real holder's pid
+        record.write_text(
+            json.dumps({"pid": pid, "runtime_dir": str(fake)})
+        )  # names the real holder's pid
         record.chmod(0o600)
-        stranger = User(tmp_path / "stranger")  # another environment: it must find nothing to follow
+        stranger = User(
+            tmp_path / "stranger"
+        )  # another environment: it must find nothing to follow
         stranger.env["HOME"] = user.env["HOME"]
         out = stranger.zg_binary("search", "--json", "retry with backoff", cwd=repo)
-        assert out.returncode == 2 and "held by" in out.stderr  # fails as before, but sends nothing anywhere
+        assert (
+            out.returncode == 2 and "held by" in out.stderr
+        )  # fails as before, but sends nothing anywhere
         assert trap.poll(200) == 0
     finally:
         trap.close(0)
@@ -111,8 +122,14 @@ def clone_install(base: Path) -> Path:
 
 
 def run_other(python: Path, user: User, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(python), "-m", "zgrep.cli.main", *args], cwd=cwd, env=user.env, capture_output=True,
-                          text=True, timeout=120)
+    return subprocess.run(
+        [str(python), "-m", "zgrep.cli.main", *args],
+        cwd=cwd,
+        env=user.env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def info_of(user: User) -> dict[str, Any] | None:
@@ -129,7 +146,9 @@ def search(user: User, repo: Path) -> tuple[dict[str, Any], str]:
     return json.loads(out.stdout), out.stderr
 
 
-def test_a_daemon_of_another_install_started_by_command_is_answered_beside_in_one_line(tmp_path: Path) -> None:
+def test_a_daemon_of_another_install_started_by_command_is_answered_beside_in_one_line(
+    tmp_path: Path,
+) -> None:
     user = User(tmp_path / "user")
     user.env.pop("CI", None)  # autostart allowed: a daemon runs, so none may be started
     repo = make_repo(tmp_path / "repo")
@@ -150,7 +169,9 @@ def test_a_daemon_of_another_install_started_by_command_is_answered_beside_in_on
         reap(pid)
 
 
-def test_an_autostarted_daemon_of_another_install_is_restarted_from_this_one(tmp_path: Path) -> None:
+def test_an_autostarted_daemon_of_another_install_is_restarted_from_this_one(
+    tmp_path: Path,
+) -> None:
     user = User(tmp_path / "user")
     user.env.pop("CI", None)
     repo = make_repo(tmp_path / "repo")
@@ -159,20 +180,38 @@ def test_an_autostarted_daemon_of_another_install_is_restarted_from_this_one(tmp
     try:
         first = run_other(other, user, "search", "--json", "retry with backoff", cwd=repo)
         assert first.returncode == 0 and json.loads(first.stdout)["mode"] == "direct", first.stderr
-        wait_for(lambda: info_of(user) is not None and lock_holder(user.rundir / runtime.START_LOCK)
-                 is None, START_S, "the other install's daemon to start")
+        wait_for(
+            lambda: (
+                info_of(user) is not None and lock_holder(user.rundir / runtime.START_LOCK) is None
+            ),
+            START_S,
+            "the other install's daemon to start",
+        )
         old = user.info()
         pids.append(old["pid"])
         assert old["started_by"] == "autostart"
         log = Path(user.env["XDG_STATE_HOME"]) / "zgrep" / runtime.LOG_FILE
-        wait_for(lambda: "warmed workspace" in log.read_text(), START_S, "the other install's daemon to warm up")
+        wait_for(
+            lambda: "warmed workspace" in log.read_text(),
+            START_S,
+            "the other install's daemon to warm up",
+        )
         assert (lock_holder(repo / ".zgrep" / "engine.lock") or "").startswith(f"pid {old['pid']} ")
 
-        result, stderr = search(user, repo)  # stops it, answers in-process, starts this install's daemon
+        result, stderr = search(
+            user, repo
+        )  # stops it, answers in-process, starts this install's daemon
         assert result["mode"] == "direct" and result["hits"][0]["path"] == "retry.py", stderr
         assert not runtime.pid_alive(old["pid"])
-        wait_for(lambda: (info := info_of(user)) is not None and info["pid"] != old["pid"]
-                 and lock_holder(user.rundir / runtime.START_LOCK) is None, START_S, "this install's daemon")
+        wait_for(
+            lambda: (
+                (info := info_of(user)) is not None
+                and info["pid"] != old["pid"]
+                and lock_holder(user.rundir / runtime.START_LOCK) is None
+            ),
+            START_S,
+            "this install's daemon",
+        )
         new = user.info()
         pids.append(new["pid"])
         assert old["prefix"] == str(tmp_path / "other") and new["prefix"] == sys.prefix
@@ -181,7 +220,9 @@ def test_an_autostarted_daemon_of_another_install_is_restarted_from_this_one(tmp
         again, _ = search(user, repo)
         assert again["mode"] == "server" and again["hits"][0]["path"] == "retry.py"
     finally:
-        wait_for(lambda: lock_holder(user.rundir / runtime.START_LOCK) is None, START_S, "a start to end")
+        wait_for(
+            lambda: lock_holder(user.rundir / runtime.START_LOCK) is None, START_S, "a start to end"
+        )
         user.zg_binary("server", "off")
         for pid in pids:
             reap(pid)

@@ -25,11 +25,15 @@ def test_workspace_endpoint_is_honoured_only_when_trusted(tmp_path: Path) -> Non
         started = user.zg_binary("server", "on", cwd=root)
         assert started.returncode == 0, started.stderr
         assert "server.endpoint" in started.stderr and "zg trust" in started.stderr
-        assert json.loads(user.zg_binary("server", "status", "--json").stdout)["endpoint"] != endpoint
+        assert (
+            json.loads(user.zg_binary("server", "status", "--json").stdout)["endpoint"] != endpoint
+        )
         assert user.zg_binary("server", "off").returncode == 0
         assert user.zg_binary("trust", cwd=root).returncode == 0
         started = user.zg_binary("server", "on", cwd=root)
         assert started.returncode == 0 and started.stderr == "", started.stderr
-        assert json.loads(user.zg_binary("server", "status", "--json").stdout)["endpoint"] == endpoint
+        assert (
+            json.loads(user.zg_binary("server", "status", "--json").stdout)["endpoint"] == endpoint
+        )
     finally:
         user.zg_binary("server", "off")

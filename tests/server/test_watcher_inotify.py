@@ -32,7 +32,9 @@ def watched(tmp_path: Path) -> Iterator[tuple[Path, Path, queue.Queue]]:
     watcher.start()
     try:
         deadline = time.monotonic() + DEADLINE_S
-        while watcher.backend == "" and time.monotonic() < deadline:  # the walk is done once a backend is chosen
+        while (
+            watcher.backend == "" and time.monotonic() < deadline
+        ):  # the walk is done once a backend is chosen
             time.sleep(0.02)
         assert watcher.backend == "inotify"
         yield root, outside, reports
@@ -55,12 +57,16 @@ def test_edits_are_reported_but_never_the_state_dir_git_or_paths_through_a_link(
     (root / ".zgrep").mkdir()
     (root / ".zgrep" / "files.json").write_text("{}")
     (root / ".git" / "index").write_text("x")
-    (root / "outlink" / "secret.py").write_text("token = 2\n")  # writes the file outside, through the link
+    (root / "outlink" / "secret.py").write_text(
+        "token = 2\n"
+    )  # writes the file outside, through the link
     (outside / "new.py").write_text("x = 1\n")
     (root / "a.py").write_text("a = 2\n")
     seen = reports_until(reports, ["a.py"])
     assert all(r is not None for r in seen), seen
-    assert not [p for r in seen for p in r or [] if p.startswith((".zgrep", ".git", "outlink/"))], seen
+    assert not [p for r in seen for p in r or [] if p.startswith((".zgrep", ".git", "outlink/"))], (
+        seen
+    )
     (root / "pkg" / "b.py").unlink()
     assert reports_until(reports, ["pkg/b.py"]) == [["pkg/b.py"]]
 

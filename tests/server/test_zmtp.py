@@ -47,16 +47,22 @@ def test_round_trip_with_libzmq_long_frames_and_progress(tmp_path: Path) -> None
 
     def answer(payload: bytes) -> list[bytes]:
         request = protocol.decode_request(payload)
-        return [protocol.encode(protocol.progress({"done": 1})),
-                protocol.encode(protocol.ok({"echo": request["args"]["queries"][0]}))]
+        return [
+            protocol.encode(protocol.progress({"done": 1})),
+            protocol.encode(protocol.ok({"echo": request["args"]["queries"][0]})),
+        ]
 
     events: list[dict[str, object]] = []
     gen = router(endpoint, answer)
     next(gen)
     try:
         for _ in range(3):  # a fresh connection each time, as each command makes
-            reply = client.exchange(endpoint, protocol.make_request("search", "/", {"queries": [big]}), 20,
-                                    on_progress=events.append)
+            reply = client.exchange(
+                endpoint,
+                protocol.make_request("search", "/", {"queries": [big]}),
+                20,
+                on_progress=events.append,
+            )
             assert reply["ok"] and reply["result"]["echo"] == big
     finally:
         gen.close()
@@ -81,13 +87,23 @@ def fake_peer(path: Path, behave: Callable[[socket.socket], None]) -> threading.
     return thread
 
 
-@pytest.mark.parametrize("behave", [
-    lambda c: c.sendall(b"HTTP/1.1 200 OK\r\n" + b"x" * 100),  # not ZMTP
-    lambda c: c.recv(64),  # reads the greeting, answers nothing, hangs up
-    lambda c: (c.recv(64), c.sendall(zmtp.GREETING + zmtp.ready_command(b"ROUTER")),
-               c.sendall(struct.pack(">BQ", zmtp.LONG, 1 << 60)), c.recv(1 << 16)),  # a frame of 1 EiB
-], ids=["not-zmtp", "hangs-up", "huge-frame"])
-def test_an_endpoint_that_is_no_daemon_is_lost_not_waited_on(tmp_path: Path, behave: Callable[[socket.socket], None]) -> None:
+@pytest.mark.parametrize(
+    "behave",
+    [
+        lambda c: c.sendall(b"HTTP/1.1 200 OK\r\n" + b"x" * 100),  # not ZMTP
+        lambda c: c.recv(64),  # reads the greeting, answers nothing, hangs up
+        lambda c: (
+            c.recv(64),
+            c.sendall(zmtp.GREETING + zmtp.ready_command(b"ROUTER")),
+            c.sendall(struct.pack(">BQ", zmtp.LONG, 1 << 60)),
+            c.recv(1 << 16),
+        ),  # a frame of 1 EiB
+    ],
+    ids=["not-zmtp", "hangs-up", "huge-frame"],
+)
+def test_an_endpoint_that_is_no_daemon_is_lost_not_waited_on(
+    tmp_path: Path, behave: Callable[[socket.socket], None]
+) -> None:
     path = tmp_path / "fake.sock"
     thread = fake_peer(path, behave)
     with pytest.raises(client.DaemonLost):

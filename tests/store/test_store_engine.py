@@ -27,20 +27,27 @@ time.sleep(120)
 """
 
 
-
-
 def test_kill_9_of_its_owner_ends_the_engine_and_frees_the_index(indexed: dict[str, Any]) -> None:
     root, env = indexed["root"], indexed["env"]
     from zgrep.locking import ENGINE_LOCK, lock_holder
     from zgrep.store.native import holder
 
-    owner = subprocess.Popen([sys.executable, "-c", HOLD, str(root)], env=env, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True)
+    owner = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(root)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
-        assert owner.stdout is not None and owner.stdout.readline().strip() == "holding", owner.stderr
+        assert owner.stdout is not None and owner.stdout.readline().strip() == "holding", (
+            owner.stderr
+        )
         engines = engine_pids(root)
         assert len(engines) == 1, engines
-        busy = run_zg("search", "retry", "--mode", "direct", cwd=root, env={**env, "ZG_LOCK_TIMEOUT": "1"})
+        busy = run_zg(
+            "search", "retry", "--mode", "direct", cwd=root, env={**env, "ZG_LOCK_TIMEOUT": "1"}
+        )
         assert_one_line_error(busy, f"held by pid {owner.pid}")
         owner.send_signal(signal.SIGKILL)
         owner.wait()
@@ -49,17 +56,25 @@ def test_kill_9_of_its_owner_ends_the_engine_and_frees_the_index(indexed: dict[s
         owner.wait()
     wait_for(lambda: not engine_pids(root), 30, "the engine to exit after its owner was killed")
     data = root / ".zgrep" / "milvus.db"
-    assert holder(data) is None and lock_holder(root / ".zgrep" / ENGINE_LOCK) is None, "a stale lock"
+    assert holder(data) is None and lock_holder(root / ".zgrep" / ENGINE_LOCK) is None, (
+        "a stale lock"
+    )
     out = run_zg("search", "retry_with_backoff", "--json", "--mode", "direct", cwd=root, env=env)
-    assert out.returncode == 0 and json.loads(out.stdout)["hits"][0]["path"] == "src/net/retry.py", out.stderr
+    assert (
+        out.returncode == 0 and json.loads(out.stdout)["hits"][0]["path"] == "src/net/retry.py"
+    ), out.stderr
     assert not engine_pids(root), "a finished zg left its engine running"
 
 
-def test_an_index_written_by_milvus_lite_3_is_refused_naming_the_fix(indexed: dict[str, Any]) -> None:
+def test_an_index_written_by_milvus_lite_3_is_refused_naming_the_fix(
+    indexed: dict[str, Any],
+) -> None:
     root, env = indexed["root"], indexed["env"]
     state = root / ".zgrep"
     manifest = json.loads((state / "manifest.json").read_text())
-    del manifest["milvus_engine"]  # what zg wrote before the native engine: Milvus Lite 3's directory, no engine
+    del manifest[
+        "milvus_engine"
+    ]  # what zg wrote before the native engine: Milvus Lite 3's directory, no engine
     (state / "manifest.json").write_text(json.dumps(manifest))
     (state / "milvus.db").unlink()
     (state / "milvus.db").mkdir()
@@ -80,10 +95,14 @@ def test_an_index_written_by_milvus_lite_3_is_refused_naming_the_fix(indexed: di
 def test_status_names_the_engine(indexed: dict[str, Any], tmp_path: Path) -> None:
     root, env = indexed["root"], indexed["env"]
     status = json.loads(run_zg("status", "--json", "--mode", "direct", cwd=root, env=env).stdout)
-    assert status["milvus_engine"].startswith("milvus-lite 2.5") and status["milvus_engine"].endswith("(native)")
+    assert status["milvus_engine"].startswith("milvus-lite 2.5") and status[
+        "milvus_engine"
+    ].endswith("(native)")
     assert "(native)" in run_zg("status", "--mode", "direct", cwd=root, env=env).stdout
     fresh = make_repo(tmp_path / "fresh", SMALL)
-    unindexed = json.loads(run_zg("status", "--json", "--mode", "direct", cwd=fresh, env=env).stdout)
+    unindexed = json.loads(
+        run_zg("status", "--json", "--mode", "direct", cwd=fresh, env=env).stdout
+    )
     assert unindexed["indexed"] is False and unindexed["milvus_engine"] == status["milvus_engine"]
     doctor = run_zg("doctor", cwd=root, env=env)
     assert status["milvus_engine"] in doctor.stdout, doctor.stdout

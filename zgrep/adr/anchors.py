@@ -25,7 +25,12 @@ class Resolution:
 def outside_repo(path: str) -> bool:
     """Absolute paths and paths that climb out with `..` are outside the repository."""
     norm = posixpath.normpath(path.replace("\\", "/"))
-    return path.startswith(("/", "\\", "~")) or (len(path) > 1 and path[1] == ":") or norm == ".." or norm.startswith("../")
+    return (
+        path.startswith(("/", "\\", "~"))
+        or (len(path) > 1 and path[1] == ":")
+        or norm == ".."
+        or norm.startswith("../")
+    )
 
 
 def is_binary(data: bytes) -> bool:
@@ -38,9 +43,17 @@ def find_symbol(text: str, language: str, name: str) -> list[Definition]:
     from zgrep.chunking import extract_symbols
 
     scope, _, base = name.rpartition(".")
-    return [s for s in extract_symbols(text, language)
-            if s.name == base and (not scope or s.scope == scope or s.scope.endswith("." + scope)
-                                   or s.scope.endswith("::" + scope))]
+    return [
+        s
+        for s in extract_symbols(text, language)
+        if s.name == base
+        and (
+            not scope
+            or s.scope == scope
+            or s.scope.endswith("." + scope)
+            or s.scope.endswith("::" + scope)
+        )
+    ]
 
 
 def resolve(anchor: Anchor, tree: WorkTree | IndexTree) -> Resolution:
@@ -48,37 +61,57 @@ def resolve(anchor: Anchor, tree: WorkTree | IndexTree) -> Resolution:
     path = anchor.path.strip("/")
     where = tree.label
     if outside_repo(anchor.path):
-        return Resolution("anchor_outside", f"path {anchor.path!r} is outside the repository (use a repo-relative path)")
+        return Resolution(
+            "anchor_outside",
+            f"path {anchor.path!r} is outside the repository (use a repo-relative path)",
+        )
     if tree.is_dir(path) and not tree.is_file(path):
         if anchor.symbol or anchor.lines:
-            return Resolution("anchor_dir", f"{path} is a directory: a symbol or line range needs a file")
+            return Resolution(
+                "anchor_dir", f"{path} is a directory: a symbol or line range needs a file"
+            )
         return Resolution("ok")
     data = tree.read(path)
     if data is None:
         return Resolution("anchor_missing_file", f"file {path} does not exist in the {where}")
     if is_binary(data):
-        return Resolution("anchor_binary", f"{path} is a binary file: anchor a text/source file instead")
+        return Resolution(
+            "anchor_binary", f"{path} is a binary file: anchor a text/source file instead"
+        )
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
-        return Resolution("anchor_binary", f"{path} is not UTF-8 text: anchor a text/source file instead")
+        return Resolution(
+            "anchor_binary", f"{path} is not UTF-8 text: anchor a text/source file instead"
+        )
     n_lines = len(text.splitlines())
     if anchor.lines and anchor.lines[1] > n_lines:
         lo, hi = anchor.lines
-        return Resolution("anchor_lines", f"lines {lo}-{hi} lie outside {path} ({n_lines} lines) in the {where}")
+        return Resolution(
+            "anchor_lines", f"lines {lo}-{hi} lie outside {path} ({n_lines} lines) in the {where}"
+        )
     if not anchor.symbol:
         return Resolution("ok")
     from zgrep.chunking import detect_language
 
     language = detect_language(path, text)
     if language == "text":
-        return Resolution("anchor_symbol_unsupported",
-                          f"cannot find symbols in {path} (no parser for it): anchor a line range instead")
+        return Resolution(
+            "anchor_symbol_unsupported",
+            f"cannot find symbols in {path} (no parser for it): anchor a line range instead",
+        )
     found = [(s.start, s.end) for s in find_symbol(text, language, anchor.symbol)]
     if not found:
-        return Resolution("anchor_symbol", f"symbol {anchor.symbol} is no longer defined in {path} ({where})")
+        return Resolution(
+            "anchor_symbol", f"symbol {anchor.symbol} is no longer defined in {path} ({where})"
+        )
     if anchor.lines and anchor.lines not in found:
         lo, hi = found[0]
-        return Resolution("anchor_lines_stale", f"{anchor.symbol} is now at lines {lo}-{hi} of {path} "
-                          f"(anchor says {anchor.lines[0]}-{anchor.lines[1]})", "warning", found[0])
+        return Resolution(
+            "anchor_lines_stale",
+            f"{anchor.symbol} is now at lines {lo}-{hi} of {path} "
+            f"(anchor says {anchor.lines[0]}-{anchor.lines[1]})",
+            "warning",
+            found[0],
+        )
     return Resolution("ok", found=found[0])

@@ -16,7 +16,9 @@ ITEM_RE = re.compile(r"^(\s*)-(\s|$)")
 
 def dump_inline(value: Any) -> str:
     """One-line YAML for a scalar, flow list or flow mapping."""
-    text = yaml.safe_dump(value, default_flow_style=True, sort_keys=False, width=1 << 30, allow_unicode=True)
+    text = yaml.safe_dump(
+        value, default_flow_style=True, sort_keys=False, width=1 << 30, allow_unicode=True
+    )
     return text.removesuffix("\n").removesuffix("\n...").strip()
 
 
@@ -27,7 +29,11 @@ def list_lines(key: str, values: list[Any]) -> list[str]:
 
 def anchor_lines(anchors: list[Anchor]) -> list[str]:
     """The `code_anchors` key of a record's new anchors (`code_anchors: []` when there are none)."""
-    return list_lines("code_anchors", [a.to_yaml() for a in anchors]) if anchors else ["code_anchors: []\n"]
+    return (
+        list_lines("code_anchors", [a.to_yaml() for a in anchors])
+        if anchors
+        else ["code_anchors: []\n"]
+    )
 
 
 class FrontMatter:
@@ -46,16 +52,21 @@ class FrontMatter:
         lines = text.splitlines(keepends=True)
         fm_lines = front_matter_lines(text)
         opener = zg_opener(text)
-        if fm_lines is not None and (opener is None or any((m := KEY_RE.match(ln)) and m.group(1) == key
-                                                           for ln in fm_lines)):
+        if fm_lines is not None and (
+            opener is None or any((m := KEY_RE.match(ln)) and m.group(1) == key for ln in fm_lines)
+        ):
             return cls(text)
         if opener is None:
             lines += ([] if not lines or text.endswith("\n") else ["\n"]) + block([])
             opener = len(lines) - 2
         close = zg_close(lines, opener)
         out = cls.__new__(cls)
-        out.head, out.lines, out.close = "".join(lines[:opener + 1]), lines[opener + 1:close], lines[close]
-        out.body = "".join(lines[close + 1:])
+        out.head, out.lines, out.close = (
+            "".join(lines[: opener + 1]),
+            lines[opener + 1 : close],
+            lines[close],
+        )
+        out.body = "".join(lines[close + 1 :])
         return out
 
     def text(self) -> str:
@@ -64,18 +75,30 @@ class FrontMatter:
 
     def span(self, key: str) -> tuple[int, int] | None:
         """Line span [start, end) of a top-level key, trailing blanks and comments excluded."""
-        start = next((i for i, ln in enumerate(self.lines) if (m := KEY_RE.match(ln)) and m.group(1) == key), None)
+        start = next(
+            (i for i, ln in enumerate(self.lines) if (m := KEY_RE.match(ln)) and m.group(1) == key),
+            None,
+        )
         if start is None:
             return None
-        end = next((j for j in range(start + 1, len(self.lines)) if KEY_RE.match(self.lines[j])), len(self.lines))
-        while end > start + 1 and (not self.lines[end - 1].strip() or self.lines[end - 1].startswith("#")):
+        end = next(
+            (j for j in range(start + 1, len(self.lines)) if KEY_RE.match(self.lines[j])),
+            len(self.lines),
+        )
+        while end > start + 1 and (
+            not self.lines[end - 1].strip() or self.lines[end - 1].startswith("#")
+        ):
             end -= 1
         return start, end
 
     def value(self, key: str) -> Any:
         """The parsed value of one key (None if absent)."""
         sp = self.span(key)
-        return None if sp is None else (yaml.safe_load("".join(self.lines[sp[0]:sp[1]])) or {}).get(key)
+        return (
+            None
+            if sp is None
+            else (yaml.safe_load("".join(self.lines[sp[0] : sp[1]])) or {}).get(key)
+        )
 
     def replace_block(self, key: str, new_lines: list[str]) -> None:
         """Replace a key's lines (or append them at the end of the front matter)."""
@@ -83,7 +106,7 @@ class FrontMatter:
         if sp is None:
             self.lines.extend(new_lines)
         else:
-            self.lines[sp[0]:sp[1]] = new_lines
+            self.lines[sp[0] : sp[1]] = new_lines
 
     def set_scalar(self, key: str, value: Any) -> None:
         """Set `key: value` on one line, keeping a trailing comment on that line."""
@@ -112,7 +135,9 @@ class FrontMatter:
 
     def item_value(self, start: int, end: int, indent: str) -> Any:
         """Parse one block-list item."""
-        text = "".join(ln[len(indent):] if ln.startswith(indent) else ln for ln in self.lines[start:end])
+        text = "".join(
+            ln[len(indent) :] if ln.startswith(indent) else ln for ln in self.lines[start:end]
+        )
         parsed = yaml.safe_load(text)
         return parsed[0] if isinstance(parsed, list) and parsed else None
 
@@ -134,7 +159,9 @@ class FrontMatter:
         current = [] if current is None or current == "" else current
         current = current if isinstance(current, list) else [current]
         if flow_now or style == "flow":
-            self.replace_block(key, [f"{key}: {dump_inline([*current, *values])}{self._comment(key)}\n"])
+            self.replace_block(
+                key, [f"{key}: {dump_inline([*current, *values])}{self._comment(key)}\n"]
+            )
         else:
             self.replace_block(key, list_lines(key, [*current, *values]))
 

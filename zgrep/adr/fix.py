@@ -18,9 +18,14 @@ def rename_map(root: Path, staged: bool) -> dict[str, str]:
     """old → new path from git history, then from the staged (or working-copy) change."""
     if git.head_commit(root) is None:
         return {}
-    history = git.changes(root, "log", "-M", "--diff-filter=R", "--format=", "--reverse", "-n", "5000")
-    current = git.changes(root, "diff", "--cached", "-M", own_index=True) if staged else \
-        git.changes(root, "diff", "-M", "HEAD")
+    history = git.changes(
+        root, "log", "-M", "--diff-filter=R", "--format=", "--reverse", "-n", "5000"
+    )
+    current = (
+        git.changes(root, "diff", "--cached", "-M", own_index=True)
+        if staged
+        else git.changes(root, "diff", "-M", "HEAD")
+    )
     return {e.old: e.path for e in history + current if e.is_rename and e.old is not None}
 
 
@@ -44,14 +49,16 @@ def _relocate_lines(root: Path, tree: Any, anchor: Anchor) -> tuple[int, int] | 
     lo, hi = anchor.lines
     if hi > len(old):
         return None
-    block, n = old[lo - 1:hi], hi - lo + 1
-    starts = [i for i in range(len(cur) - n + 1) if cur[i:i + n] == block]
+    block, n = old[lo - 1 : hi], hi - lo + 1
+    starts = [i for i in range(len(cur) - n + 1) if cur[i : i + n] == block]
     return (starts[0] + 1, starts[0] + n) if len(starts) == 1 else None
 
 
 def _moved_symbol(tree: Any, anchor: Anchor, candidates: set[str]) -> Anchor | None:
     """The one changed file that now defines the anchored symbol, if exactly one does."""
-    from zgrep.chunking import detect_language  # tree-sitter: loaded only when a symbol has to be found
+    from zgrep.chunking import (
+        detect_language,
+    )  # tree-sitter: loaded only when a symbol has to be found
 
     hits = []
     for path in sorted(candidates - {anchor.path}):
@@ -67,7 +74,9 @@ def _moved_symbol(tree: Any, anchor: Anchor, candidates: set[str]) -> Anchor | N
     return Anchor(path, anchor.symbol, rng if anchor.lines else None)
 
 
-def propose(problem: Problem, root: Path, tree: Any, renames: dict[str, str], changed: set[str]) -> Anchor | str:
+def propose(
+    problem: Problem, root: Path, tree: Any, renames: dict[str, str], changed: set[str]
+) -> Anchor | str:
     """The repaired anchor, or a sentence saying why it cannot be repaired safely."""
     anchor = problem.anchor
     assert anchor is not None
@@ -81,13 +90,19 @@ def propose(problem: Problem, root: Path, tree: Any, renames: dict[str, str], ch
         res = resolve(renamed, tree)
         if res.code == "anchor_lines_stale" and res.found:
             return replace(renamed, lines=res.found)
-        return renamed if res.code == "ok" else f"{anchor.path} was renamed to {new_path}, but there: {res.message}"
+        return (
+            renamed
+            if res.code == "ok"
+            else f"{anchor.path} was renamed to {new_path}, but there: {res.message}"
+        )
     if problem.code == "anchor_symbol":
         moved = _moved_symbol(tree, anchor, changed)
         if moved is not None:
             return moved
-        return (f"{anchor.symbol} is not defined in {anchor.path} nor in exactly one changed file: "
-                f"if it was renamed, update the anchor to the new name")
+        return (
+            f"{anchor.symbol} is not defined in {anchor.path} nor in exactly one changed file: "
+            f"if it was renamed, update the anchor to the new name"
+        )
     if problem.code == "anchor_lines":
         rng = _relocate_lines(root, tree, anchor)
         if rng:

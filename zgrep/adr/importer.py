@@ -47,7 +47,11 @@ def plan(settings: AdrSettings, adrs: AdrSet) -> list[Plan]:
         item = Plan(adr.path, adr_id, 0, [])
         if "code_anchors" in missing:
             found = propose(settings.root, adr.path, text, (settings.dir, *settings.doc_dirs))
-            item.anchors, item.ambiguous, item.unknown = found.anchors, found.ambiguous, found.unknown
+            item.anchors, item.ambiguous, item.unknown = (
+                found.anchors,
+                found.ambiguous,
+                found.unknown,
+            )
             keys += anchor_lines(found.anchors)
         item.at, item.lines = _placement(adr, text, keys)
         out.append(item)
@@ -65,12 +69,14 @@ def _placement(adr: Adr, text: str, keys: list[str]) -> tuple[int, list[str]]:
         return opener + 1, keys
     if not lines or text.endswith("\n"):
         return len(lines), block(keys)
-    return adr.key_lines.get("title", 1), block(keys)  # no final newline: after the title line, not by editing the last
+    return adr.key_lines.get("title", 1), block(
+        keys
+    )  # no final newline: after the title line, not by editing the last
 
 
 def apply(settings: AdrSettings, item: Plan) -> None:
     """Insert the planned lines; every existing byte stays as it was."""
     path = settings.root / item.path
     lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
-    lines[item.at:item.at] = item.lines
+    lines[item.at : item.at] = item.lines
     atomic_write(path, "".join(lines))

@@ -10,7 +10,10 @@ from typing import Any, TypedDict
 import yaml
 
 STATUSES = ("proposed", "accepted", "deprecated", "superseded")
-FOREIGN_STATUSES = (*STATUSES, "rejected")  # MADR's and adr-tools' vocabulary (rejected: never live)
+FOREIGN_STATUSES = (
+    *STATUSES,
+    "rejected",
+)  # MADR's and adr-tools' vocabulary (rejected: never live)
 LIVE_STATUSES = ("proposed", "accepted")
 CHANGE_TYPES = ("architecture", "api", "dependency", "data", "security", "performance", "process")
 ID_RE = re.compile(r"^ADR-(\d{4,})$")
@@ -21,7 +24,9 @@ _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C build of the sa
 class AdrError(ValueError):
     """A record that cannot be read; carries the file line (1-based) when known."""
 
-    def __init__(self, message: str, line: int = 0, code: str = "front_matter", severity: str = "error") -> None:
+    def __init__(
+        self, message: str, line: int = 0, code: str = "front_matter", severity: str = "error"
+    ) -> None:
         super().__init__(message)
         self.line = line
         self.code = code
@@ -124,11 +129,21 @@ class Adr:
     def to_json(self) -> AdrDoc:
         """A JSON-ready view of the record."""
         return {
-            "id": self.id, "path": self.path, "title": self.title, "status": self.status,
-            "change_type": self.change_type, "date": self.date, "supersedes": self.supersedes,
-            "superseded_by": self.superseded_by, "code_anchors": [a.to_yaml() for a in self.anchors],
-            "constraints": self.constraints, "tags": self.tags, "format": self.format,
-            "amends": self.amends, "amended_by": self.amended_by, "deciders": self.deciders,
+            "id": self.id,
+            "path": self.path,
+            "title": self.title,
+            "status": self.status,
+            "change_type": self.change_type,
+            "date": self.date,
+            "supersedes": self.supersedes,
+            "superseded_by": self.superseded_by,
+            "code_anchors": [a.to_yaml() for a in self.anchors],
+            "constraints": self.constraints,
+            "tags": self.tags,
+            "format": self.format,
+            "amends": self.amends,
+            "amended_by": self.amended_by,
+            "deciders": self.deciders,
         }
 
 
@@ -175,7 +190,7 @@ def split_front_matter(text: str) -> tuple[list[str], str]:
         raise AdrError("no YAML front matter (the file must start with a '---' line)", 1)
     for i in range(1, len(lines)):
         if lines[i].strip() in ("---", "..."):
-            return lines[1:i], "".join(lines[i + 1:])
+            return lines[1:i], "".join(lines[i + 1 :])
     raise AdrError("front matter is not closed by a '---' line", 1)
 
 
@@ -241,7 +256,9 @@ def anchor_from_yaml(item: Any, line: int = 0) -> Anchor:
         except ValueError as exc:
             raise AdrError(f"`code_anchors`: {exc}", line) from None
     if not isinstance(item, dict) or not isinstance(item.get("path"), str) or not item["path"]:
-        raise AdrError("`code_anchors` entries need a `path` (and optionally `symbol`, `lines`)", line)
+        raise AdrError(
+            "`code_anchors` entries need a `path` (and optionally `symbol`, `lines`)", line
+        )
     unknown = set(item) - {"path", "symbol", "lines"}
     if unknown:
         raise AdrError(f"`code_anchors`: unknown key(s) {', '.join(sorted(unknown))}", line)
@@ -295,11 +312,19 @@ class Meta:
     def parse(cls, lines: list[str], first: int) -> tuple[Meta | None, AdrError | None]:
         """Parse YAML lines starting at file line `first`."""
         data, err = load_yaml(lines, first)
-        return (None, err) if data is None else (cls(data, key_lines(lines, first), [(lines, first)]), None)
+        return (
+            (None, err)
+            if data is None
+            else (cls(data, key_lines(lines, first), [(lines, first)]), None)
+        )
 
     def merged(self, other: Meta) -> Meta:
         """This metadata with `other`'s keys added (a ```zg block beside front matter); `other` wins."""
-        return Meta({**self.data, **other.data}, {**self.key_lines, **other.key_lines}, self.blocks + other.blocks)
+        return Meta(
+            {**self.data, **other.data},
+            {**self.key_lines, **other.key_lines},
+            self.blocks + other.blocks,
+        )
 
     def item_lines(self, key: str) -> list[int]:
         """File lines of a key's block-list items, from the last YAML block that holds the key."""
@@ -328,8 +353,13 @@ def optional_fields(meta: Meta, errors: list[AdrError]) -> ZgFields:
     out = ZgFields()
     out.change_type = str(data.get("change_type") or "")
     if out.change_type and out.change_type not in CHANGE_TYPES:
-        errors.append(AdrError(f"unknown change_type {out.change_type!r} (expected one of {', '.join(CHANGE_TYPES)})",
-                               line_of("change_type", 1), "bad_change_type"))
+        errors.append(
+            AdrError(
+                f"unknown change_type {out.change_type!r} (expected one of {', '.join(CHANGE_TYPES)})",
+                line_of("change_type", 1),
+                "bad_change_type",
+            )
+        )
     raw_anchors = data.get("code_anchors") or []
     if not isinstance(raw_anchors, list):
         errors.append(AdrError("`code_anchors` must be a list", line_of("code_anchors", 1)))
@@ -343,8 +373,12 @@ def optional_fields(meta: Meta, errors: list[AdrError]) -> ZgFields:
             out.anchors.append(anchor)
             out.anchor_lines.append(item_line)
     out.supersedes = _field(errors, _ids, data, "supersedes", line_of("supersedes", 1), default=[])
-    out.superseded_by = _field(errors, _ids, data, "superseded_by", line_of("superseded_by", 1), default=[])
-    out.constraints = _field(errors, _str_list, data, "constraints", line_of("constraints", 1), default=[])
+    out.superseded_by = _field(
+        errors, _ids, data, "superseded_by", line_of("superseded_by", 1), default=[]
+    )
+    out.constraints = _field(
+        errors, _str_list, data, "constraints", line_of("constraints", 1), default=[]
+    )
     out.tags = _field(errors, _str_list, data, "tags", line_of("tags", 1), default=[])
     return out
 
@@ -377,23 +411,46 @@ def read_adr(text: str, path: str) -> tuple[Adr | None, list[AdrError]]:
     if not adr_id:
         errors.append(AdrError("missing required field `id` (e.g. id: ADR-0001)", 1, "missing_id"))
     elif not ID_RE.match(adr_id):
-        errors.append(AdrError(f"bad id {data['id']!r} (expected ADR-NNNN)", line_of("id", 1), "bad_id"))
+        errors.append(
+            AdrError(f"bad id {data['id']!r} (expected ADR-NNNN)", line_of("id", 1), "bad_id")
+        )
         adr_id = ""
     title = data.get("title")
     title = "" if title is None else str(title)
     if not title.strip():
         what = "empty title" if "title" in data else "missing required field `title`"
-        errors.append(AdrError(f"{what} (give the decision a short title)", line_of("title", 1), "empty_title"))
+        errors.append(
+            AdrError(
+                f"{what} (give the decision a short title)", line_of("title", 1), "empty_title"
+            )
+        )
     status = str(data.get("status") or "")
     if status not in STATUSES:
-        errors.append(AdrError(f"unknown status {status!r} (expected one of {', '.join(STATUSES)})",
-                               line_of("status", 1), "bad_status"))
+        errors.append(
+            AdrError(
+                f"unknown status {status!r} (expected one of {', '.join(STATUSES)})",
+                line_of("status", 1),
+                "bad_status",
+            )
+        )
     opt = optional_fields(meta, errors)
     adr = Adr(
-        path=path, id=adr_id, title=title, status=status, change_type=opt.change_type, date=date_text(data.get("date")),
-        supersedes=opt.supersedes, superseded_by=opt.superseded_by, anchors=opt.anchors,
-        constraints=opt.constraints, tags=opt.tags, body=body, meta=data, key_lines=meta.key_lines,
-        anchor_lines=opt.anchor_lines, declared=frozenset(data),
+        path=path,
+        id=adr_id,
+        title=title,
+        status=status,
+        change_type=opt.change_type,
+        date=date_text(data.get("date")),
+        supersedes=opt.supersedes,
+        superseded_by=opt.superseded_by,
+        anchors=opt.anchors,
+        constraints=opt.constraints,
+        tags=opt.tags,
+        body=body,
+        meta=data,
+        key_lines=meta.key_lines,
+        anchor_lines=opt.anchor_lines,
+        declared=frozenset(data),
     )
     errors.sort(key=lambda e: e.line)
     return adr, errors

@@ -32,7 +32,11 @@ def workspace_files(root: Path) -> list[str]:
     if git.is_git_repo(root):
         files = git.split_names(git.run(root, "ls-files", "-co", "--exclude-standard", "-z"))
     else:
-        files = [p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file() and ".git" not in p.parts]
+        files = [
+            p.relative_to(root).as_posix()
+            for p in root.rglob("*")
+            if p.is_file() and ".git" not in p.parts
+        ]
     return sorted(files)[:MAX_FILES]
 
 
@@ -43,7 +47,12 @@ def mentioned_paths(text: str, files: list[str]) -> list[str]:
     out = []
     for m in PATH_RE.finditer(text):
         cand = m.group(1).removeprefix("./").rstrip("/.")
-        if cand and not outside_repo(cand) and (cand in fileset or cand in dirs) and cand not in out:
+        if (
+            cand
+            and not outside_repo(cand)
+            and (cand in fileset or cand in dirs)
+            and cand not in out
+        ):
             out.append(cand)
     return out
 
@@ -63,7 +72,11 @@ def propose(root: Path, doc: str, text: str, doc_dirs: tuple[str, ...]) -> Propo
     from zgrep.adr.anchors import find_symbol
     from zgrep.chunking import detect_language
 
-    files = [f for f in workspace_files(root) if not any(f.startswith(d.rstrip("/") + "/") for d in doc_dirs)]
+    files = [
+        f
+        for f in workspace_files(root)
+        if not any(f.startswith(d.rstrip("/") + "/") for d in doc_dirs)
+    ]
     out = Proposal()
     paths = mentioned_paths(text, files)
     out.anchors += [Anchor(p) for p in paths]
@@ -74,12 +87,18 @@ def propose(root: Path, doc: str, text: str, doc_dirs: tuple[str, ...]) -> Propo
             break
         language = detect_language(rel)
         path = root / rel
-        if language in ("text", "markdown") or not path.is_file() or path.stat().st_size > MAX_BYTES:
+        if (
+            language in ("text", "markdown")
+            or not path.is_file()
+            or path.stat().st_size > MAX_BYTES
+        ):
             continue
         src = path.read_text(encoding="utf-8", errors="replace")
         for ident in idents:
             if ident.rsplit(".", 1)[-1] in src:
-                places[ident] += [Anchor(rel, ident, None) for _ in find_symbol(src, language, ident)][:1]
+                places[ident] += [
+                    Anchor(rel, ident, None) for _ in find_symbol(src, language, ident)
+                ][:1]
     for ident, found in places.items():
         if not found:
             out.unknown.append(ident)

@@ -27,15 +27,29 @@ def slugify(title: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")[:60].rstrip("-") or "decision"
 
 
-def render_new(number: int, title: str, status: str, change_type: str,
-               anchors: list[Anchor], constraints: list[str], fmt: str = "zg") -> tuple[str, str]:
+def render_new(
+    number: int,
+    title: str,
+    status: str,
+    change_type: str,
+    anchors: list[Anchor],
+    constraints: list[str],
+    fmt: str = "zg",
+) -> tuple[str, str]:
     """(id, text) of a new ADR filled in from the template of format `fmt`."""
     adr_id = f"ADR-{number:04d}"
     if fmt != "zg":
-        return adr_id, _render_foreign(fmt, number, adr_id, title, status, change_type, anchors, constraints)
+        return adr_id, _render_foreign(
+            fmt, number, adr_id, title, status, change_type, anchors, constraints
+        )
     fm = FrontMatter(template_text())
-    for key, value in (("id", adr_id), ("title", title), ("status", status),
-                       ("date", dt.date.today()), ("change_type", change_type)):
+    for key, value in (
+        ("id", adr_id),
+        ("title", title),
+        ("status", status),
+        ("date", dt.date.today()),
+        ("change_type", change_type),
+    ):
         fm.set_scalar(key, value)
     if anchors:
         fm.replace_block("code_anchors", anchor_lines(anchors))
@@ -45,13 +59,27 @@ def render_new(number: int, title: str, status: str, change_type: str,
     return adr_id, fm.text()
 
 
-def _render_foreign(fmt: str, number: int, adr_id: str, title: str, status: str, change_type: str,
-                    anchors: list[Anchor], constraints: list[str]) -> str:
+def _render_foreign(
+    fmt: str,
+    number: int,
+    adr_id: str,
+    title: str,
+    status: str,
+    change_type: str,
+    anchors: list[Anchor],
+    constraints: list[str],
+) -> str:
     """An adr-tools or MADR record; zg's fields (id, change_type, anchors, constraints) in a ```zg block."""
     text = template_text(fmt)
-    values = {"NUMBER": str(number), "DATE": dt.date.today().isoformat(),
-              "STATUS": status.capitalize() if fmt == "nygard" else status, "TITLE": title}
-    text = re.sub("|".join(values), lambda m: values[m.group(0)], text)  # one pass: a title may spell DATE
+    values = {
+        "NUMBER": str(number),
+        "DATE": dt.date.today().isoformat(),
+        "STATUS": status.capitalize() if fmt == "nygard" else status,
+        "TITLE": title,
+    }
+    text = re.sub(
+        "|".join(values), lambda m: values[m.group(0)], text
+    )  # one pass: a title may spell DATE
     keys = [f"id: {adr_id}\n", f"change_type: {change_type}\n"]
     keys += anchor_lines(anchors)
     keys += list_lines("constraints", constraints) if constraints else []
@@ -66,8 +94,11 @@ def anchor_matcher(spec: Anchor) -> Callable[[Any], bool]:
             a = anchor_from_yaml(value)
         except AdrError:
             return False
-        return (a.path.strip("/") == spec.path.strip("/") and (not spec.symbol or a.symbol == spec.symbol)
-                and (not spec.lines or a.lines == spec.lines))
+        return (
+            a.path.strip("/") == spec.path.strip("/")
+            and (not spec.symbol or a.symbol == spec.symbol)
+            and (not spec.lines or a.lines == spec.lines)
+        )
 
     return match
 

@@ -11,17 +11,24 @@ from zgrep.contracts import Args, SearchHit
 def search_args(settings: AdrSettings, query: str, limit: int) -> Args:
     """Search args (DEVELOPERS.md) with globs limited to the ADR and doc directories."""
     dirs = (settings.dir, *settings.doc_dirs)
-    return {"queries": [query], "limit": limit, "globs": [f"{d}/**" for d in dirs], "preview": "short"}
+    return {
+        "queries": [query],
+        "limit": limit,
+        "globs": [f"{d}/**" for d in dirs],
+        "preview": "short",
+    }
 
 
 def doc_kind(settings: AdrSettings, path: str) -> str:
-    """"adr", "spec" or "plan" (or "doc") by which configured directory holds `path`."""
+    """ "adr", "spec" or "plan" (or "doc") by which configured directory holds `path`."""
     if anchor_covers(settings.dir, path):
         return "adr"
     for d in settings.doc_dirs:
         if anchor_covers(d, path):
             name = d.rstrip("/").rsplit("/", 1)[-1]
-            return "spec" if name.startswith("spec") else "plan" if name.startswith("plan") else "doc"
+            return (
+                "spec" if name.startswith("spec") else "plan" if name.startswith("plan") else "doc"
+            )
     return "doc"
 
 
@@ -34,7 +41,9 @@ class LabelledHit(SearchHit, total=False):
     status: str
 
 
-def label_hits(settings: AdrSettings, adrs: AdrSet, hits: list[SearchHit], status: str | None) -> list[LabelledHit]:
+def label_hits(
+    settings: AdrSettings, adrs: AdrSet, hits: list[SearchHit], status: str | None
+) -> list[LabelledHit]:
     """Add doc_kind (and id/title/status for ADRs); `status` keeps only ADR hits with it."""
     by_path = {a.path: a for a in adrs.adrs}
     out = []
@@ -43,7 +52,11 @@ def label_hits(settings: AdrSettings, adrs: AdrSet, hits: list[SearchHit], statu
         labelled: LabelledHit = {**hit, "doc_kind": kind}
         record = by_path.get(hit["path"])
         if record is not None:
-            labelled["id"], labelled["title"], labelled["status"] = record.id, record.title, record.status
+            labelled["id"], labelled["title"], labelled["status"] = (
+                record.id,
+                record.title,
+                record.status,
+            )
         if status and (kind != "adr" or labelled.get("status") != status):
             continue
         out.append(labelled)

@@ -76,8 +76,16 @@ def complete_links(adrs: list[Adr]) -> None:
     "Supersedes", and an amendment link names only one side. zg's own records must say both sides."""
     by_id = {a.id: a for a in adrs}
     for adr in adrs:
-        for attr, back in (("superseded_by", "supersedes"), ("amends", "amended_by"), ("amended_by", "amends")):
+        for attr, back in (
+            ("superseded_by", "supersedes"),
+            ("amends", "amended_by"),
+            ("amended_by", "amends"),
+        ):
             for other_id in getattr(adr, attr):
                 other = by_id.get(other_id)
-                if other is not None and other.format != "zg" and adr.id not in getattr(other, back):
+                if (
+                    other is not None
+                    and other.format != "zg"
+                    and adr.id not in getattr(other, back)
+                ):
                     getattr(other, back).append(adr.id)

@@ -28,15 +28,19 @@ LIMIT = 8  # hits per query
 # Fused scores are rank-normalised (1.0 = first on every route). A chunk ranked near the top of both
 # the lexical and the dense route scores about 0.5; one found by a single route stays below 0.35.
 THRESHOLD = 0.45
-RELATIVE = 0.8  # and within 80% of the best suggestion's score: a clear runner-up, not the next topic over
+RELATIVE = (
+    0.8  # and within 80% of the best suggestion's score: a clear runner-up, not the next topic over
+)
 MAX_SUGGESTIONS = 3
-NOISE = frozenset("""
+NOISE = frozenset(
+    """
 and are as assert async await break case catch class const continue def default del elif else enum except
 export extends false final finally for from func function if import in interface is lambda let new nil none
 not null or pass private protected public raise return self static struct super switch this throw true try
 type var void while with yield the int str bool float string list dict len get set key value values
 data result response request args kwargs item items name obj text time conn err error out tmp val src lib
-""".split())  # keywords and names so common in code that they say nothing about a decision
+""".split()
+)  # keywords and names so common in code that they say nothing about a decision
 
 
 @dataclass
@@ -49,8 +53,14 @@ class Suggestion:
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready view."""
-        return {"id": self.adr.id, "title": self.adr.title, "status": self.adr.status, "path": self.adr.path,
-                "score": round(self.score, 4), "files": self.files}
+        return {
+            "id": self.adr.id,
+            "title": self.adr.title,
+            "status": self.adr.status,
+            "path": self.adr.path,
+            "score": round(self.score, 4),
+            "files": self.files,
+        }
 
 
 def added_lines(root: Any, skip: tuple[str, ...]) -> dict[str, list[tuple[int, str]]]:
@@ -59,8 +69,11 @@ def added_lines(root: Any, skip: tuple[str, ...]) -> dict[str, list[tuple[int, s
         staged = git.staged_diff(root)
     except git.GitError:
         return {}
-    return {f.path: f.added for f in staged
-            if f.path is not None and f.added and not any(anchor_covers(d, f.path) for d in skip)}
+    return {
+        f.path: f.added
+        for f in staged
+        if f.path is not None and f.added and not any(anchor_covers(d, f.path) for d in skip)
+    }
 
 
 def touched_symbols(tree: IndexTree, path: str, numbers: list[int]) -> list[str]:
@@ -75,8 +88,11 @@ def touched_symbols(tree: IndexTree, path: str, numbers: list[int]) -> list[str]
     if language in ("text", "markdown"):
         return []
     wanted = set(numbers)
-    names = [s.name for s in extract_symbols(text, language)
-             if any(s.start <= n <= s.end for n in wanted)]
+    names = [
+        s.name
+        for s in extract_symbols(text, language)
+        if any(s.start <= n <= s.end for n in wanted)
+    ]
     return list(dict.fromkeys(names))
 
 
@@ -104,7 +120,9 @@ def queries(settings: AdrSettings, tree: IndexTree) -> dict[str, str]:
     return out
 
 
-def rank(adrs: AdrSet, adr_dir: str, groups: dict[str, list[SearchHit]], governing: set[str]) -> list[Suggestion]:
+def rank(
+    adrs: AdrSet, adr_dir: str, groups: dict[str, list[SearchHit]], governing: set[str]
+) -> list[Suggestion]:
     """Live ADRs (not already governing the change) whose best hit clears THRESHOLD, best first."""
     by_path = {a.path: a for a in adrs.adrs if a.live and a.id not in governing}
     found: dict[str, Suggestion] = {}
@@ -121,8 +139,9 @@ def rank(adrs: AdrSet, adr_dir: str, groups: dict[str, list[SearchHit]], governi
     return [s for s in ranked if s.score >= RELATIVE * ranked[0].score][:MAX_SUGGESTIONS]
 
 
-def suggest(settings: AdrSettings, adrs: AdrSet, tree: IndexTree, governing: set[str],
-            mode: str) -> tuple[list[Suggestion], str]:
+def suggest(
+    settings: AdrSettings, adrs: AdrSet, tree: IndexTree, governing: set[str], mode: str
+) -> tuple[list[Suggestion], str]:
     """Live decisions close to the staged change, and why none could be looked for ("" when the search ran)."""
     if not any(a.live for a in adrs.adrs):
         return [], ""
@@ -132,12 +151,22 @@ def suggest(settings: AdrSettings, adrs: AdrSet, tree: IndexTree, governing: set
     from zgrep.server.client import ClientError, call  # only when there is something to look for
     from zgrep.service import SEARCH
 
-    args: Args = {"queries": list(asked.values()), "limit": LIMIT, "globs": [f"{settings.dir}/**"], "preview": "none",
-            "refresh": "off", "no_index": True}
+    args: Args = {
+        "queries": list(asked.values()),
+        "limit": LIMIT,
+        "globs": [f"{settings.dir}/**"],
+        "preview": "none",
+        "refresh": "off",
+        "no_index": True,
+    }
     try:
         result, _ = call(SEARCH.name, str(settings.root), args, mode)
     except ClientError as exc:
         return [], str(exc)
     found = cast(SearchResult, result)
-    hits = [g.get("hits", []) for g in found["groups"]] if found.get("groups") else [found.get("hits", [])]
+    hits = (
+        [g.get("hits", []) for g in found["groups"]]
+        if found.get("groups")
+        else [found.get("hits", [])]
+    )
     return rank(adrs, settings.dir, dict(zip(asked, hits)), governing), ""

@@ -54,7 +54,9 @@ class WorkTree:
     def list_dir(self, rel: str) -> list[str]:
         """Workspace-relative paths of the files directly in directory `rel`."""
         d = self.root / rel
-        return sorted(f"{rel}/{n}" for n in os.listdir(d) if (d / n).is_file()) if d.is_dir() else []
+        return (
+            sorted(f"{rel}/{n}" for n in os.listdir(d) if (d / n).is_file()) if d.is_dir() else []
+        )
 
     def close(self) -> None:
         """Nothing to release."""
@@ -93,7 +95,9 @@ class IndexTree:
     def list_dir(self, rel: str) -> list[str]:
         """Staged files directly in directory `rel`."""
         prefix = rel.rstrip("/") + "/"
-        return sorted(p for p in self.entries if p.startswith(prefix) and "/" not in p[len(prefix):])
+        return sorted(
+            p for p in self.entries if p.startswith(prefix) and "/" not in p[len(prefix) :]
+        )
 
     def close(self) -> None:
         """Stop the cat-file process."""
@@ -105,7 +109,9 @@ def staged_changes(root: Path) -> tuple[set[str], dict[str, str]]:
     if git.head_commit(root) is None:
         return set(git.split_names(git.run(root, "ls-files", "-z", own_index=True))), {}
     entries = git.changes(root, "diff", "--cached", "-M", own_index=True)
-    return set(git.touched(entries)), {e.old: e.path for e in entries if e.is_rename and e.old is not None}
+    return set(git.touched(entries)), {
+        e.old: e.path for e in entries if e.is_rename and e.old is not None
+    }
 
 
 def changed_since_head(root: Path) -> set[str]:

@@ -20,7 +20,9 @@ from zgrep.types import Chunk, Definition
 
 __all__ = ["CHUNKER_VERSION", "chunk_file", "detect_language", "extract_symbols"]
 
-CHUNKER_VERSION = 21  # bump when chunk boundaries or fields change: indexes re-chunk (vectors stay cached)
+CHUNKER_VERSION = (
+    21  # bump when chunk boundaries or fields change: indexes re-chunk (vectors stay cached)
+)
 
 
 def chunk_file(path: str, text: str, *, context_lines: int = 2) -> list[Chunk]:
@@ -53,9 +55,14 @@ def extract_symbols(text: str, language: str) -> list[Definition]:
 
 def _chunk(path: str, language: str, lines: Lines, piece: Piece, context_lines: int) -> Chunk:
     return Chunk(
-        path=path, language=language, start_line=piece.start, end_line=piece.end,
-        content=lines.content(piece.start, piece.end), symbol=piece.symbol,
-        symbol_kind=piece.kind, scope=piece.scope,
+        path=path,
+        language=language,
+        start_line=piece.start,
+        end_line=piece.end,
+        content=lines.content(piece.start, piece.end),
+        symbol=piece.symbol,
+        symbol_kind=piece.kind,
+        scope=piece.scope,
         names=tuple(dict.fromkeys(n for n in (piece.symbol, *piece.merged_names) if n)),
         context=_context(lines, piece, context_lines),
     )

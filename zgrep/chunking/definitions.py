@@ -16,29 +16,63 @@ from zgrep.languages.registry import chunk_spec
 from zgrep.languages.spec import ChunkSpec
 from zgrep.types import Definition, qualify
 
-IDENT_TYPES = frozenset({
-    "identifier", "type_identifier", "field_identifier", "property_identifier",
-    "simple_identifier", "constant", "name", "word", "namespace_identifier",
-    "variable_name", "private_property_identifier", "shorthand_property_identifier",
-    "destructor_name", "operator_name", "package_identifier", "variable",  # (Haskell names a function by a `variable`)
-    "IDENTIFIER",  # (Zig's grammar spells node types in capitals)
-})
-_QUALIFIED_TYPES = frozenset({
-    "qualified_identifier", "scoped_identifier", "scoped_type_identifier", "dot_index_expression",
-    "method_index_expression", "user_type", "qualified_name", "namespace_name", "dotted_name",
-    "scope_resolution", "string", "string_literal",
-})
+IDENT_TYPES = frozenset(
+    {
+        "identifier",
+        "type_identifier",
+        "field_identifier",
+        "property_identifier",
+        "simple_identifier",
+        "constant",
+        "name",
+        "word",
+        "namespace_identifier",
+        "variable_name",
+        "private_property_identifier",
+        "shorthand_property_identifier",
+        "destructor_name",
+        "operator_name",
+        "package_identifier",
+        "variable",  # (Haskell names a function by a `variable`)
+        "IDENTIFIER",  # (Zig's grammar spells node types in capitals)
+    }
+)
+_QUALIFIED_TYPES = frozenset(
+    {
+        "qualified_identifier",
+        "scoped_identifier",
+        "scoped_type_identifier",
+        "dot_index_expression",
+        "method_index_expression",
+        "user_type",
+        "qualified_name",
+        "namespace_name",
+        "dotted_name",
+        "scope_resolution",
+        "string",
+        "string_literal",
+    }
+)
 _NAME_FIELDS = ("name", "declarator", "left", "pattern", "property", "bound_identifier")
 _VALUE_FIELDS = ("value", "right", "default_value")
 _DESCEND = re.compile(r"declar|spec|element|binding|pattern|variable|list|assignment")
 _SKIP = re.compile(r"modifier|comment|annotation|attribute|visibility|_kind$")
 _FUNCTION_VALUES = {
-    "arrow_function": "function", "function_expression": "function", "function": "function",
-    "generator_function": "function", "lambda": "function", "lambda_expression": "function",
-    "function_definition": "function", "closure_expression": "function",
-    "anonymous_function": "function", "class": "class", "class_expression": "class",
+    "arrow_function": "function",
+    "function_expression": "function",
+    "function": "function",
+    "generator_function": "function",
+    "lambda": "function",
+    "lambda_expression": "function",
+    "function_definition": "function",
+    "closure_expression": "function",
+    "anonymous_function": "function",
+    "class": "class",
+    "class_expression": "class",
 }
-_IMPORT_VALUE = re.compile(r"=\s*(?:require\b|@import\b)")  # `const x = require("x")`, `const std = @import("std")`
+_IMPORT_VALUE = re.compile(
+    r"=\s*(?:require\b|@import\b)"
+)  # `const x = require("x")`, `const std = @import("std")`
 _MAX_DEPTH = 6
 _PARSERS = threading.local()
 
@@ -143,14 +177,16 @@ def _resolve(node: Node, loose: bool, depth: int = 0) -> tuple[str, str] | None:
 
 
 def _value_kind(node: Node, spec: ChunkSpec) -> tuple[str, Node | None]:
-    """"function"/"class" when a declaration assigns a function or class, else "value"; with the
+    """ "function"/"class" when a declaration assigns a function or class, else "value"; with the
     body of a class assigned as a value (Zig's `const Parser = struct {...}`)."""
     level = [node]
     for _ in range(4):
         following: list[Node] = []
         for current in level:
             if current.type in spec.value_kinds:
-                return spec.value_kinds[current.type], current if current.type in spec.containers else None
+                return spec.value_kinds[
+                    current.type
+                ], current if current.type in spec.containers else None
             declarator = current.child_by_field_name("declarator")
             while declarator is not None:
                 if declarator.type == "function_declarator":
@@ -197,11 +233,19 @@ def _lead(outer: Node, start: int, spec: ChunkSpec) -> int:
     lead = start
     node = outer
     prev = node.prev_named_sibling
-    while prev is None and node.parent is not None and node.parent.start_point[0] == node.start_point[0]:
-        node = node.parent  # the first statement of a body that opens on its line (Ruby's `body_statement`)
+    while (
+        prev is None
+        and node.parent is not None
+        and node.parent.start_point[0] == node.start_point[0]
+    ):
+        node = (
+            node.parent
+        )  # the first statement of a body that opens on its line (Ruby's `body_statement`)
         prev = node.prev_named_sibling
     if prev is not None and not _is_comment(prev, spec) and prev.named_child_count:
-        last = prev.named_children[-1]  # a comment the grammar files under what precedes (Haskell's imports)
+        last = prev.named_children[
+            -1
+        ]  # a comment the grammar files under what precedes (Haskell's imports)
         prev = last if _is_comment(last, spec) and end_line(last) >= lead - 1 else prev
     while prev is not None and _is_comment(prev, spec) and end_line(prev) >= lead - 1:
         before = prev.prev_named_sibling
@@ -231,8 +275,14 @@ class _Walker:
                 self._item(grandchild, scope, found)
             return
         if child.type in spec.wrappers:
-            inner = [c for c in child.named_children if c.type in spec.defs or c.type in spec.values
-                     or c.type in spec.wrappers or c.type in spec.assignments]
+            inner = [
+                c
+                for c in child.named_children
+                if c.type in spec.defs
+                or c.type in spec.values
+                or c.type in spec.wrappers
+                or c.type in spec.assignments
+            ]
             if len(inner) == 1:
                 self._definition(inner[0], child, scope, found)
             else:
@@ -252,7 +302,9 @@ class _Walker:
         if kind is None or arguments is None or not arguments.named_children:
             return
         subject: Node | None = arguments.named_children[0]
-        while subject is not None and subject.type == "binary_operator":  # a guard: `def f(x) when g(x)`
+        while (
+            subject is not None and subject.type == "binary_operator"
+        ):  # a guard: `def f(x) when g(x)`
             subject = subject.child_by_field_name("left")
         if subject is not None and subject.type == "call":  # `def join(topic, payload)`
             subject = subject.child_by_field_name("target")
@@ -263,9 +315,19 @@ class _Walker:
         start = node.start_point[0] + 1
         body = _body(node, self.spec) if kind != "function" else None
         children = self.level(body, qualify(full_scope, name)) if body is not None else []
-        found.append(DefinitionNode(name, kind or "class", start, end_line(node), full_scope, head=start,
-                                    lead=_lead(node, start, self.spec), is_symbol=bool(kind),
-                                    children=tuple(children)))
+        found.append(
+            DefinitionNode(
+                name,
+                kind or "class",
+                start,
+                end_line(node),
+                full_scope,
+                head=start,
+                lead=_lead(node, start, self.spec),
+                is_symbol=bool(kind),
+                children=tuple(children),
+            )
+        )
 
     def _definition(self, node: Node, outer: Node, scope: str, found: list[DefinitionNode]) -> None:
         spec = self.spec
@@ -274,7 +336,9 @@ class _Walker:
             return
         is_value = node.type not in spec.defs
         kind, body = _value_kind(node, spec) if is_value else (_kind(node, spec), None)
-        if kind == "value" and (node.type in spec.assignments or _IMPORT_VALUE.search(node_text(node))):
+        if kind == "value" and (
+            node.type in spec.assignments or _IMPORT_VALUE.search(node_text(node))
+        ):
             return  # `app.locals = {}` assigns data and `local job = require "job"` imports: not definitions
         if not (is_value or kind == "function"):
             body = _body(node, spec)
@@ -297,12 +361,20 @@ class _Walker:
         elif kind == "function" and not is_value and (inner := _body(node, spec)) is not None:
             # functions and classes defined in a function (redux's createStore defines dispatch), not its locals
             children = [d for d in self.level(inner, qualify(full_scope, name)) if not d.is_value]
-        found.append(DefinitionNode(
-            name, kind or "class", start, end_line(outer), full_scope, head=node.start_point[0] + 1,
-            lead=_lead(outer, start, spec), is_symbol=bool(kind),
-            is_value=is_value and kind == "value",  # a function or class value defines
-            children=tuple(children),
-        ))
+        found.append(
+            DefinitionNode(
+                name,
+                kind or "class",
+                start,
+                end_line(outer),
+                full_scope,
+                head=node.start_point[0] + 1,
+                lead=_lead(outer, start, spec),
+                is_symbol=bool(kind),
+                is_value=is_value and kind == "value",  # a function or class value defines
+                children=tuple(children),
+            )
+        )
 
 
 def _receiver_type(receiver: Node) -> str:
@@ -327,7 +399,11 @@ def outermost_first(definitions: Sequence[DefinitionNode]) -> Iterator[Definitio
 
 def symbols(definitions: Sequence[DefinitionNode]) -> list[Definition]:
     """The symbols of a forest (every definition but unnamed scopes), outermost first, as plain definitions."""
-    return [Definition(d.name, d.kind, d.start, d.end, d.scope) for d in outermost_first(definitions) if d.is_symbol]
+    return [
+        Definition(d.name, d.kind, d.start, d.end, d.scope)
+        for d in outermost_first(definitions)
+        if d.is_symbol
+    ]
 
 
 def walk_definitions(tree: Tree, language: str) -> list[DefinitionNode]:

@@ -10,9 +10,18 @@ from zgrep.chunking.definitions import grammar_of
 from zgrep.languages.registry import rel_spec
 
 _REFERENCE_TYPES = (
-    "identifier", "type_identifier", "field_identifier", "property_identifier",
-    "simple_identifier", "constant", "name", "shorthand_property_identifier",
-    "command_name", "variable_name", "namespace_identifier", "IDENTIFIER",
+    "identifier",
+    "type_identifier",
+    "field_identifier",
+    "property_identifier",
+    "simple_identifier",
+    "constant",
+    "name",
+    "shorthand_property_identifier",
+    "command_name",
+    "variable_name",
+    "namespace_identifier",
+    "IDENTIFIER",
 )
 
 

@@ -9,7 +9,9 @@ from zgrep.chunking.definitions import DefinitionNode, outermost_first
 from zgrep.chunking.windows import MERGE_BELOW_LINES, Lines, Piece, split_range
 
 HEADER_WEIGHT = 1 << 30  # a class header names the chunk it is merged into
-SHORT_HEADER_LINES = 2  # a container header this short (`module Rails`, `namespace X\n{`) leads its first member
+SHORT_HEADER_LINES = (
+    2  # a container header this short (`module Rails`, `namespace X\n{`) leads its first member
+)
 
 
 def code_pieces(lines: Lines, definitions: Sequence[DefinitionNode]) -> list[Piece]:
@@ -19,8 +21,13 @@ def code_pieces(lines: Lines, definitions: Sequence[DefinitionNode]) -> list[Pie
     return _level(lines, definitions, 1, lines.count, None)
 
 
-def _level(lines: Lines, definitions: Sequence[DefinitionNode], first: int, last: int,
-           owner: DefinitionNode | None) -> list[Piece]:
+def _level(
+    lines: Lines,
+    definitions: Sequence[DefinitionNode],
+    first: int,
+    last: int,
+    owner: DefinitionNode | None,
+) -> list[Piece]:
     """Pieces for one body (the file, or a class too large for one chunk)."""
     pieces: list[Piece] = []
     cursor = first
@@ -35,8 +42,9 @@ def _level(lines: Lines, definitions: Sequence[DefinitionNode], first: int, last
     return _merge(lines, pieces)
 
 
-def _gap(lines: Lines, start: int, end: int, owner: DefinitionNode | None,
-         pieces: list[Piece]) -> None:
+def _gap(
+    lines: Lines, start: int, end: int, owner: DefinitionNode | None, pieces: list[Piece]
+) -> None:
     """Code between definitions: module code, or a class header/attributes."""
     trimmed = lines.trim(start, end) if start <= end else None
     if trimmed is None:
@@ -50,17 +58,33 @@ def _gap(lines: Lines, start: int, end: int, owner: DefinitionNode | None,
         mergeable = len(ranges) == 1 and high - low + 1 < MERGE_BELOW_LINES
         if owner is None:
             pieces.append(Piece(low, high, mergeable=mergeable))
-        elif start <= owner.head and low <= owner.head <= high:  # the header line: it names the container
-            pieces.append(Piece(low, high, owner.name, owner.kind, owner.scope, 0, HEADER_WEIGHT, mergeable))
+        elif (
+            start <= owner.head and low <= owner.head <= high
+        ):  # the header line: it names the container
+            pieces.append(
+                Piece(low, high, owner.name, owner.kind, owner.scope, 0, HEADER_WEIGHT, mergeable)
+            )
         else:
             # a body line between members (`include Helpers`), or a window of a doc comment too long to share
             # a chunk with the header (340 lines above `class Engine < Railtie`): the container's, not defining it
-            pieces.append(Piece(low, high, "", owner.kind, owner.qualname, owner.head if start > owner.head else 0, 0,
-                                mergeable, merged_names=[owner.name]))
+            pieces.append(
+                Piece(
+                    low,
+                    high,
+                    "",
+                    owner.kind,
+                    owner.qualname,
+                    owner.head if start > owner.head else 0,
+                    0,
+                    mergeable,
+                    merged_names=[owner.name],
+                )
+            )
 
 
-def _definition_pieces(lines: Lines, definition: DefinitionNode, lead: int,
-                       owner: DefinitionNode | None) -> list[Piece]:
+def _definition_pieces(
+    lines: Lines, definition: DefinitionNode, lead: int, owner: DefinitionNode | None
+) -> list[Piece]:
     """One piece when the definition fits; else its header and members, or split pieces."""
     ctx = owner.head if owner is not None else 0
     name, kind, scope = definition.name, definition.kind, definition.scope
@@ -68,21 +92,38 @@ def _definition_pieces(lines: Lines, definition: DefinitionNode, lead: int,
     weight = 1 if definition.is_value else size + 1
     if lines.fits(lead, definition.end):
         small = size < MERGE_BELOW_LINES
-        return [Piece(lead, definition.end, name, kind, scope, ctx, weight, mergeable=small,
-                      merged_names=_nested_names(definition))]
+        return [
+            Piece(
+                lead,
+                definition.end,
+                name,
+                kind,
+                scope,
+                ctx,
+                weight,
+                mergeable=small,
+                merged_names=_nested_names(definition),
+            )
+        ]
     if definition.children:
         members = _level(lines, definition.children, lead, definition.end, definition)
         for member in members:
             member.mergeable = False
         return members
     ranges = split_range(lines, lead, definition.end)
-    return [Piece(low, high, name, kind, scope, ctx if index == 0 else definition.head, weight)
-            for index, (low, high) in enumerate(ranges)]
+    return [
+        Piece(low, high, name, kind, scope, ctx if index == 0 else definition.head, weight)
+        for index, (low, high) in enumerate(ranges)
+    ]
 
 
 def _nested_names(definition: DefinitionNode) -> list[str]:
     """The definitions inside one that fits a chunk whole (a small class's methods), outermost first."""
-    return [child.name for child in outermost_first(definition.children) if child.is_symbol and child.name]
+    return [
+        child.name
+        for child in outermost_first(definition.children)
+        if child.is_symbol and child.name
+    ]
 
 
 def _merge(lines: Lines, pieces: list[Piece]) -> list[Piece]:
@@ -90,8 +131,12 @@ def _merge(lines: Lines, pieces: list[Piece]) -> list[Piece]:
     merged: list[Piece] = []
     for piece in pieces:
         last = merged[-1] if merged else None
-        if (last is not None and last.mergeable and piece.mergeable
-                and lines.fits(last.start, piece.end)):
+        if (
+            last is not None
+            and last.mergeable
+            and piece.mergeable
+            and lines.fits(last.start, piece.end)
+        ):
             last.merged_names.extend(n for n in (piece.symbol, *piece.merged_names) if n)
             if piece.weight > last.weight:
                 if last.symbol:
@@ -120,5 +165,10 @@ def _lead(header: Piece, piece: Piece) -> Piece:
         if piece.symbol:
             piece.merged_names.insert(0, piece.symbol)
         piece.merged_names[:0] = header.merged_names
-        piece.symbol, piece.kind, piece.scope, piece.weight = header.symbol, header.kind, header.scope, header.weight
+        piece.symbol, piece.kind, piece.scope, piece.weight = (
+            header.symbol,
+            header.kind,
+            header.scope,
+            header.weight,
+        )
     return piece

@@ -35,7 +35,9 @@ class Lines:
 
     def content(self, start: int, end: int) -> str:
         """Exactly lines start..end (inclusive), without the final newline."""
-        return self.text[self._starts[start - 1]: self._starts[end - 1] + len(self._parts[end - 1])]
+        return self.text[
+            self._starts[start - 1] : self._starts[end - 1] + len(self._parts[end - 1])
+        ]
 
     def chars(self, start: int, end: int) -> int:
         """Characters in lines start..end."""
@@ -62,8 +64,14 @@ class Lines:
         return end - start + 1 <= MAX_CHUNK_LINES and self.chars(start, end) <= MAX_CHUNK_CHARS
 
 
-def split_range(lines: Lines, start: int, end: int, *, max_lines: int = MAX_CHUNK_LINES,
-                overlap: int = SPLIT_OVERLAP_LINES) -> list[tuple[int, int]]:
+def split_range(
+    lines: Lines,
+    start: int,
+    end: int,
+    *,
+    max_lines: int = MAX_CHUNK_LINES,
+    overlap: int = SPLIT_OVERLAP_LINES,
+) -> list[tuple[int, int]]:
     """Cover start..end with overlapping windows of balanced size within the limits."""
     total = end - start + 1
     if total <= max_lines and lines.chars(start, end) <= MAX_CHUNK_CHARS:
@@ -108,5 +116,9 @@ def window_pieces(lines: Lines) -> list[Piece]:
     trimmed = lines.trim(1, lines.count) if lines.count else None
     if trimmed is None:
         return []
-    return [Piece(low, high) for low, high in split_range(
-        lines, *trimmed, max_lines=WINDOW_LINES, overlap=WINDOW_OVERLAP_LINES)]
+    return [
+        Piece(low, high)
+        for low, high in split_range(
+            lines, *trimmed, max_lines=WINDOW_LINES, overlap=WINDOW_OVERLAP_LINES
+        )
+    ]

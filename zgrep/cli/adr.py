@@ -43,9 +43,11 @@ def _settings() -> AdrSettings:
     """The ADR settings; a warning when another conventional ADR directory exists beside the one read."""
     settings = load_settings()
     if settings.unread:
-        click.echo(f"zg adr: warning: reading ADRs from {settings.dir} only; {' and '.join(settings.unread)} "
-                   f"also exist{'s' if len(settings.unread) == 1 else ''} (choose with adr.dir in .zgrep.toml)",
-                   err=True)
+        click.echo(
+            f"zg adr: warning: reading ADRs from {settings.dir} only; {' and '.join(settings.unread)} "
+            f"also exist{'s' if len(settings.unread) == 1 else ''} (choose with adr.dir in .zgrep.toml)",
+            err=True,
+        )
     return settings
 
 
@@ -83,8 +85,11 @@ def _warn_unresolved(root: Path, anchors: list[Anchor]) -> None:
     for anchor in anchors:
         res = resolve(anchor, tree)
         if res.code != "ok":
-            click.echo(f"zg adr: warning: anchor {anchor.spec()}: {res.message} "
-                       "(written anyway; zg adr check flags it until it resolves)", err=True)
+            click.echo(
+                f"zg adr: warning: anchor {anchor.spec()}: {res.message} "
+                "(written anyway; zg adr check flags it until it resolves)",
+                err=True,
+            )
 
 
 def _load_work() -> tuple[AdrSettings, AdrSet]:
@@ -114,20 +119,42 @@ def adr() -> None:
 
 @adr.command("new")
 @click.argument("title")
-@click.option("--anchor", "anchors", multiple=True, metavar="PATH[:SYMBOL|:START-END]", help="Code the decision is about.")
-@click.option("--constraint", "constraints", multiple=True, metavar="TEXT", help="A one-line rule to keep.")
-@click.option("--change-type", type=click.Choice(CHANGE_TYPES), default="architecture", show_default=True)
+@click.option(
+    "--anchor",
+    "anchors",
+    multiple=True,
+    metavar="PATH[:SYMBOL|:START-END]",
+    help="Code the decision is about.",
+)
+@click.option(
+    "--constraint", "constraints", multiple=True, metavar="TEXT", help="A one-line rule to keep."
+)
+@click.option(
+    "--change-type", type=click.Choice(CHANGE_TYPES), default="architecture", show_default=True
+)
 @click.option("--status", type=click.Choice(STATUSES), default="proposed", show_default=True)
-@click.option("--format", "fmt", type=click.Choice(FORMATS),
-              help="Record format (default: the one the ADR directory already uses, else zg).")
-def new_cmd(title: str, anchors: tuple[str, ...], constraints: tuple[str, ...], change_type: str, status: str,
-            fmt: str | None) -> None:
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(FORMATS),
+    help="Record format (default: the one the ADR directory already uses, else zg).",
+)
+def new_cmd(
+    title: str,
+    anchors: tuple[str, ...],
+    constraints: tuple[str, ...],
+    change_type: str,
+    status: str,
+    fmt: str | None,
+) -> None:
     """Write the next-numbered ADR from the template and print its path."""
     from zgrep.adr.records import render_new, slugify
     from zgrep.fsutil import atomic_write
 
     if not title.strip():
-        _fail("the title is empty: give the decision a short title, e.g. zg adr new \"Use ZeroMQ for IPC\"")
+        _fail(
+            'the title is empty: give the decision a short title, e.g. zg adr new "Use ZeroMQ for IPC"'
+        )
     title = title.strip()
     parsed = _anchors(anchors)
     settings, adrs = _load_work()
@@ -159,7 +186,9 @@ def _refuse_cycle(adrs: AdrSet, record: Adr, successor: Adr) -> None:
     before = {p.message for p in validate_records(adrs) if p.code == "supersession_cycle"}
     for problem in validate_records(after):
         if problem.code == "supersession_cycle" and problem.message not in before:
-            _fail(f"{successor.id} cannot supersede {record.id}: that would make a {problem.message}")
+            _fail(
+                f"{successor.id} cannot supersede {record.id}: that would make a {problem.message}"
+            )
 
 
 @adr.command("update")
@@ -169,8 +198,14 @@ def _refuse_cycle(adrs: AdrSet, record: Adr, successor: Adr) -> None:
 @click.option("--remove-anchor", multiple=True, metavar="PATH[:SYMBOL|:START-END]")
 @click.option("--superseded-by", metavar="ID", help="Mark superseded and link both ways.")
 @click.option("--add-constraint", multiple=True, metavar="TEXT")
-def update_cmd(adr_id: str, status: str | None, add_anchor: tuple[str, ...], remove_anchor: tuple[str, ...],
-               superseded_by: str | None, add_constraint: tuple[str, ...]) -> None:
+def update_cmd(
+    adr_id: str,
+    status: str | None,
+    add_anchor: tuple[str, ...],
+    remove_anchor: tuple[str, ...],
+    superseded_by: str | None,
+    add_constraint: tuple[str, ...],
+) -> None:
     """Edit an ADR's zg fields in place (front matter, or the ```zg block of an adr-tools/MADR record);
     everything else stays byte for byte."""
     from zgrep.adr.edit import FrontMatter
@@ -182,7 +217,9 @@ def update_cmd(adr_id: str, status: str | None, add_anchor: tuple[str, ...], rem
     path = settings.root / record.path
     text = path.read_text(encoding="utf-8")
     if (status or superseded_by) and not text.startswith("---"):
-        _fail(f"{record.id} keeps its status in its own text ({record.format} format): change it there by hand")
+        _fail(
+            f"{record.id} keeps its status in its own text ({record.format} format): change it there by hand"
+        )
     new_anchors = [a for a in _anchors(add_anchor) if a not in record.anchors]
     if remove_anchor or new_anchors or add_constraint:
         fm = FrontMatter.of_record(text, "code_anchors")
@@ -225,8 +262,11 @@ def update_cmd(adr_id: str, status: str | None, add_anchor: tuple[str, ...], rem
 def list_cmd(status: str | None, change_type: str | None, as_json: bool) -> None:
     """List the ADRs (id, status, change type, title)."""
     _, adrs = _load_work()
-    rows = [a for a in sorted(adrs.adrs, key=lambda a: a.id)
-            if (not status or a.status == status) and (not change_type or a.change_type == change_type)]
+    rows = [
+        a
+        for a in sorted(adrs.adrs, key=lambda a: a.id)
+        if (not status or a.status == status) and (not change_type or a.change_type == change_type)
+    ]
     for path, err in adrs.errors:
         click.echo(f"zg adr: warning: {path}:{err.line}: {err}", err=True)
     if as_json:
@@ -270,19 +310,35 @@ def for_cmd(path: str, as_json: bool) -> None:
 @adr.command("constraints")
 @click.argument("ids", nargs=-1, metavar="[ID]...")
 @click.option("--for", "for_path", metavar="PATH", help="Only ADRs anchoring this file.")
-@click.option("--format", "fmt", type=click.Choice(("text", "markdown", "json")), default="text", show_default=True)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(("text", "markdown", "json")),
+    default="text",
+    show_default=True,
+)
 def constraints_cmd(ids: tuple[str, ...], for_path: str | None, fmt: str) -> None:
     """The active constraints (live ADRs), ready to paste into a prompt."""
     from zgrep.adr.check import governing
 
     settings, adrs = _load_work()
-    chosen = [_get(adrs, i) for i in ids] if ids else [a for a in sorted(adrs.adrs, key=lambda a: a.id) if a.live]
+    chosen = (
+        [_get(adrs, i) for i in ids]
+        if ids
+        else [a for a in sorted(adrs.adrs, key=lambda a: a.id) if a.live]
+    )
     if for_path:
         allowed = {g.adr.id for g in governing(adrs, {_rel(settings.root, for_path)})}
         chosen = [a for a in chosen if a.id in allowed]
     chosen = [a for a in chosen if a.live and a.constraints]
     if fmt == "json":
-        _dump([{"id": a.id, "title": a.title, "status": a.status, "constraint": c} for a in chosen for c in a.constraints])
+        _dump(
+            [
+                {"id": a.id, "title": a.title, "status": a.status, "constraint": c}
+                for a in chosen
+                for c in a.constraints
+            ]
+        )
     elif fmt == "markdown":
         click.echo("## Constraints from decision records\n")
         for a in chosen:
@@ -296,7 +352,9 @@ def constraints_cmd(ids: tuple[str, ...], for_path: str | None, fmt: str) -> Non
 
 @adr.command("search")
 @click.argument("query")
-@click.option("--status", type=click.Choice(FOREIGN_STATUSES), help="Keep only ADR hits with this status.")
+@click.option(
+    "--status", type=click.Choice(FOREIGN_STATUSES), help="Keep only ADR hits with this status."
+)
 @click.option("--limit", default=10, show_default=True)
 @click.option("--mode", type=click.Choice(MODES), default="auto", show_default=True)
 @click.option("--json", "as_json", is_flag=True)
@@ -309,20 +367,36 @@ def search_cmd(query: str, status: str | None, limit: int, mode: str, as_json: b
 
     settings, adrs = _load_work()
     try:
-        result, used = call(SEARCH.name, str(settings.root), search_args(settings, query, limit), mode)
+        result, used = call(
+            SEARCH.name, str(settings.root), search_args(settings, query, limit), mode
+        )
     except ClientError as exc:
         click.echo(f"zg adr: error: {exc}", err=True)
         sys.exit(exc.exit_code)
     found = cast(SearchResult, result)
     hits = label_hits(settings, adrs, found.get("hits", []), status)
     if as_json:
-        _dump({"query": query, "root": str(settings.root), "took_ms": found.get("took_ms"), "hits": hits}, used)
+        _dump(
+            {
+                "query": query,
+                "root": str(settings.root),
+                "took_ms": found.get("took_ms"),
+                "hits": hits,
+            },
+            used,
+        )
     else:
         for h in hits:
-            tag = f"{h['id']} {h['status']}: {h['title']}" if h["doc_kind"] == "adr" and h.get("id") else h["doc_kind"]
+            tag = (
+                f"{h['id']} {h['status']}: {h['title']}"
+                if h["doc_kind"] == "adr" and h.get("id")
+                else h["doc_kind"]
+            )
             click.echo(f"{h['path']}:{h['start_line']}-{h['end_line']}  [{tag}]")
             if h.get("preview"):
-                click.echo("".join(f"    {ln}\n" for ln in str(h["preview"]).splitlines()), nl=False)
+                click.echo(
+                    "".join(f"    {ln}\n" for ln in str(h["preview"]).splitlines()), nl=False
+                )
     sys.exit(0 if hits else 1)
 
 
@@ -343,16 +417,26 @@ def anchor_cmd(doc: str, write: bool, as_json: bool) -> None:
     text = path.read_text(encoding="utf-8")
     found = propose(settings.root, rel, text, (settings.dir, *settings.doc_dirs))
     if as_json:
-        _dump({"doc": rel, "code_anchors": [a.to_yaml() for a in found.anchors],
-               "ambiguous": found.ambiguous, "unknown": found.unknown})
+        _dump(
+            {
+                "doc": rel,
+                "code_anchors": [a.to_yaml() for a in found.anchors],
+                "ambiguous": found.ambiguous,
+                "unknown": found.unknown,
+            }
+        )
     else:
         from zgrep.adr.edit import anchor_lines
 
         click.echo("".join(anchor_lines(found.anchors)), nl=False)
         for ident, n in found.ambiguous.items():
-            click.echo(f"zg adr: note: `{ident}` is defined in {n} places; anchor it by hand", err=True)
+            click.echo(
+                f"zg adr: note: `{ident}` is defined in {n} places; anchor it by hand", err=True
+            )
         if found.unknown:
-            click.echo(f"zg adr: note: no definition found for {', '.join(found.unknown)}", err=True)
+            click.echo(
+                f"zg adr: note: no definition found for {', '.join(found.unknown)}", err=True
+            )
     if write and found.anchors:
         added = merge_anchors(path, text, found.anchors)
         click.echo(f"zg adr: wrote {added} new anchor(s) to {rel}", err=True)
@@ -365,8 +449,13 @@ def import_cmd(dry_run: bool) -> None:
     from zgrep.adr.importer import apply, plan
 
     settings, adrs = _load_work()
-    unreadable = sorted({path for path, err in adrs.errors if err.severity == "error" and
-                         path not in {a.path for a in [*adrs.adrs, *adrs.unnamed]}})
+    unreadable = sorted(
+        {
+            path
+            for path, err in adrs.errors
+            if err.severity == "error" and path not in {a.path for a in [*adrs.adrs, *adrs.unnamed]}
+        }
+    )
     for path in unreadable:
         click.echo(f"zg adr: warning: {path}: not imported (zg adr check says why)", err=True)
     todo = plan(settings, adrs)
@@ -378,7 +467,10 @@ def import_cmd(dry_run: bool) -> None:
             apply(settings, item)
             click.echo(f"{item.path}: {item.id}, {len(item.anchors)} anchor(s)")
         for ident, n in item.ambiguous.items():
-            click.echo(f"zg adr: note: {item.path}: `{ident}` is defined in {n} places; anchor it by hand", err=True)
+            click.echo(
+                f"zg adr: note: {item.path}: `{ident}` is defined in {n} places; anchor it by hand",
+                err=True,
+            )
     if not todo:
         click.echo("zg adr import: nothing to do: every record has zg's fields", err=True)
     sys.exit(1 if unreadable else 0)
@@ -386,16 +478,37 @@ def import_cmd(dry_run: bool) -> None:
 
 @adr.command("check")
 @click.argument("paths", nargs=-1)
-@click.option("--staged", is_flag=True, help="Check the staged tree (git index), not the working copy.")
+@click.option(
+    "--staged", is_flag=True, help="Check the staged tree (git index), not the working copy."
+)
 @click.option("--all", "check_all", is_flag=True, help="Check every ADR and anchor (the default).")
 @click.option("--fix", is_flag=True, help="Repair renamed files and moved symbols/line ranges.")
-@click.option("--strict", is_flag=True, help="Also ask every record for zg's own fields (id, code_anchors).")
-@click.option("--suggest", is_flag=True, help="With --staged: also name live ADRs close to the change (advisory).")
-@click.option("--mode", type=click.Choice(MODES), default="auto", show_default=True,
-              help="Where --suggest searches: the daemon, in-process, or the daemon when it runs.")
+@click.option(
+    "--strict", is_flag=True, help="Also ask every record for zg's own fields (id, code_anchors)."
+)
+@click.option(
+    "--suggest",
+    is_flag=True,
+    help="With --staged: also name live ADRs close to the change (advisory).",
+)
+@click.option(
+    "--mode",
+    type=click.Choice(MODES),
+    default="auto",
+    show_default=True,
+    help="Where --suggest searches: the daemon, in-process, or the daemon when it runs.",
+)
 @click.option("--json", "as_json", is_flag=True)
-def check_cmd(paths: tuple[str, ...], staged: bool, check_all: bool, fix: bool, strict: bool, suggest: bool,
-              mode: str, as_json: bool) -> None:
+def check_cmd(
+    paths: tuple[str, ...],
+    staged: bool,
+    check_all: bool,
+    fix: bool,
+    strict: bool,
+    suggest: bool,
+    mode: str,
+    as_json: bool,
+) -> None:
     """Validate the ADRs and their code anchors; exit 0 clean, 1 violations, 2 error."""
     from zgrep.adr.report import run_check
     from zgrep.git import is_git_repo

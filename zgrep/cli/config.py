@@ -18,8 +18,9 @@ def config() -> None:
 @click.option("--json", "as_json", is_flag=True)
 @click.option("--root", "root_dir", default=None)
 @common_options
-def config_show(as_json: bool, root_dir: str | None, mode: str | None, model: str | None,
-                milvus_uri: str | None) -> None:
+def config_show(
+    as_json: bool, root_dir: str | None, mode: str | None, model: str | None, milvus_uri: str | None
+) -> None:
     """Print the merged configuration and where each value came from (flags included)."""
     root, _ = resolve(root_dir)
     try:

@@ -11,15 +11,26 @@ import click
 from zgrep.cli import output
 from zgrep.cli.main import fail, resolve
 from zgrep.dispatch import error_response
-from zgrep.search.evaluate import AnnotationError, evaluate_workspace, format_report, load_annotations
+from zgrep.search.evaluate import (
+    AnnotationError,
+    evaluate_workspace,
+    format_report,
+    load_annotations,
+)
 from zgrep.search.history import HistoryError, evaluate_history, format_history
 from zgrep.server.client import ClientError
 
 
 @click.command("eval")
 @click.argument("annotations", nargs=-1)
-@click.option("--from-history", "history", type=int, default=None, metavar="N",
-              help="Score on the last N commits: each subject line as a query, the files it changed as the answer.")
+@click.option(
+    "--from-history",
+    "history",
+    type=int,
+    default=None,
+    metavar="N",
+    help="Score on the last N commits: each subject line as a query, the files it changed as the answer.",
+)
 @click.option("--json", "as_json", is_flag=True)
 def eval_cmd(annotations: tuple[str, ...], history: int | None, as_json: bool) -> None:
     """Score retrieval on semble-format annotated query sets (see bench/semble.py) or on your own history."""

@@ -18,7 +18,10 @@ from zgrep.server import client
 if TYPE_CHECKING:
     from zgrep.contracts import JSONObject, ServerStatus
 
-FLAGS: dict[str, Literal["as_json", "check_ready"]] = {"--json": "as_json", "--check-ready": "check_ready"}
+FLAGS: dict[str, Literal["as_json", "check_ready"]] = {
+    "--json": "as_json",
+    "--check-ready": "check_ready",
+}
 TIMEOUT_MS = 500  # `--timeout-ms` by default
 
 
@@ -35,7 +38,9 @@ def server_status(as_json: bool, check_ready: bool, timeout_ms: int) -> None:
     none answers (`check_ready`: print nothing, exit 0 when ready)."""
     if check_ready:
         sys.exit(0 if client.probe(timeout_ms) is not None else 1)
-    reply = client.ask_server_status(timeout_ms)  # one exchange: the status request is the readiness probe
+    reply = client.ask_server_status(
+        timeout_ms
+    )  # one exchange: the status request is the readiness probe
     if reply is None:
         state = client.daemon_state(timeout_ms)
         if as_json:
@@ -44,7 +49,9 @@ def server_status(as_json: bool, check_ready: bool, timeout_ms: int) -> None:
             echo("zg daemon: not running")
         else:
             why = " (its process is stopped)" if state["stopped"] else ""
-            echo(f"zg daemon: running (pid {state['pid']}) but not answering{why}; {client.RESTART}")
+            echo(
+                f"zg daemon: running (pid {state['pid']}) but not answering{why}; {client.RESTART}"
+            )
         sys.exit(1)
     if not reply["ok"]:
         fail(reply["error"]["message"])

@@ -41,7 +41,11 @@ def hooks() -> None:
 
 @hooks.command("install")
 @click.argument("path", required=False)
-@click.option("--force", is_flag=True, help="Chain a hook even when an older chained hook is in the way (drops that one).")
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Chain a hook even when an older chained hook is in the way (drops that one).",
+)
 def install_cmd(path: str | None, force: bool) -> None:
     """Install post-commit, post-merge, post-checkout, post-rewrite and pre-commit hooks."""
     try:
@@ -77,7 +81,9 @@ def status_cmd(path: str | None, as_json: bool) -> None:
 
 
 @hooks.command("run", hidden=True, context_settings={"ignore_unknown_options": True})
-@click.option("--from-pre-commit", is_flag=True, help="Called by the pre-commit framework (zg-index).")
+@click.option(
+    "--from-pre-commit", is_flag=True, help="Called by the pre-commit framework (zg-index)."
+)
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 def run_cmd(from_pre_commit: bool, args: tuple[str, ...]) -> None:
     """Run one hook (the installed scripts and the pre-commit framework call this)."""

@@ -17,12 +17,32 @@ from zgrep.service import INDEX
 @click.argument("path", required=False)
 @click.option("--full", is_flag=True, help="Rebuild from scratch (cached vectors are reused).")
 @click.option("--dry-run", is_flag=True, help="List what would change; write nothing.")
-@click.option("--paths-from", type=click.File("r"), default=None, help="Index only the paths listed in this file ('-' = stdin).")
-@click.option("--changed", "changed", default=None, metavar="A..B", help="Index only paths changed between two revisions.")
+@click.option(
+    "--paths-from",
+    type=click.File("r"),
+    default=None,
+    help="Index only the paths listed in this file ('-' = stdin).",
+)
+@click.option(
+    "--changed",
+    "changed",
+    default=None,
+    metavar="A..B",
+    help="Index only paths changed between two revisions.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @common_options
-def index(path: str | None, full: bool, dry_run: bool, paths_from: Any, changed: str | None, as_json: bool,
-          mode: str | None, model: str | None, milvus_uri: str | None) -> None:
+def index(
+    path: str | None,
+    full: bool,
+    dry_run: bool,
+    paths_from: Any,
+    changed: str | None,
+    as_json: bool,
+    mode: str | None,
+    model: str | None,
+    milvus_uri: str | None,
+) -> None:
     """Build or refresh the index of the workspace (git top level, or PATH)."""
     root, cfg = resolve(path)
     args: Args = {"full": full, "dry_run": dry_run, "config": config_flags(model, milvus_uri)}

@@ -26,12 +26,22 @@ if TYPE_CHECKING:
     from zgrep.service import Operation
 
 COMMANDS = {  # name -> "module:attribute": one module per command group, imported when its command runs
-    "adr": "zgrep.cli.adr:adr", "callers": "zgrep.cli.relations:callers", "config": "zgrep.cli.config:config",
-    "doctor": "zgrep.cli.status:doctor", "eval": "zgrep.cli.eval:eval_cmd", "hooks": "zgrep.cli.hooks:hooks",
-    "index": "zgrep.cli.index:index", "read": "zgrep.cli.read:read", "search": "zgrep.cli.search:search",
-    "server": "zgrep.cli.server:server", "status": "zgrep.cli.status:status", "trace": "zgrep.cli.relations:trace",
+    "adr": "zgrep.cli.adr:adr",
+    "callers": "zgrep.cli.relations:callers",
+    "config": "zgrep.cli.config:config",
+    "doctor": "zgrep.cli.status:doctor",
+    "eval": "zgrep.cli.eval:eval_cmd",
+    "hooks": "zgrep.cli.hooks:hooks",
+    "index": "zgrep.cli.index:index",
+    "read": "zgrep.cli.read:read",
+    "search": "zgrep.cli.search:search",
+    "server": "zgrep.cli.server:server",
+    "status": "zgrep.cli.status:status",
+    "trace": "zgrep.cli.relations:trace",
     "trust": "zgrep.cli.trust:trust",
-    "mcp": "zgrep.cli.mcp:mcp", "init": "zgrep.cli.init:init", "serve": "zgrep.cli.serve:serve",
+    "mcp": "zgrep.cli.mcp:mcp",
+    "init": "zgrep.cli.init:init",
+    "serve": "zgrep.cli.serve:serve",
     "stats": "zgrep.cli.stats:stats",
     "impact": "zgrep.cli.relations:impact",
 }
@@ -43,14 +53,18 @@ class LazyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
 
-    def resolve_command(self, ctx: click.Context, args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
         """click's, but a mistyped command names the one meant (`zg serch`: did you mean search?)."""
         if args and args[0] not in COMMANDS and not args[0].startswith("-"):
             import difflib
 
             near = difflib.get_close_matches(args[0], COMMANDS, n=1)
             if near:
-                raise click.UsageError(f"no such command {args[0]!r} (did you mean {near[0]}?)", ctx)
+                raise click.UsageError(
+                    f"no such command {args[0]!r} (did you mean {near[0]}?)", ctx
+                )
         return super().resolve_command(ctx, args)
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
@@ -108,15 +122,36 @@ def accept_mode_everywhere(command: click.Command) -> None:
         for sub in command.commands.values():
             accept_mode_everywhere(sub)
     elif not any(p.name == "mode" for p in command.params):
-        command.params.append(click.Option(["--mode"], type=click.Choice(MODES), default=None, expose_value=False,
-                                           callback=_export_mode, help="auto, server or direct (ZG_MODE)."))
+        command.params.append(
+            click.Option(
+                ["--mode"],
+                type=click.Choice(MODES),
+                default=None,
+                expose_value=False,
+                callback=_export_mode,
+                help="auto, server or direct (ZG_MODE).",
+            )
+        )
 
 
 def common_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     """--mode, --model, --milvus-uri on every workspace command."""
-    fn = click.option("--milvus-uri", default=None, help="Milvus URI (default: Milvus Lite in .zgrep/). Env ZG_MILVUS_URI.")(fn)
-    fn = click.option("--model", default=None, help="Embedding model: local, local:/dir, ollama:NAME, openai:NAME.")(fn)
-    fn = click.option("--mode", type=click.Choice(MODES), default=None, help="auto (daemon if ready), server or direct.")(fn)
+    fn = click.option(
+        "--milvus-uri",
+        default=None,
+        help="Milvus URI (default: Milvus Lite in .zgrep/). Env ZG_MILVUS_URI.",
+    )(fn)
+    fn = click.option(
+        "--model",
+        default=None,
+        help="Embedding model: local, local:/dir, ollama:NAME, openai:NAME.",
+    )(fn)
+    fn = click.option(
+        "--mode",
+        type=click.Choice(MODES),
+        default=None,
+        help="auto (daemon if ready), server or direct.",
+    )(fn)
     return fn
 
 
@@ -153,7 +188,9 @@ def resolve(path: str | None) -> tuple[Path, Config]:
     return root, cfg
 
 
-def run(op: Operation, root: Path, cfg: Config, args: Args, mode: str | None) -> tuple[JSONObject, str]:
+def run(
+    op: Operation, root: Path, cfg: Config, args: Args, mode: str | None
+) -> tuple[JSONObject, str]:
     """Send a request through the client; errors become one line and exit 2. Telemetry (off by default)
     records search, index and status here, for every command that runs them."""
     from zgrep import telemetry
@@ -166,8 +203,15 @@ def run(op: Operation, root: Path, cfg: Config, args: Args, mode: str | None) ->
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="zg")
-@click.option("--mode", type=click.Choice(MODES), default=None, expose_value=False, callback=_export_mode,
-              is_eager=True, help="auto, server or direct for the command that follows (ZG_MODE).")
+@click.option(
+    "--mode",
+    type=click.Choice(MODES),
+    default=None,
+    expose_value=False,
+    callback=_export_mode,
+    is_eager=True,
+    help="auto, server or direct for the command that follows (ZG_MODE).",
+)
 def main() -> None:
     """Search a codebase by meaning and by keyword."""
 

@@ -8,7 +8,12 @@ from zgrep.cli.main import resolve
 
 
 @click.command()
-@click.option("--root", "root_dir", default=None, help="Workspace root (default: the git top level of the cwd).")
+@click.option(
+    "--root",
+    "root_dir",
+    default=None,
+    help="Workspace root (default: the git top level of the cwd).",
+)
 def mcp(root_dir: str | None) -> None:
     """Run an MCP server on stdin/stdout (agents start it; see `zg init`). Tools: search, read, read_hit,
     status, index, callers, trace, impact, adr_constraints, adr_search, adr_check."""

@@ -14,12 +14,23 @@ from typing import TYPE_CHECKING, Any, TextIO, TypedDict, cast
 
 if TYPE_CHECKING:
     from zgrep.config import Config, Value
-    from zgrep.contracts import (CallersResult, ImpactResult, IndexReport, SearchGroup, SearchHit, SearchResult,
-                                 ServerStatus, TraceNode, TraceResult)
+    from zgrep.contracts import (
+        CallersResult,
+        ImpactResult,
+        IndexReport,
+        SearchGroup,
+        SearchHit,
+        SearchResult,
+        ServerStatus,
+        TraceNode,
+        TraceResult,
+    )
     from zgrep.hooks.install import HooksStatus
     from zgrep.status import HooksSummary, WorkspaceStatus
 
-_ANSI = re.compile(r"\033\[[0-?]*[ -/]*[@-~]")  # what click.echo strips from output that is no terminal
+_ANSI = re.compile(
+    r"\033\[[0-?]*[ -/]*[@-~]"
+)  # what click.echo strips from output that is no terminal
 _RESET, _MAGENTA, _GREEN, _DIM, _BOLD = "\033[0m", "\033[35m", "\033[32m", "\033[2m", "\033[1m"
 _TICKS = re.compile(r"`{3,}")
 _FENCE_TAGS = {"text": ""}  # zg's language names that are no fence info string
@@ -57,6 +68,7 @@ def _ascii(stream: TextIO) -> bool:
 
 # --- JSON ------------------------------------------------------------------------------------------------
 
+
 def with_mode(doc: Mapping[str, object], mode: str, *, lead: bool = True) -> dict[str, object]:
     """`doc` saying which mode answered: right after its query and root (a result), or last (a report)."""
     if not lead:
@@ -67,8 +79,14 @@ def with_mode(doc: Mapping[str, object], mode: str, *, lead: bool = True) -> dic
     return ordered
 
 
-def write_json(doc: Any, mode: str | None = None, *, lead: bool = True, ascii_only: bool = False,
-               indent: int | None = None) -> None:
+def write_json(
+    doc: Any,
+    mode: str | None = None,
+    *,
+    lead: bool = True,
+    ascii_only: bool = False,
+    indent: int | None = None,
+) -> None:
     """One JSON document on stdout; with `mode` added as `with_mode` places it. `ascii_only` and `indent`
     keep each command's established bytes (reports escape non-ASCII; results and ADR documents do not)."""
     if mode is not None:
@@ -77,6 +95,7 @@ def write_json(doc: Any, mode: str | None = None, *, lead: bool = True, ascii_on
 
 
 # --- search ----------------------------------------------------------------------------------------------
+
 
 def _paint(text: str, code: str, colour: bool) -> str:
     return f"{code}{text}{_RESET}" if colour else text
@@ -88,10 +107,14 @@ def _count(n: int, noun: str) -> str:
 
 
 def _qualified(item: Mapping[str, object]) -> str:
-    from zgrep.types import qualify  # here: zgrep.types loads dataclasses, which `zg server status` never needs
+    from zgrep.types import (
+        qualify,
+    )  # here: zgrep.types loads dataclasses, which `zg server status` never needs
 
     scope, symbol = item.get("scope"), item.get("symbol")
-    return qualify(scope if isinstance(scope, str) else "", symbol if isinstance(symbol, str) else "")
+    return qualify(
+        scope if isinstance(scope, str) else "", symbol if isinstance(symbol, str) else ""
+    )
 
 
 class PathView:
@@ -128,7 +151,9 @@ def write_hits(out: TextIO, hits: list[SearchHit], shown: PathView, colour: bool
 
 
 def _groups(result: SearchResult) -> list[SearchGroup]:
-    return result.get("groups") or [{"query": cast(str, result.get("query")), "hits": result.get("hits", [])}]
+    return result.get("groups") or [
+        {"query": cast(str, result.get("query")), "hits": result.get("hits", [])}
+    ]
 
 
 def write_search(result: SearchResult, shown: PathView, colour: bool) -> None:
@@ -162,19 +187,28 @@ def write_markdown(result: SearchResult, shown: PathView) -> None:
             echo(f"# {group['query']}\n")
         for hit in group["hits"]:
             name = _qualified(hit)
-            echo(f"{'###' if several else '##'} {shown(hit['path'])}:{hit['start_line']}-{hit['end_line']}"
-                       + (f" {name}" if name else "") + "\n")
+            echo(
+                f"{'###' if several else '##'} {shown(hit['path'])}:{hit['start_line']}-{hit['end_line']}"
+                + (f" {name}" if name else "")
+                + "\n"
+            )
             if hit.get("preview"):
-                fence = "`" * max(3, 1 + max((len(run) for run in _TICKS.findall(hit["preview"])), default=0))
-                echo(f"{fence}{_FENCE_TAGS.get(hit.get('language') or '', hit.get('language') or '')}\n"
-                           f"{hit['preview']}\n{fence}\n")
+                fence = "`" * max(
+                    3, 1 + max((len(run) for run in _TICKS.findall(hit["preview"])), default=0)
+                )
+                echo(
+                    f"{fence}{_FENCE_TAGS.get(hit.get('language') or '', hit.get('language') or '')}\n"
+                    f"{hit['preview']}\n{fence}\n"
+                )
 
 
 def write_jsonl(result: SearchResult) -> None:
     """One hit object per line, each carrying its query."""
     for group in _groups(result):
         for hit in group["hits"]:
-            sys.stdout.write(json.dumps({"query": group["query"], **hit}, ensure_ascii=False) + "\n")
+            sys.stdout.write(
+                json.dumps({"query": group["query"], **hit}, ensure_ascii=False) + "\n"
+            )
 
 
 def hit_count(result: SearchResult) -> int:
@@ -186,10 +220,14 @@ def hit_count(result: SearchResult) -> int:
 
 # --- index -----------------------------------------------------------------------------------------------
 
+
 def write_index_report(report: IndexReport, dry_run: bool) -> None:
     """What a dry run would change, then the one-line summary (a repair is said on stderr)."""
     if report.get("repaired"):
-        echo(f"zg: rebuilt the whole index: {report.get('repair_reason') or 'an interrupted run'}", err=True)
+        echo(
+            f"zg: rebuilt the whole index: {report.get('repair_reason') or 'an interrupted run'}",
+            err=True,
+        )
     if dry_run:
         for rel in report.get("changed_paths", []):
             echo(f"index   {rel}")
@@ -197,16 +235,29 @@ def write_index_report(report: IndexReport, dry_run: bool) -> None:
             echo(f"remove  {rel}")
     for warning in report.get("warnings", []):
         echo(f"zg: warning: {warning}", err=True)
-    skipped = ", ".join(f"{n} {reason}" for reason, n in sorted(report.get("skipped", {}).items())) or "none"
-    ignored = ", ".join(f"{n} by {layer}" for layer, n in sorted(report.get("ignored", {}).items())) or "none"
+    skipped = (
+        ", ".join(f"{n} {reason}" for reason, n in sorted(report.get("skipped", {}).items()))
+        or "none"
+    )
+    ignored = (
+        ", ".join(f"{n} by {layer}" for layer, n in sorted(report.get("ignored", {}).items()))
+        or "none"
+    )
     verb = "would index" if dry_run else "indexed"
-    echo(f"{verb} {report['changed']} changed files, removed {report['deleted']}, "
-               f"{report['unchanged']} unchanged; skipped: {skipped}; ignored: {ignored}" +
-               ("" if dry_run else f"; {report.get('chunks', 0)} chunks ({report.get('embedded', 0)} embedded) "
-                                   f"in {report.get('took_s', 0)}s; {report.get('files', 0)} files in the index"))
+    echo(
+        f"{verb} {report['changed']} changed files, removed {report['deleted']}, "
+        f"{report['unchanged']} unchanged; skipped: {skipped}; ignored: {ignored}"
+        + (
+            ""
+            if dry_run
+            else f"; {report.get('chunks', 0)} chunks ({report.get('embedded', 0)} embedded) "
+            f"in {report.get('took_s', 0)}s; {report.get('files', 0)} files in the index"
+        )
+    )
 
 
 # --- read ------------------------------------------------------------------------------------------------
+
 
 def write_numbered(lines: list[str], start: int, end: int) -> None:
     """Lines `start`..`end` (1-based, inclusive), each after its right-aligned number."""
@@ -215,6 +266,7 @@ def write_numbered(lines: list[str], start: int, end: int) -> None:
 
 
 # --- relations -------------------------------------------------------------------------------------------
+
 
 def _no_definition(name: str, source_file: str | None) -> None:
     echo(f"zg: no definition of {name}" + (f" in {source_file}" if source_file else ""), err=True)
@@ -230,7 +282,9 @@ def write_callers(result: CallersResult, symbol: str, source_file: str | None) -
         _no_definition(symbol, source_file)
         return
     for d in result["definitions"]:
-        echo(f"defined {d['path']}:{d['start_line']}-{d['end_line']}  {_qualified(d)} ({d['kind']})")
+        echo(
+            f"defined {d['path']}:{d['start_line']}-{d['end_line']}  {_qualified(d)} ({d['kind']})"
+        )
     for c in result["callers"]:
         note = "" if c["resolved"] else _UNRESOLVED.get(c["via"], f"  (unresolved: {c['via']})")
         kinds = f"  [{', '.join(c['edges'])}]" if c.get("edges", ["call"]) != ["call"] else ""
@@ -254,10 +308,20 @@ def write_trace(result: TraceResult, entry: str, source_file: str | None, forwar
 def _write_node(node: TraceNode, forward: bool, level: int) -> None:
     """One line per node, indented by depth: callers at the referencing line, callees at their definition."""
     line = node["start_line"] if forward or not level else node["line"]
-    marks = [m for m, on in ((node.get("edge", ""), node.get("edge", "call") != "call"),
-                             ("unresolved", node.get("resolved") is False), ("cycle", node.get("cycle")),
-                             ("expanded elsewhere", node.get("seen")), ("truncated", node.get("truncated"))) if on]
-    label = f"{node['path']}:{line}  {_qualified(node) or '<module>'}" + (f"  ({', '.join(marks)})" if marks else "")
+    marks = [
+        m
+        for m, on in (
+            (node.get("edge", ""), node.get("edge", "call") != "call"),
+            ("unresolved", node.get("resolved") is False),
+            ("cycle", node.get("cycle")),
+            ("expanded elsewhere", node.get("seen")),
+            ("truncated", node.get("truncated")),
+        )
+        if on
+    ]
+    label = f"{node['path']}:{line}  {_qualified(node) or '<module>'}" + (
+        f"  ({', '.join(marks)})" if marks else ""
+    )
     echo(("   " * (level - 1) + ("-> " if forward else "<- ") if level else "") + label)
     for child in node["children"]:
         _write_node(child, forward, level + 1)
@@ -266,21 +330,32 @@ def _write_node(node: TraceNode, forward: bool, level: int) -> None:
 def write_impact(result: ImpactResult) -> None:
     """The changed definitions, then what reaches them by distance, then the tests to re-run."""
     for d in result["changed"]:
-        echo(f"changed {d['path']}:{d['start_line']}-{d['end_line']}  {_qualified(d)} ({d['kind']})")
+        echo(
+            f"changed {d['path']}:{d['start_line']}-{d['end_line']}  {_qualified(d)} ({d['kind']})"
+        )
     if result.get("skipped"):
-        echo(f"skipped (no relations; run zg index if they are code): {', '.join(result['skipped'])}")
-    for title, entries, files in (("impacted", result["impacted"], result["files"]),
-                                  ("tests", result["tests"], result["test_files"])):
+        echo(
+            f"skipped (no relations; run zg index if they are code): {', '.join(result['skipped'])}"
+        )
+    for title, entries, files in (
+        ("impacted", result["impacted"], result["files"]),
+        ("tests", result["tests"], result["test_files"]),
+    ):
         echo(f"{title}: {_count(len(entries), 'definition')} in {_count(len(files), 'file')}")
         for e in entries:
             note = "" if e["resolved"] else "  (unresolved)"
-            echo(f"  {e['distance']}  {e['path']}:{e['line']}  {_qualified(e) or '<module>'}  "
-                       f"[{e['edge']} -> {e['reaches']}]{note}")
+            echo(
+                f"  {e['distance']}  {e['path']}:{e['line']}  {_qualified(e) or '<module>'}  "
+                f"[{e['edge']} -> {e['reaches']}]{note}"
+            )
     if result.get("truncated"):
-        echo(f"(truncated: more than {result['total']} definitions reach the change; lower --depth)")
+        echo(
+            f"(truncated: more than {result['total']} definitions reach the change; lower --depth)"
+        )
 
 
 # --- status, doctor, config ------------------------------------------------------------------------------
+
 
 def write_status(result: WorkspaceStatus) -> None:
     """The workspace status table (or the one line of a workspace not indexed yet)."""
@@ -291,22 +366,40 @@ def write_status(result: WorkspaceStatus) -> None:
         return
     langs = ", ".join(f"{k} {v}" for k, v in list(result["languages"].items())[:8])
     rows = [
-        ("root", result["root"]), ("files", result["files"]), ("chunks", result["chunks"]), ("languages", langs),
-        ("model", f"{result['model']} ({result['dim']}-d)"), ("milvus", f"{result['milvus_uri']} ({result['milvus_engine']})" if result.get("milvus_engine")
-                                                         else result["milvus_uri"]),
+        ("root", result["root"]),
+        ("files", result["files"]),
+        ("chunks", result["chunks"]),
+        ("languages", langs),
+        ("model", f"{result['model']} ({result['dim']}-d)"),
+        (
+            "milvus",
+            f"{result['milvus_uri']} ({result['milvus_engine']})"
+            if result.get("milvus_engine")
+            else result["milvus_uri"],
+        ),
         ("last indexed", _when(result.get("last_indexed"))),
         ("freshness", _freshness(result)),
         ("mode", result["mode"]),
-        ("daemon", f"running (pid {result['daemon']['pid']}, started by {result['daemon'].get('started_by') or 'command'})"
-         if result["daemon"].get("running") else "not running"),
+        (
+            "daemon",
+            f"running (pid {result['daemon']['pid']}, started by {result['daemon'].get('started_by') or 'command'})"
+            if result["daemon"].get("running")
+            else "not running",
+        ),
         ("hooks", _hooks_line(hooks)),
     ]
     if result.get("problem"):
         rows.insert(1, ("PROBLEM", result["problem"]))
     code = result.get("code_files")
     if code and code["tracked"] >= 10 and code["indexed"] * 2 < code["tracked"]:
-        rows.insert(1, ("WARNING", f"only {code['indexed']} of the {code['tracked']} code files git tracks are "
-                                   "indexed; see what each ignore layer keeps out: zg index --dry-run --json"))
+        rows.insert(
+            1,
+            (
+                "WARNING",
+                f"only {code['indexed']} of the {code['tracked']} code files git tracks are "
+                "indexed; see what each ignore layer keeps out: zg index --dry-run --json",
+            ),
+        )
     for key, value in rows:
         echo(f"{key:>13}: {value}")
 
@@ -325,7 +418,11 @@ def _freshness(result: WorkspaceStatus) -> str:
     head = result.get("head_commit")
     if not head:
         return "up to date with the working tree"
-    moved = "" if result.get("indexed_commit") == head else "; HEAD moved since, no indexed file differs"
+    moved = (
+        ""
+        if result.get("indexed_commit") == head
+        else "; HEAD moved since, no indexed file differs"
+    )
     return f"up to date with the working tree at HEAD {head[:10]}{moved}"
 
 
@@ -353,7 +450,10 @@ def _masked(value: Value) -> Value:
 
 def config_doc(cfg: Config) -> dict[str, ConfigEntry]:
     """`{key: {"value", "source"}}`: the merged configuration and where each value came from (credentials masked)."""
-    return {key: {"value": _masked(value), "source": cfg.source(key)} for key, value in cfg.values.items()}
+    return {
+        key: {"value": _masked(value), "source": cfg.source(key)}
+        for key, value in cfg.values.items()
+    }
 
 
 class ConfigEntry(TypedDict):
@@ -369,6 +469,7 @@ def write_config(cfg: Config) -> None:
 
 # --- git hooks, daemon -----------------------------------------------------------------------------------
 
+
 def write_hooks_status(st: HooksStatus, hook_names: tuple[str, ...]) -> None:
     """Each hook's state, then how fresh the index is and what waits to be indexed."""
     echo(f"hooks directory: {st['hooks_dir']}")
@@ -383,23 +484,34 @@ def write_hooks_status(st: HooksStatus, hook_names: tuple[str, ...]) -> None:
     head, done = st["head_commit"], st["indexed_commit"]
     fresh = "up to date with HEAD" if head and done == head else f"HEAD is {(head or '?')[:10]}"
     echo(f"last indexed commit: {(done or 'none')[:10]} ({fresh})")
-    echo(f"pending paths: {st['pending']}" + (" (background indexer running)" if st["worker_running"] else ""))
+    echo(
+        f"pending paths: {st['pending']}"
+        + (" (background indexer running)" if st["worker_running"] else "")
+    )
     if st["last_worker_log"]:
         echo(f"last background pass: {st['last_worker_log']}")
 
 
 def write_server_status(result: ServerStatus) -> None:
     """The running daemon's table and one line per workspace it holds."""
-    rows = [("pid", result["pid"]), ("endpoint", result["endpoint"]), ("version", result["version"]),
-            ("uptime", f"{result['uptime_s']:.0f}s"), ("started by", result.get("started_by", "command")),
-            ("models", ", ".join(result["models"]) or "none loaded"),
-            ("jobs", f"{result['jobs_running']} running, {result['jobs_queued']} queued"),
-            ("requests", result["requests_served"]), ("memory", f"{result['max_rss_mb']} MiB peak RSS"),
-            ("workspaces", len(result["workspaces"]))]
+    rows = [
+        ("pid", result["pid"]),
+        ("endpoint", result["endpoint"]),
+        ("version", result["version"]),
+        ("uptime", f"{result['uptime_s']:.0f}s"),
+        ("started by", result.get("started_by", "command")),
+        ("models", ", ".join(result["models"]) or "none loaded"),
+        ("jobs", f"{result['jobs_running']} running, {result['jobs_queued']} queued"),
+        ("requests", result["requests_served"]),
+        ("memory", f"{result['max_rss_mb']} MiB peak RSS"),
+        ("workspaces", len(result["workspaces"])),
+    ]
     for key, value in rows:
         echo(f"{key:>10}: {value}")
     for ws in result["workspaces"]:
         job = "indexing" if ws["job_running"] else "no index job"
         if ws.get("busy"):  # a job stuck past the daemon's patience: its searches are answered busy
             job = f"busy: its index job has reported no progress for {ws['job_silent_s']:.0f}s"
-        echo(f"{'':>12}{ws['root']} ({job}, idle {ws['idle_s']:.0f}s, {'watching' if ws['watching'] else 'not watching'})")
+        echo(
+            f"{'':>12}{ws['root']} ({job}, idle {ws['idle_s']:.0f}s, {'watching' if ws['watching'] else 'not watching'})"
+        )

@@ -61,7 +61,9 @@ def file_slice(root: Path, location: str) -> tuple[str, list[str], int, int]:
     """(relative path, the file's lines, start, end) for `PATH[:START[-END]]`; ReadRefused names the problem.
     `zg read`, the MCP server and the HTTP API all read through here."""
     rel, span = _split_location(root, location)
-    if "\0" in rel:  # no file name holds one (the OS would raise ValueError); only a front end's request can
+    if (
+        "\0" in rel
+    ):  # no file name holds one (the OS would raise ValueError); only a front end's request can
         raise ReadRefused(f"refusing a path with a NUL byte: {rel!r}")
     target = confined_path(root, rel)
     if target is None:
@@ -73,14 +75,18 @@ def file_slice(root: Path, location: str) -> tuple[str, list[str], int, int]:
     got = read_bytes(root, os.path.normpath(rel), max_bytes=READ_MAX_BYTES)  # the one guarded open
     if isinstance(got, Skip):
         if got.reason == "outside_workspace":
-            raise ReadRefused(f"refusing to print {rel}: git's and zgrep's own directories are not served")
+            raise ReadRefused(
+                f"refusing to print {rel}: git's and zgrep's own directories are not served"
+            )
         raise ReadRefused(f"cannot read {rel}: {_REFUSED.get(got.reason, got.reason)}")
     data = got[0]
     if looks_binary(data):
         raise ReadRefused(f"refusing to print {rel}: it is a binary file (the index skips it too)")
     lines = data.decode("utf-8-sig", errors="replace").splitlines()
     if end is not None and end < start:
-        raise ReadRefused(f"reversed range {span}: the start comes after the end; use {rel}:{end}-{start}")
+        raise ReadRefused(
+            f"reversed range {span}: the start comes after the end; use {rel}:{end}-{start}"
+        )
     end = len(lines) if end is None else min(end, len(lines))
     if start < 1 or start > max(end, 1):
         raise ReadRefused(f"line range {span} is outside {rel} ({len(lines)} lines)")

@@ -21,11 +21,25 @@ def _token() -> str:
 
 @click.command()
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
-@click.option("--port", type=click.IntRange(0, 65535), default=7700, show_default=True, help="0 picks a free port.")
-@click.option("--allow-non-loopback", is_flag=True,
-              help="Listen on a non-loopback address. RISK: other machines can reach it; each request must then "
-                   f"carry Authorization: Bearer TOKEN (${TOKEN_ENV}, or the file named at start-up).")
-@click.option("--root", "root_dir", default=None, help="Workspace root (default: the git top level of the cwd).")
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=7700,
+    show_default=True,
+    help="0 picks a free port.",
+)
+@click.option(
+    "--allow-non-loopback",
+    is_flag=True,
+    help="Listen on a non-loopback address. RISK: other machines can reach it; each request must then "
+    f"carry Authorization: Bearer TOKEN (${TOKEN_ENV}, or the file named at start-up).",
+)
+@click.option(
+    "--root",
+    "root_dir",
+    default=None,
+    help="Workspace root (default: the git top level of the cwd).",
+)
 def serve(host: str, port: int, allow_non_loopback: bool, root_dir: str | None) -> None:
     """A local HTTP JSON API of the workspace: GET /search?q=..., /read?path=&start=&end=, /status,
     /callers?symbol=, /trace?entry=, /impact?targets=, /adr/constraints?path=, /adr/search?q=, /adr/check answer what
@@ -33,8 +47,10 @@ def serve(host: str, port: int, allow_non_loopback: bool, root_dir: str | None) 
     root, cfg = resolve(root_dir)
     loopback = is_loopback(host)
     if not loopback and not allow_non_loopback:
-        fail(f"{host} is not a loopback address: other machines could reach this API and read your code; "
-             "use --host 127.0.0.1, or pass --allow-non-loopback (requests then need a token)")
+        fail(
+            f"{host} is not a loopback address: other machines could reach this API and read your code; "
+            "use --host 127.0.0.1, or pass --allow-non-loopback (requests then need a token)"
+        )
     from zgrep.frontends.api import Workspace
     from zgrep.frontends.http_api import make_server
 
@@ -45,8 +61,15 @@ def serve(host: str, port: int, allow_non_loopback: bool, root_dir: str | None) 
         fail(f"cannot listen on {host}:{port}: {exc.strerror}")
     bound = httpd.server_address[1]
     where = f"[{host}]" if ":" in host else host
-    note = "" if token is None else (f"; token from ${TOKEN_ENV}" if os.environ.get(TOKEN_ENV)
-                                     else f"; token in {runtime.runtime_dir() / TOKEN_FILE}")
+    note = (
+        ""
+        if token is None
+        else (
+            f"; token from ${TOKEN_ENV}"
+            if os.environ.get(TOKEN_ENV)
+            else f"; token in {runtime.runtime_dir() / TOKEN_FILE}"
+        )
+    )
     click.echo(f"zg serve: http://{where}:{bound}/ for {root}{note}", err=True)
     try:
         httpd.serve_forever()

@@ -38,11 +38,18 @@ def endpoint_problem(endpoint: str, allow_non_loopback: bool) -> str | None:
         return None
     scheme, sep, rest = endpoint.partition("://")
     host, colon, port = rest.rpartition(":")
-    if not sep or scheme not in ("ipc", "tcp") or not rest or (scheme == "tcp" and not (colon and host and port)):
+    if (
+        not sep
+        or scheme not in ("ipc", "tcp")
+        or not rest
+        or (scheme == "tcp" and not (colon and host and port))
+    ):
         return f"unsupported endpoint {endpoint!r}: use ipc://PATH or tcp://127.0.0.1:PORT"
     if scheme == "tcp" and not allow_non_loopback and not runtime.is_loopback(host):
-        return (f"{endpoint} is not a loopback address: other machines could reach the daemon and try its token; "
-                "use tcp://127.0.0.1:PORT, or pass --allow-non-loopback to accept that risk")
+        return (
+            f"{endpoint} is not a loopback address: other machines could reach the daemon and try its token; "
+            "use tcp://127.0.0.1:PORT, or pass --allow-non-loopback to accept that risk"
+        )
     return None
 
 
@@ -52,8 +59,9 @@ def _warm_config(raw: str | None) -> dict[str, Setting]:
         value = json.loads(raw) if raw else {}
     except ValueError:
         return {}
-    if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, (str, int, float, bool))
-                                              for k, v in value.items()):
+    if not isinstance(value, dict) or not all(
+        isinstance(k, str) and isinstance(v, (str, int, float, bool)) for k, v in value.items()
+    ):
         return {}
     return value
 
@@ -93,16 +101,24 @@ def server() -> None:
 
 
 ENDPOINT_HELP = "ipc://PATH or tcp://127.0.0.1:PORT (config server.endpoint)."
-ALLOW_NON_LOOPBACK_HELP = ("Listen on a non-loopback tcp address. RISK: other machines can reach the daemon; only "
-                           "its token keeps them from searching (and reading) your code.")
+ALLOW_NON_LOOPBACK_HELP = (
+    "Listen on a non-loopback tcp address. RISK: other machines can reach the daemon; only "
+    "its token keeps them from searching (and reading) your code."
+)
 
 
 @server.command()
 @click.option("--endpoint", default=None, help=ENDPOINT_HELP)
 @click.option("--allow-non-loopback", is_flag=True, help=ALLOW_NON_LOOPBACK_HELP)
-@click.option("--idle-timeout", type=float, default=None, help="Release workspaces idle this long (seconds).")
-@click.option("--timeout", type=float, default=30.0, show_default=True, help="Seconds to wait for readiness.")
-def on(endpoint: str | None, allow_non_loopback: bool, idle_timeout: float | None, timeout: float) -> None:
+@click.option(
+    "--idle-timeout", type=float, default=None, help="Release workspaces idle this long (seconds)."
+)
+@click.option(
+    "--timeout", type=float, default=30.0, show_default=True, help="Seconds to wait for readiness."
+)
+def on(
+    endpoint: str | None, allow_non_loopback: bool, idle_timeout: float | None, timeout: float
+) -> None:
     """Start the daemon in the background; exit 0 once it answers (idempotent)."""
     cfg = _config()
     endpoint = endpoint if endpoint is not None else cfg.server.endpoint
@@ -113,7 +129,9 @@ def on(endpoint: str | None, allow_non_loopback: bool, idle_timeout: float | Non
         click.echo(f"zg daemon already running (pid {info['pid']}, {info['endpoint']})")
         return
     rdir = runtime.runtime_dir(create=True)
-    with FileLock(rdir / runtime.START_LOCK, mode=0o600):  # concurrent `zg server on`s start one daemon
+    with FileLock(
+        rdir / runtime.START_LOCK, mode=0o600
+    ):  # concurrent `zg server on`s start one daemon
         info = client.probe(500)
         if info is not None:
             click.echo(f"zg daemon already running (pid {info['pid']}, {info['endpoint']})")
@@ -123,7 +141,9 @@ def on(endpoint: str | None, allow_non_loopback: bool, idle_timeout: float | Non
             runtime.remove_files(stale["endpoint"] if stale else None)
         else:
             pid = _daemon_pid()
-            fail(f"a zg daemon (pid {pid}) is running but not answering; stop it with: zg server off")
+            fail(
+                f"a zg daemon (pid {pid}) is running but not answering; stop it with: zg server off"
+            )
         _start(endpoint, allow_non_loopback, idle_timeout, timeout)
 
 
@@ -134,21 +154,30 @@ def _start(endpoint: str, allow_non_loopback: bool, idle_timeout: float, timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             tail = errfile.read_text("utf-8", "replace").strip().splitlines()
-            fail(f"the daemon exited with status {proc.returncode}: {tail[-1] if tail else 'no output'} "
-                  f"(log: {runtime.state_dir() / runtime.LOG_FILE})")
+            fail(
+                f"the daemon exited with status {proc.returncode}: {tail[-1] if tail else 'no output'} "
+                f"(log: {runtime.state_dir() / runtime.LOG_FILE})"
+            )
         info = client.probe(200)
         if info is not None:
             click.echo(f"zg daemon ready (pid {info['pid']}, {info['endpoint']})")
             return
         time.sleep(0.02)
     proc.terminate()
-    fail(f"the daemon did not answer within {timeout:g}s; see {runtime.state_dir() / runtime.LOG_FILE}")
+    fail(
+        f"the daemon did not answer within {timeout:g}s; see {runtime.state_dir() / runtime.LOG_FILE}"
+    )
 
 
 @server.command()
-@click.option("--timeout", type=float, default=STOP_WAIT_S, show_default=True,
-              help="Seconds to wait for a clean stop before SIGTERM, then SIGKILL (a daemon that does not "
-                   "answer the stop request gets SIGTERM at once).")
+@click.option(
+    "--timeout",
+    type=float,
+    default=STOP_WAIT_S,
+    show_default=True,
+    help="Seconds to wait for a clean stop before SIGTERM, then SIGKILL (a daemon that does not "
+    "answer the stop request gets SIGTERM at once).",
+)
 def off(timeout: float) -> None:
     """Stop the daemon: ask, wait, then SIGTERM and SIGKILL; remove its files."""
     info = runtime.read_info()
@@ -185,17 +214,43 @@ def status(as_json: bool, check_ready: bool, timeout_ms: int) -> None:
 @server.command()
 @click.option("--endpoint", default=None, help=ENDPOINT_HELP)
 @click.option("--allow-non-loopback", is_flag=True, help=ALLOW_NON_LOOPBACK_HELP)
-@click.option("--idle-timeout", type=float, default=None, help="Release workspaces idle this long (seconds).")
+@click.option(
+    "--idle-timeout", type=float, default=None, help="Release workspaces idle this long (seconds)."
+)
 @click.option("--quiet", is_flag=True, help="Log to the log file only.")
-@click.option("--started-by", type=click.Choice(runtime.STARTED_BY), default="command", hidden=True,
-              help="autostart: started by an auto-mode search; exits once idle for --idle-timeout.")
-@click.option("--warm", default=None, hidden=True, help="A workspace to open as soon as the daemon listens.")
-@click.option("--warm-config", default=None, hidden=True,
-              help="The settings (a JSON object) of the command that started the daemon, for --warm.")
-@click.option("--start-lock-fd", type=int, default=None, hidden=True,
-              help="An inherited descriptor holding the start lock, closed once the daemon answers.")
-def run(endpoint: str | None, allow_non_loopback: bool, idle_timeout: float | None, quiet: bool, started_by: str,
-        warm: str | None, warm_config: str | None, start_lock_fd: int | None) -> None:
+@click.option(
+    "--started-by",
+    type=click.Choice(runtime.STARTED_BY),
+    default="command",
+    hidden=True,
+    help="autostart: started by an auto-mode search; exits once idle for --idle-timeout.",
+)
+@click.option(
+    "--warm", default=None, hidden=True, help="A workspace to open as soon as the daemon listens."
+)
+@click.option(
+    "--warm-config",
+    default=None,
+    hidden=True,
+    help="The settings (a JSON object) of the command that started the daemon, for --warm.",
+)
+@click.option(
+    "--start-lock-fd",
+    type=int,
+    default=None,
+    hidden=True,
+    help="An inherited descriptor holding the start lock, closed once the daemon answers.",
+)
+def run(
+    endpoint: str | None,
+    allow_non_loopback: bool,
+    idle_timeout: float | None,
+    quiet: bool,
+    started_by: str,
+    warm: str | None,
+    warm_config: str | None,
+    start_lock_fd: int | None,
+) -> None:
     """Run the daemon in the foreground (systemd, docker, debugging)."""
     import zmq
 
@@ -205,9 +260,15 @@ def run(endpoint: str | None, allow_non_loopback: bool, idle_timeout: float | No
     endpoint = endpoint if endpoint is not None else cfg.server.endpoint
     _check_endpoint(endpoint, allow_non_loopback)
     try:
-        run_daemon(endpoint, idle_timeout if idle_timeout is not None else cfg.server.idle_timeout, not quiet,
-                   started_by=started_by, warm=warm, warm_config=_warm_config(warm_config),
-                   start_lock_fd=start_lock_fd)
+        run_daemon(
+            endpoint,
+            idle_timeout if idle_timeout is not None else cfg.server.idle_timeout,
+            not quiet,
+            started_by=started_by,
+            warm=warm,
+            warm_config=_warm_config(warm_config),
+            start_lock_fd=start_lock_fd,
+        )
     except AlreadyRunning as exc:
         fail(str(exc))
     except zmq.ZMQError as exc:

@@ -29,9 +29,13 @@ def _count(stat: Interval) -> str:
 
 def write_stats(summary: dict[str, CommandSummary], lines: int, path: str) -> None:
     """One block per command: runs, p50/p95 (95% bootstrap intervals), then per mode."""
-    click.echo(f"{lines} telemetry lines in {path}; figures are p50/p95 with 95% bootstrap intervals")
+    click.echo(
+        f"{lines} telemetry lines in {path}; figures are p50/p95 with 95% bootstrap intervals"
+    )
     for command, s in summary.items():
-        head = f"{command:<7} {s['runs']} runs" + (f" ({s['errors']} failed)" if s["errors"] else "")
+        head = f"{command:<7} {s['runs']} runs" + (
+            f" ({s['errors']} failed)" if s["errors"] else ""
+        )
         if "p50_ms" in s:
             head += f"  p50 {_ms(s['p50_ms'])}  p95 {_ms(s['p95_ms'])}"
         if "zero_hit_rate" in s:
@@ -42,7 +46,9 @@ def write_stats(summary: dict[str, CommandSummary], lines: int, path: str) -> No
             head += f"  chunks per run p50 {_count(s['chunks_p50'])}"
         click.echo(head)
         for mode, m in s.get("by_mode", {}).items():
-            click.echo(f"  {mode:<7} {m['runs']} runs  p50 {_ms(m['p50_ms'])}  p95 {_ms(m['p95_ms'])}")
+            click.echo(
+                f"  {mode:<7} {m['runs']} runs  p50 {_ms(m['p50_ms'])}  p95 {_ms(m['p95_ms'])}"
+            )
 
 
 @click.command()
@@ -57,13 +63,22 @@ def stats(as_json: bool) -> None:
         if cfg.telemetry.enabled:
             click.echo(f"zg: no usage recorded yet in {path}", err=True)
         else:
-            click.echo(f"zg: telemetry is off (the default), so nothing is recorded; turn it on with "
-                       f"`[telemetry] enabled = true` in {user_config_path()} (lines stay in {path}; nothing is "
-                       "sent anywhere)", err=True)
+            click.echo(
+                f"zg: telemetry is off (the default), so nothing is recorded; turn it on with "
+                f"`[telemetry] enabled = true` in {user_config_path()} (lines stay in {path}; nothing is "
+                "sent anywhere)",
+                err=True,
+            )
         sys.exit(1)
     summary = telemetry.summarize(docs)
     if as_json:
-        output.write_json({"path": str(path), "lines": len(docs), "enabled": cfg.telemetry.enabled,
-                           "commands": summary})
+        output.write_json(
+            {
+                "path": str(path),
+                "lines": len(docs),
+                "enabled": cfg.telemetry.enabled,
+                "commands": summary,
+            }
+        )
     else:
         write_stats(summary, len(docs), str(path))

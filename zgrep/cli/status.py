@@ -18,8 +18,14 @@ from zgrep.status import workspace_status
 @click.option("--root", "root_dir", default=None, help="Workspace root (same as PATH).")
 @click.option("--json", "as_json", is_flag=True)
 @common_options
-def status(path: str | None, root_dir: str | None, as_json: bool, mode: str | None, model: str | None,
-           milvus_uri: str | None) -> None:
+def status(
+    path: str | None,
+    root_dir: str | None,
+    as_json: bool,
+    mode: str | None,
+    model: str | None,
+    milvus_uri: str | None,
+) -> None:
     """Show what is indexed, with which model, where, and how fresh."""
     root, cfg = resolve(path or root_dir)
     index_status, used = run(STATUS, root, cfg, {"config": config_flags(model, milvus_uri)}, mode)

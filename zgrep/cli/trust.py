@@ -13,8 +13,17 @@ from pathlib import Path
 import click
 
 from zgrep.cli.main import fail
-from zgrep.config import (GATED, WORKSPACE_FILE, ConfigError, read_toml, trust_digest, trust_key, trust_path,
-                          trust_state, trusted_digests)
+from zgrep.config import (
+    GATED,
+    WORKSPACE_FILE,
+    ConfigError,
+    read_toml,
+    trust_digest,
+    trust_key,
+    trust_path,
+    trust_state,
+    trusted_digests,
+)
 from zgrep.fsutil import atomic_write
 from zgrep.locking import FileLock
 from zgrep.workspace import WorkspaceError, find_root
@@ -34,7 +43,12 @@ def _record(root: Path, digest: str | None) -> None:
 
 @click.command()
 @click.argument("path", required=False)
-@click.option("--status", "show_status", is_flag=True, help="Say whether the file is trusted (exit 0) or not (exit 1).")
+@click.option(
+    "--status",
+    "show_status",
+    is_flag=True,
+    help="Say whether the file is trusted (exit 0) or not (exit 1).",
+)
 @click.option("--revoke", is_flag=True, help="Withdraw the trust.")
 def trust(path: str | None, show_status: bool, revoke: bool) -> None:
     """Trust the workspace's .zgrep.toml as it is now: its settings that send code off this
@@ -57,11 +71,17 @@ def trust(path: str | None, show_status: bool, revoke: bool) -> None:
         fail(f"no {WORKSPACE_FILE} in {root}; there is nothing to trust")
     if show_status:
         state = trust_state(root, digest)
-        words = {"trusted": "trusted", "changed": "not trusted (changed since you trusted it)", "untrusted": "not trusted"}
+        words = {
+            "trusted": "trusted",
+            "changed": "not trusted (changed since you trusted it)",
+            "untrusted": "not trusted",
+        }
         click.echo(f"{words[state]}: {file}")
         sys.exit(0 if state == "trusted" else 1)
     _record(root, digest)
     gated = [key for key in GATED if key in data]
-    click.echo(f"trusted {file} (sha256 {digest[:12]})" + ("; until it changes it sets:" if gated else ""))
+    click.echo(
+        f"trusted {file} (sha256 {digest[:12]})" + ("; until it changes it sets:" if gated else "")
+    )
     for key in gated:
         click.echo(f"  {key} = {json.dumps(data[key])}")

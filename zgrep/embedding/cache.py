@@ -104,14 +104,19 @@ class VectorCache:
                 raise
         if getattr(self, "_db", None) is not None:
             self._db.close()
-        aside = self.path.with_name(f"{self.path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}")
+        aside = self.path.with_name(
+            f"{self.path.name}.corrupt-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}"
+        )
         try:
             self.path.replace(aside)
         except FileNotFoundError:  # another process set it aside first
             pass
         for suffix in ("-wal", "-shm"):
             self.path.with_name(self.path.name + suffix).unlink(missing_ok=True)
-        print(f"zgrep: vector cache {self.path} was corrupt; moved it to {aside.name} and started afresh", file=sys.stderr)
+        print(
+            f"zgrep: vector cache {self.path} was corrupt; moved it to {aside.name} and started afresh",
+            file=sys.stderr,
+        )
         self._db = self._open()
         return run()
 

@@ -32,8 +32,10 @@ class DeferredStatic:
 
                 model = StaticEmbedder.from_dir(*self.source)
                 if model.dim != self.dim:  # the index was made for config.json's dimension
-                    raise EmbeddingError(f"{self.source[0]}: config.json says dim {self.dim}, "
-                                         f"embeddings.npy has {model.dim}")
+                    raise EmbeddingError(
+                        f"{self.source[0]}: config.json says dim {self.dim}, "
+                        f"embeddings.npy has {model.dim}"
+                    )
                 self._model = model
         return self._model
 

@@ -25,7 +25,9 @@ def parse_model_spec(spec: str) -> tuple[str, str | None]:
         return prefix, (rest.strip() or None) if colon else None
     if not colon or Path(spec).expanduser().is_dir():
         return "local", spec  # a directory or a hub id such as minishlab/potion-code-16M
-    raise EmbeddingError(f"unknown embedding provider {prefix!r} in --model {spec!r}: use one of {', '.join(PROVIDERS)}")
+    raise EmbeddingError(
+        f"unknown embedding provider {prefix!r} in --model {spec!r}: use one of {', '.join(PROVIDERS)}"
+    )
 
 
 def make_embedder(
@@ -42,11 +44,17 @@ def make_embedder(
     if provider == "local":
         return _local(model)
     if provider not in ("ollama", "openai"):
-        raise EmbeddingError(f"unknown embedding provider {provider!r}: use one of {', '.join(PROVIDERS)}")
+        raise EmbeddingError(
+            f"unknown embedding provider {provider!r}: use one of {', '.join(PROVIDERS)}"
+        )
     from zgrep.embedding import http
 
     cls = http.OllamaEmbedder if provider == "ollama" else http.OpenAIEmbedder
-    options: dict[str, Any] = {"batch_size": batch_size, "timeout": timeout, "max_retries": max_retries}
+    options: dict[str, Any] = {
+        "batch_size": batch_size,
+        "timeout": timeout,
+        "max_retries": max_retries,
+    }
     if url:
         options["base_url"] = url
     if api_key_env:
@@ -70,7 +78,9 @@ def _local(model: str | None) -> Embedder:
     if path.is_dir():
         return open_static(path)
     if not _HUB_ID.match(model):
-        raise EmbeddingError(f"no model directory at {path}: pass a model folder (model2vec layout) or a hub id")
+        raise EmbeddingError(
+            f"no model directory at {path}: pass a model folder (model2vec layout) or a hub id"
+        )
     snapshot = hub_snapshot(model) or hub_download(model)
     if snapshot is None:
         raise EmbeddingError(

@@ -25,7 +25,9 @@ class _HTTPEmbedder:
     kind = ""
     endpoint = ""
     example_url = ""
-    default_key_env = ""  # the key variable read when none is named (optional unless the host is in keyed_hosts)
+    default_key_env = (
+        ""  # the key variable read when none is named (optional unless the host is in keyed_hosts)
+    )
     keyed_hosts: frozenset[str] = frozenset()
 
     def __init__(
@@ -48,7 +50,9 @@ class _HTTPEmbedder:
         except httpx.InvalidURL:
             url = httpx.URL()
         if url.scheme not in ("http", "https") or not url.host:
-            raise EmbeddingError(f"{self.provider} URL {base_url!r} is not an http(s) URL: pass one like {self.example_url}")
+            raise EmbeddingError(
+                f"{self.provider} URL {base_url!r} is not an http(s) URL: pass one like {self.example_url}"
+            )
         self.model = model
         self.url = url
         self.batch_size = max(1, batch_size)
@@ -63,8 +67,10 @@ class _HTTPEmbedder:
         self._key_env = api_key_env or self.default_key_env
         self._key = os.environ.get(self._key_env, "") if self._key_env else ""
         if not self._key and (api_key_env or url.host in self.keyed_hosts):
-            raise self._error(f"${self._key_env} is not set",
-                              f"export {self._key_env} with your API key (nothing was sent)")
+            raise self._error(
+                f"${self._key_env} is not set",
+                f"export {self._key_env} with your API key (nothing was sent)",
+            )
         headers = {"Authorization": f"Bearer {self._key}"} if self._key else {}
         self._client = httpx.Client(
             headers=headers,
@@ -84,7 +90,9 @@ class _HTTPEmbedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         step = self.batch_size
-        return np.vstack([self._embed_batch(texts[i : i + step]) for i in range(0, len(texts), step)])
+        return np.vstack(
+            [self._embed_batch(texts[i : i + step]) for i in range(0, len(texts), step)]
+        )
 
     def embed_query(self, text: str) -> np.ndarray:
         """Embed one query; shape (dim,)."""
@@ -189,7 +197,9 @@ class _HTTPEmbedder:
             message = None
         if not isinstance(message, str):
             message = response.text
-        message = " ".join(self._mask(message).split())[:200]  # masked first: a cut key would not match
+        message = " ".join(self._mask(message).split())[
+            :200
+        ]  # masked first: a cut key would not match
         return f" ({message})" if message else ""
 
     def _mask(self, text: str) -> str:
@@ -201,7 +211,9 @@ class _HTTPEmbedder:
         return re.sub(pattern, "***", text, flags=re.IGNORECASE)
 
     def _error(self, what: str, fix: str) -> EmbeddingError:
-        return EmbeddingError(self._mask(f"{self.provider} embeddings at {self._shown_url}: {what}; {fix}"))
+        return EmbeddingError(
+            self._mask(f"{self.provider} embeddings at {self._shown_url}: {what}; {fix}")
+        )
 
 
 class OllamaEmbedder(_HTTPEmbedder):
@@ -212,7 +224,9 @@ class OllamaEmbedder(_HTTPEmbedder):
     endpoint = "/api/embed"
     example_url = "http://127.0.0.1:11434"
 
-    def __init__(self, model: str, base_url: str = "http://127.0.0.1:11434", **options: Any) -> None:
+    def __init__(
+        self, model: str, base_url: str = "http://127.0.0.1:11434", **options: Any
+    ) -> None:
         super().__init__(model, base_url, **options)
         self.model_id = f"ollama:{model}"
 
@@ -233,7 +247,9 @@ class OpenAIEmbedder(_HTTPEmbedder):
     default_key_env = "OPENAI_API_KEY"
     keyed_hosts = frozenset({"api.openai.com"})
 
-    def __init__(self, model: str, base_url: str = "https://api.openai.com/v1", **options: Any) -> None:
+    def __init__(
+        self, model: str, base_url: str = "https://api.openai.com/v1", **options: Any
+    ) -> None:
         super().__init__(model, base_url, **options)
         port = f":{self.url.port}" if self.url.port else ""
         self.model_id = f"openai:{model}@{self.url.host}{port}"

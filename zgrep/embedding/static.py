@@ -36,8 +36,14 @@ _SAFETENSORS_DTYPES = {
 class StaticEmbedder:
     """Embeds a text as the L2-normalised mean of its token vectors (model2vec's rule)."""
 
-    def __init__(self, table: np.ndarray, tokenizer: Tokenizer, model_id: str, max_length: int | None,
-                 scales: np.ndarray | None = None) -> None:
+    def __init__(
+        self,
+        table: np.ndarray,
+        tokenizer: Tokenizer,
+        model_id: str,
+        max_length: int | None,
+        scales: np.ndarray | None = None,
+    ) -> None:
         """`table`: float token vectors, or int8 ones with per-row `scales` (kept so: a quarter of the memory;
         the rows a text uses are dequantised when it is embedded, to the same float32 values)."""
         self.table = np.ascontiguousarray(table, dtype=np.float32 if scales is None else np.int8)
@@ -45,13 +51,19 @@ class StaticEmbedder:
         self.dim = int(self.table.shape[1])
         self.model_id = model_id
         if tokenizer.get_vocab_size() > len(self.table):
-            raise EmbeddingError(f"{model_id}: tokenizer has more tokens than the embedding table has rows")
+            raise EmbeddingError(
+                f"{model_id}: tokenizer has more tokens than the embedding table has rows"
+            )
         self.tokenizer = _configure(tokenizer, max_length)
         self.ascii_tokenizer = _ascii_tokenizer(tokenizer, max_length)
         self.max_length = max_length
-        self._max_chars: int | None = None  # max_length × the median token length, on first need (~15 ms)
+        self._max_chars: int | None = (
+            None  # max_length × the median token length, on first need (~15 ms)
+        )
         self.unk_id = _unk_token_id(tokenizer)
-        self.source: tuple[str, str | None] | None = None  # (folder, model id) when loaded by from_dir
+        self.source: tuple[str, str | None] | None = (
+            None  # (folder, model id) when loaded by from_dir
+        )
 
     @property
     def max_chars(self) -> int | None:
@@ -69,13 +81,16 @@ class StaticEmbedder:
         elif (path / "model.safetensors").is_file():
             model = cls._from_model2vec_dir(path, model_id)
         else:
-            raise EmbeddingError(f"{path}: not a static model folder (no embeddings.npy or model.safetensors)")
+            raise EmbeddingError(
+                f"{path}: not a static model folder (no embeddings.npy or model.safetensors)"
+            )
         model.source = (str(path), model_id)
         return model
 
     @staticmethod
-    def _zgrep_parts(path: Path, model_id: str | None
-                     ) -> tuple[np.ndarray, Tokenizer, str, int | None, np.ndarray]:
+    def _zgrep_parts(
+        path: Path, model_id: str | None
+    ) -> tuple[np.ndarray, Tokenizer, str, int | None, np.ndarray]:
         """The constructor's arguments from int8 `embeddings.npy` with per-row `scales.npy`."""
         config = read_config(path / "config.json")
         quantised = np.load(path / "embeddings.npy")
@@ -83,8 +98,13 @@ class StaticEmbedder:
             raise EmbeddingError(f"{path}: embeddings.npy holds {quantised.dtype}, not int8")
         scales = np.load(path / "scales.npy").astype(np.float32)
         tokenizer = Tokenizer.from_file(str(path / "tokenizer.json"))
-        return (quantised, tokenizer, model_id or config["model_id"], config.get("max_length", DEFAULT_MAX_LENGTH),
-                scales)
+        return (
+            quantised,
+            tokenizer,
+            model_id or config["model_id"],
+            config.get("max_length", DEFAULT_MAX_LENGTH),
+            scales,
+        )
 
     @classmethod
     def _from_model2vec_dir(cls, path: Path, model_id: str | None) -> StaticEmbedder:
@@ -92,7 +112,9 @@ class StaticEmbedder:
         config = read_config(path / "config.json")
         tensors = read_safetensors(path / "model.safetensors")
         if "embeddings" not in tensors:
-            raise EmbeddingError(f"{path}: model.safetensors has no 'embeddings' tensor (not a model2vec model)")
+            raise EmbeddingError(
+                f"{path}: model.safetensors has no 'embeddings' tensor (not a model2vec model)"
+            )
         table = tensors["embeddings"].astype(np.float32)
         if "mapping" in tensors:
             table = table[tensors["mapping"]]
@@ -110,7 +132,9 @@ class StaticEmbedder:
             texts = [text[: self.max_chars] for text in texts]
         ids_per_text = self._token_ids(texts)
         lengths = np.fromiter(map(len, ids_per_text), dtype=np.int64, count=len(ids_per_text))
-        ids = np.fromiter(chain.from_iterable(ids_per_text), dtype=np.int64, count=int(lengths.sum()))
+        ids = np.fromiter(
+            chain.from_iterable(ids_per_text), dtype=np.int64, count=int(lengths.sum())
+        )
         if self.unk_id is not None:
             ids, lengths = _drop_token(ids, lengths, self.unk_id)
         return _normalise(_segment_sums(self.table, self.scales, ids, lengths))
@@ -126,13 +150,17 @@ class StaticEmbedder:
         for tokenizer, route in ((self.ascii_tokenizer, True), (self.tokenizer, False)):
             indices = [i for i, flag in enumerate(fast) if flag is route]
             if indices and tokenizer is not None:
-                encodings = tokenizer.encode_batch_fast([texts[i] for i in indices], add_special_tokens=False)
+                encodings = tokenizer.encode_batch_fast(
+                    [texts[i] for i in indices], add_special_tokens=False
+                )
                 for i, encoding in zip(indices, encodings):
                     ids[i] = encoding.ids
         return ids
 
 
-def _segment_sums(table: np.ndarray, scales: np.ndarray | None, ids: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+def _segment_sums(
+    table: np.ndarray, scales: np.ndarray | None, ids: np.ndarray, lengths: np.ndarray
+) -> np.ndarray:
     """Sum of table rows per consecutive segment of `ids` (the mean up to scale; empty → zeros)."""
     out = np.zeros((len(lengths), table.shape[1]), dtype=np.float32)
     ends = np.cumsum(lengths)
@@ -147,13 +175,19 @@ def _segment_sums(table: np.ndarray, scales: np.ndarray | None, ids: np.ndarray,
     return out
 
 
-def _block_sums(table: np.ndarray, scales: np.ndarray | None, ids: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+def _block_sums(
+    table: np.ndarray, scales: np.ndarray | None, ids: np.ndarray, lengths: np.ndarray
+) -> np.ndarray:
     """Per-text sums for one block as (token-count matrix) @ (rows of the distinct tokens, dequantised when
     `scales` are given: int8 * scale, the float32 values a dequantised table would hold)."""
     distinct, column = np.unique(ids, return_inverse=True)
     row = np.repeat(np.arange(len(lengths)), lengths)
     counts = np.bincount(row * len(distinct) + column, minlength=len(lengths) * len(distinct))
-    rows = table[distinct] if scales is None else table[distinct].astype(np.float32) * scales[distinct, None]
+    rows = (
+        table[distinct]
+        if scales is None
+        else table[distinct].astype(np.float32) * scales[distinct, None]
+    )
     return counts.reshape(len(lengths), len(distinct)).astype(np.float32) @ rows
 
 
@@ -188,7 +222,9 @@ def _ascii_tokenizer(tokenizer: Tokenizer, max_length: int | None) -> Tokenizer 
     return _configure(fast, max_length)
 
 
-def _drop_token(ids: np.ndarray, lengths: np.ndarray, token_id: int) -> tuple[np.ndarray, np.ndarray]:
+def _drop_token(
+    ids: np.ndarray, lengths: np.ndarray, token_id: int
+) -> tuple[np.ndarray, np.ndarray]:
     """Remove every occurrence of `token_id`, keeping per-text lengths consistent."""
     keep = ids != token_id
     if keep.all():
@@ -231,7 +267,13 @@ def read_safetensors(path: Path) -> dict[str, np.ndarray]:
 def _decode_tensor(raw: memoryview, dtype: str, shape: list[int], path: Path) -> np.ndarray:
     """One safetensors buffer as a numpy array (BF16 widened to float32)."""
     if dtype == "BF16":
-        return (np.frombuffer(raw, dtype="<u2").astype(np.uint32) << 16).view(np.float32).reshape(shape)
+        return (
+            (np.frombuffer(raw, dtype="<u2").astype(np.uint32) << 16)
+            .view(np.float32)
+            .reshape(shape)
+        )
     if dtype not in _SAFETENSORS_DTYPES:
         raise EmbeddingError(f"{path}: unsupported safetensors dtype {dtype}")
-    return np.frombuffer(raw, dtype=np.dtype(_SAFETENSORS_DTYPES[dtype]).newbyteorder("<")).reshape(shape)
+    return np.frombuffer(raw, dtype=np.dtype(_SAFETENSORS_DTYPES[dtype]).newbyteorder("<")).reshape(
+        shape
+    )

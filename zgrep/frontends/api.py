@@ -91,9 +91,15 @@ def signature(op: Operation) -> inspect.Signature:
     params = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY)]
     for param in op.params:
         if param.key not in {p.name for p in params}:
-            params.append(inspect.Parameter(param.key, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=param.default))
+            params.append(
+                inspect.Parameter(
+                    param.key, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=param.default
+                )
+            )
     if op.progress:
-        params.append(inspect.Parameter("on_progress", inspect.Parameter.KEYWORD_ONLY, default=None))
+        params.append(
+            inspect.Parameter("on_progress", inspect.Parameter.KEYWORD_ONLY, default=None)
+        )
     return inspect.Signature(params)
 
 
@@ -107,7 +113,11 @@ def _method(op: Operation) -> Callable[..., JSONObject]:
         values = dict(bound.arguments)
         del values["self"]
         progress = values.pop("on_progress", None)
-        return self.run(op, cast(Args, {key: _value(kind[key], value) for key, value in values.items()}), progress)
+        return self.run(
+            op,
+            cast(Args, {key: _value(kind[key], value) for key, value in values.items()}),
+            progress,
+        )
 
     method.__name__ = method.__qualname__ = op.name
     method.__doc__ = op.about
@@ -128,11 +138,14 @@ class Workspace:
     def call(self, op: Operation, args: Args, on_progress: Progress | None = None) -> JSONObject:
         """`op`'s result with `mode` added as `--json` places it; FrontendError with the CLI's line."""
         try:  # (calls run concurrently: the daemon, or dispatch's direct mode, lets reads pass an index job)
-            result, used = telemetry.recorded_call(self.cfg, op.name, str(self.root), args, self.cfg.mode,
-                                                   self.frontend, on_progress)
+            result, used = telemetry.recorded_call(
+                self.cfg, op.name, str(self.root), args, self.cfg.mode, self.frontend, on_progress
+            )
         except ClientError as exc:
             raise FrontendError(exc.code, f"zg: {exc}") from None
-        return cast(JSONObject, with_mode(result, used, lead=op.mode_leads))  # the result's values and a mode
+        return cast(
+            JSONObject, with_mode(result, used, lead=op.mode_leads)
+        )  # the result's values and a mode
 
     def run(self, op: Operation, args: Args, on_progress: Progress | None = None) -> JSONObject:
         """`op` as a front end serves it, `args` named as its contract names them: refused, expanded (`impact`
@@ -175,18 +188,25 @@ class Workspace:
             raise _bad(str(exc)) from None
         out: list[str] = []
         size, end = 0, first - 1
-        for line in lines[first - 1:last]:
+        for line in lines[first - 1 : last]:
             size += len(line.encode("utf-8", "replace")) + 1
             if size > READ_TEXT_MAX_BYTES and out:
                 break
             out.append(line + "\n")
             end += 1
-        doc: FileText = {"path": posixpath.normpath(rel), "start_line": first, "end_line": end,
-                               "total_lines": len(lines), "text": "".join(out)}
+        doc: FileText = {
+            "path": posixpath.normpath(rel),
+            "start_line": first,
+            "end_line": end,
+            "total_lines": len(lines),
+            "text": "".join(out),
+        }
         if end < last:
             doc["truncated"] = True
-            doc["note"] = (f"zg: cut at line {end}: a read returns at most {READ_TEXT_MAX_BYTES // 1024} KiB; "
-                           f"read again from start={end + 1}")
+            doc["note"] = (
+                f"zg: cut at line {end}: a read returns at most {READ_TEXT_MAX_BYTES // 1024} KiB; "
+                f"read again from start={end + 1}"
+            )
         return doc
 
     # --- decision records ----------------------------------------------------------------------------
@@ -211,7 +231,11 @@ class Workspace:
         if rels:
             found = governing(adrs, rels)
         else:
-            found = [Governing(a) for a in sorted(adrs.adrs, key=lambda a: a.id) if a.live and a.constraints]
+            found = [
+                Governing(a)
+                for a in sorted(adrs.adrs, key=lambda a: a.id)
+                if a.live and a.constraints
+            ]
         return {"root": str(self.root), "paths": sorted(rels), "adrs": [g.to_json() for g in found]}
 
     def adr_search(self, query: str, limit: int = 10) -> dict[str, Any]:
@@ -224,8 +248,13 @@ class Workspace:
         result = self.call(SEARCH, search_args(settings, query, limit))
         found = cast(SearchResult, result)
         hits = label_hits(settings, adrs, found.get("hits", []), None)
-        return {"query": query, "root": str(settings.root), "mode": result["mode"], "took_ms": found.get("took_ms"),
-                "hits": hits}
+        return {
+            "query": query,
+            "root": str(settings.root),
+            "mode": result["mode"],
+            "took_ms": found.get("took_ms"),
+            "hits": hits,
+        }
 
     def adr_check(self, paths: list[str] | None = None) -> dict[str, Any]:
         """`zg adr check --json` over the working copy (or `paths`): problems and governing ADRs; never fixes."""

@@ -27,8 +27,14 @@ from zgrep.service import HTTP, OPERATIONS, ErrorCode, Operation, Param
 MAX_QUERIES = 20  # q= per request (400 took 5.9 s)
 MAX_FIELDS = 500  # query parameters per request
 IDLE_TIMEOUT_S = 10.0  # a connection that sends (or reads) nothing this long is closed
-STATUS_OF = {ErrorCode.BAD_REQUEST: 400, ErrorCode.NOT_INDEXED: 409, ErrorCode.WORKSPACE_BUSY: 503,
-             ErrorCode.NO_DAEMON: 503, ErrorCode.CONFIG: 400, ErrorCode.UNAUTHORIZED: 401}
+STATUS_OF = {
+    ErrorCode.BAD_REQUEST: 400,
+    ErrorCode.NOT_INDEXED: 409,
+    ErrorCode.WORKSPACE_BUSY: 503,
+    ErrorCode.NO_DAEMON: 503,
+    ErrorCode.CONFIG: 400,
+    ErrorCode.UNAUTHORIZED: 401,
+}
 Query = dict[str, list[str]]
 BOOLEANS = {"true": True, "1": True, "false": False, "0": False}
 
@@ -53,7 +59,11 @@ def _number(q: Query, name: str, kind: type[int] | type[float]) -> Any:
     try:
         return kind(text)
     except ValueError:
-        raise Refused(400, ErrorCode.BAD_REQUEST, f"zg: {name}={text!r} is not {'an integer' if kind is int else 'a number'}") from None
+        raise Refused(
+            400,
+            ErrorCode.BAD_REQUEST,
+            f"zg: {name}={text!r} is not {'an integer' if kind is int else 'a number'}",
+        ) from None
 
 
 def _required(q: Query, name: str) -> str:
@@ -68,7 +78,9 @@ def _flag(q: Query, name: str) -> bool | None:
     if text is None:
         return None
     if text.lower() not in BOOLEANS:
-        raise Refused(400, ErrorCode.BAD_REQUEST, f"zg: {name}={text!r} is not one of {', '.join(BOOLEANS)}")
+        raise Refused(
+            400, ErrorCode.BAD_REQUEST, f"zg: {name}={text!r} is not one of {', '.join(BOOLEANS)}"
+        )
     return BOOLEANS[text.lower()]
 
 
@@ -92,18 +104,28 @@ def op_args(op: Operation, q: Query) -> Args:
     for param in offered:
         name = param.http or param.name
         if param.key == "queries" and len(q.get(name, [])) > MAX_QUERIES:
-            raise Refused(400, ErrorCode.BAD_REQUEST,
-                          f"zg: at most {MAX_QUERIES} queries ({name}=) per request; got {len(q[name])}")
-    return arguments(op, {p.name: _value(q, p, kind[p.key]) for p in offered if (p.http or p.name) in q})
+            raise Refused(
+                400,
+                ErrorCode.BAD_REQUEST,
+                f"zg: at most {MAX_QUERIES} queries ({name}=) per request; got {len(q[name])}",
+            )
+    return arguments(
+        op, {p.name: _value(q, p, kind[p.key]) for p in offered if (p.http or p.name) in q}
+    )
 
 
 def routes(ws: Workspace) -> dict[str, Callable[[Query], Mapping[str, object]]]:
     """Path -> handler of its query parameters: each op its row serves on HTTP at /OP, then `zg read`'s
     slices and the ADR library."""
     return {
-        **{f"/{op.name}": functools.partial(lambda op, q: ws.run(op, op_args(op, q)), op)
-           for op in OPERATIONS.values() if HTTP in op.frontends},
-        "/read": lambda q: ws.read(_required(q, "path"), _number(q, "start", int), _number(q, "end", int)),
+        **{
+            f"/{op.name}": functools.partial(lambda op, q: ws.run(op, op_args(op, q)), op)
+            for op in OPERATIONS.values()
+            if HTTP in op.frontends
+        },
+        "/read": lambda q: ws.read(
+            _required(q, "path"), _number(q, "start", int), _number(q, "end", int)
+        ),
         "/adr/constraints": lambda q: ws.adr_constraints(q.get("path")),
         "/adr/search": lambda q: ws.adr_search(_required(q, "q"), _number(q, "limit", int) or 10),
         "/adr/check": lambda q: ws.adr_check(q.get("path")),
@@ -120,7 +142,11 @@ def _host_name(host_header: str) -> str:
     """`example.org:80` -> `example.org`, `[::1]:7700` -> `::1`; a malformed bracket form (`[::1]x`) stays whole."""
     if host_header.startswith("["):
         name, bracket, rest = host_header[1:].partition("]")
-        return name if bracket and (not rest or (rest[0] == ":" and rest[1:].isdigit())) else host_header
+        return (
+            name
+            if bracket and (not rest or (rest[0] == ":" and rest[1:].isdigit()))
+            else host_header
+        )
     return host_header.rpartition(":")[0] if host_header.count(":") == 1 else host_header
 
 
@@ -132,8 +158,14 @@ def _cross_site(origin: str | None, fetch_site: str | None) -> str | None:
     if origin is None:
         return None
     scheme, sep, rest = origin.strip().partition("://")
-    if sep and scheme.lower() in ("http", "https") and rest and "/" not in rest and "@" not in rest \
-            and _is_loopback_name(_host_name(rest).lower()):
+    if (
+        sep
+        and scheme.lower() in ("http", "https")
+        and rest
+        and "/" not in rest
+        and "@" not in rest
+        and _is_loopback_name(_host_name(rest).lower())
+    ):
         return None
     return f"Origin {origin[:100]!r}"
 
@@ -160,30 +192,57 @@ def make_server(ws: Workspace, host: str, port: int, token: str | None) -> Threa
             self.end_headers()
             self.wfile.write(body)
 
-        def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        def send_error(
+            self, code: int, message: str | None = None, explain: str | None = None
+        ) -> None:
             """The base server's own refusals in JSON like every other error; a method without a handler (it
             would be an HTML 501) is 405 naming the one served."""
             self.close_connection = True  # (a refused request's body is never read)
             if code == 501:
-                self._send(405, {"error": {"code": "method_not_allowed",
-                                           "message": f"zg: this API answers GET only, not {self.command}"}},
-                           {"Allow": "GET"})
+                self._send(
+                    405,
+                    {
+                        "error": {
+                            "code": "method_not_allowed",
+                            "message": f"zg: this API answers GET only, not {self.command}",
+                        }
+                    },
+                    {"Allow": "GET"},
+                )
             else:
-                self._send(code, {"error": {"code": ErrorCode.BAD_REQUEST if code < 500 else ErrorCode.INTERNAL,
-                                            "message": f"zg: {message or 'bad request'}"}})
+                self._send(
+                    code,
+                    {
+                        "error": {
+                            "code": ErrorCode.BAD_REQUEST if code < 500 else ErrorCode.INTERNAL,
+                            "message": f"zg: {message or 'bad request'}",
+                        }
+                    },
+                )
 
         def _admit(self) -> None:
             if token is not None:
                 given = self.headers.get("Authorization", "")
                 if not hmac.compare_digest(given.encode(), f"Bearer {token}".encode()):
-                    raise Refused(401, ErrorCode.UNAUTHORIZED, "zg: missing or wrong token: send Authorization: Bearer TOKEN")
+                    raise Refused(
+                        401,
+                        ErrorCode.UNAUTHORIZED,
+                        "zg: missing or wrong token: send Authorization: Bearer TOKEN",
+                    )
             elif not _is_loopback_name(_host_name(self.headers.get("Host", "")).lower()):
-                raise Refused(403, ErrorCode.UNAUTHORIZED,
-                              "zg: this API answers only requests to localhost or a loopback address (Host header)")
+                raise Refused(
+                    403,
+                    ErrorCode.UNAUTHORIZED,
+                    "zg: this API answers only requests to localhost or a loopback address (Host header)",
+                )
             why = _cross_site(self.headers.get("Origin"), self.headers.get("Sec-Fetch-Site"))
             if why:
-                raise Refused(403, ErrorCode.UNAUTHORIZED, f"zg: refusing a cross-site request ({why}): this API "
-                              "answers programs and pages on this machine only")
+                raise Refused(
+                    403,
+                    ErrorCode.UNAUTHORIZED,
+                    f"zg: refusing a cross-site request ({why}): this API "
+                    "answers programs and pages on this machine only",
+                )
 
         def do_GET(self) -> None:
             try:
@@ -191,15 +250,25 @@ def make_server(ws: Workspace, host: str, port: int, token: str | None) -> Threa
                 url = urlsplit(self.path)
                 handler = table.get(url.path.rstrip("/") or "/")
                 if handler is None:
-                    raise Refused(404, "not_found", f"zg: no such endpoint {url.path}; try one of {', '.join(table)}")
+                    raise Refused(
+                        404,
+                        "not_found",
+                        f"zg: no such endpoint {url.path}; try one of {', '.join(table)}",
+                    )
                 try:
                     query = parse_qs(url.query, max_num_fields=MAX_FIELDS)
                 except ValueError:
-                    raise Refused(400, ErrorCode.BAD_REQUEST, f"zg: at most {MAX_FIELDS} query parameters per request") from None
+                    raise Refused(
+                        400,
+                        ErrorCode.BAD_REQUEST,
+                        f"zg: at most {MAX_FIELDS} query parameters per request",
+                    ) from None
                 self._send(200, handler(query))
             except Refused as exc:
                 self._send(exc.status, {"error": {"code": exc.code, "message": str(exc)}})
             except FrontendError as exc:
-                self._send(STATUS_OF.get(exc.code, 500), {"error": {"code": exc.code, "message": str(exc)}})
+                self._send(
+                    STATUS_OF.get(exc.code, 500), {"error": {"code": exc.code, "message": str(exc)}}
+                )
 
     return ThreadingHTTPServer((host, port), Handler)

@@ -38,9 +38,12 @@ Use `callers`/`trace` to see who uses a definition, and `impact` for what to re-
 `adr_constraints` with its path: the decision records that govern it list rules the change must keep;
 `adr_check` verifies the records still match the code after an edit."""
 
-READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
-WRITES_INDEX = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True,
-                               open_world_hint=False)
+READ_ONLY = ToolAnnotations(
+    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
+WRITES_INDEX = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
 
 
 Many = str | list[str] | None  # one value or several: agents send either
@@ -54,13 +57,19 @@ def failure(line: str) -> CallToolResult:
 def answer(result: JSONObject) -> CallToolResult:
     """`result` as one compact JSON text block: agents read `content`, so it is sent once, not also as a
     pretty-printed copy beside `structuredContent` (the tools declare no output schema)."""
-    return CallToolResult(content=[TextContent(type="text", text=json.dumps(result, ensure_ascii=False,
-                                                                            separators=(",", ":")))])
+    return CallToolResult(
+        content=[
+            TextContent(
+                type="text", text=json.dumps(result, ensure_ascii=False, separators=(",", ":"))
+            )
+        ]
+    )
 
 
 def _encoded(fn: Callable[..., Any]) -> Callable[..., Any]:
     """The tool's dict becomes `answer(...)`; a FrontendError an MCP tool error with the line `zg` prints."""
     if inspect.iscoroutinefunction(fn):
+
         @functools.wraps(fn)
         async def async_wrapper(*args: Any, **kwargs: Any) -> CallToolResult:
             try:
@@ -88,7 +97,11 @@ def _annotation(op: Operation, param: Param) -> Any:
     """The MCP argument's type: the contract's, a list argument taking one value or several (`Param.one`: one,
     `listed`: a list), None admitted unless it has a default, with the row's description and bounds."""
     hint = get_type_hints(op.args)[param.key]
-    members = [m for m in (get_args(hint) if get_origin(hint) in (Union, UnionType) else (hint,)) if m is not type(None)]
+    members = [
+        m
+        for m in (get_args(hint) if get_origin(hint) in (Union, UnionType) else (hint,))
+        if m is not type(None)
+    ]
     item: Any = next((get_args(m)[0] for m in members if get_origin(m) is list), None)
     if item is None:
         kind = functools.reduce(operator.or_, members)
@@ -97,20 +110,31 @@ def _annotation(op: Operation, param: Param) -> Any:
         kind = item if param.one else listed if param.listed else item | listed
     if not param.required and param.default is None:
         kind = kind | None
-    bounds: dict[str, Any] = {name: value for name, value in (("ge", param.low), ("le", param.high)) if value is not None}
+    bounds: dict[str, Any] = {
+        name: value for name, value in (("ge", param.low), ("le", param.high)) if value is not None
+    }
     return Annotated[kind, Field(description=param.help, **bounds)]
 
 
 def tool_signature(op: Operation) -> inspect.Signature:
     """The MCP tool of `op`: its row's MCP arguments (and the request's Context for a write op, which reports
     progress)."""
-    params = [inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Context)] \
-        if not op.read_only else []
+    params = (
+        [inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Context)]
+        if not op.read_only
+        else []
+    )
     for param in op.params:
         if param.mcp:
             default = inspect.Parameter.empty if param.required else param.default
-            params.append(inspect.Parameter(param.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=default,
-                                            annotation=_annotation(op, param)))
+            params.append(
+                inspect.Parameter(
+                    param.name,
+                    inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                    default=default,
+                    annotation=_annotation(op, param),
+                )
+            )
     return inspect.Signature(params, return_annotation=dict[str, Any])
 
 
@@ -122,9 +146,13 @@ def build_server(ws: Workspace, clips: ClipStore | None = None) -> MCPServer:
 
     def tool(annotations: ToolAnnotations) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         """Register a tool: its docstring, dedented, is the description; its answer compact JSON."""
+
         def register(fn: Callable[..., Any]) -> Callable[..., Any]:
-            server.tool(annotations=annotations, description=inspect.cleandoc(fn.__doc__ or ""),
-                        structured_output=False)(_encoded(fn))
+            server.tool(
+                annotations=annotations,
+                description=inspect.cleandoc(fn.__doc__ or ""),
+                structured_output=False,
+            )(_encoded(fn))
             return fn
 
         return register
@@ -144,26 +172,39 @@ def build_server(ws: Workspace, clips: ClipStore | None = None) -> MCPServer:
         """`op` as a tool: a read answers at once; a write runs on a worker thread and sends its progress (files
         done of files to index) as MCP progress notifications."""
         if op.read_only:
+
             def read(**given: Any) -> dict[str, Any]:
                 return tagged(ws.run(op, arguments(op, given)))
 
             fn: Callable[..., Any] = read
         else:
+
             async def write(ctx: Context, **given: Any) -> dict[str, Any]:
                 def report(event: ProgressEvent) -> None:
-                    message = (f"{event.get('files_done', 0)}/{event.get('files_total', 0)} files, "
-                               f"{event.get('chunks_done', 0)} chunks")
-                    anyio.from_thread.run(ctx.report_progress, event.get("files_done", 0), event.get("files_total"),
-                                          message)
+                    message = (
+                        f"{event.get('files_done', 0)}/{event.get('files_total', 0)} files, "
+                        f"{event.get('chunks_done', 0)} chunks"
+                    )
+                    anyio.from_thread.run(
+                        ctx.report_progress,
+                        event.get("files_done", 0),
+                        event.get("files_total"),
+                        message,
+                    )
 
-                return await anyio.to_thread.run_sync(functools.partial(ws.run, op, arguments(op, given), report))
+                return await anyio.to_thread.run_sync(
+                    functools.partial(ws.run, op, arguments(op, given), report)
+                )
 
             fn = write
         shape = tool_signature(op)
         fn.__name__ = fn.__qualname__ = op.name
         fn.__doc__ = op.about
         fn.__signature__ = shape  # type: ignore[attr-defined]
-        fn.__annotations__ = {**{p.name: p.annotation for p in shape.parameters.values()}, "return": dict[str, Any]}
+        fn.__annotations__ = {
+            **{p.name: p.annotation for p in shape.parameters.values()},
+            "return": dict[str, Any],
+        }
         return fn
 
     for op in OPERATIONS.values():
@@ -172,9 +213,15 @@ def build_server(ws: Workspace, clips: ClipStore | None = None) -> MCPServer:
 
     @tool(READ_ONLY)
     def read(
-        path: Annotated[str, Field(description="Workspace-relative file path, as search hits give it.")],
-        start: Annotated[int | None, Field(ge=1, description="First line (1-based; default 1).")] = None,
-        end: Annotated[int | None, Field(ge=1, description="Last line, inclusive (default: end of file).")] = None,
+        path: Annotated[
+            str, Field(description="Workspace-relative file path, as search hits give it.")
+        ],
+        start: Annotated[
+            int | None, Field(ge=1, description="First line (1-based; default 1).")
+        ] = None,
+        end: Annotated[
+            int | None, Field(ge=1, description="Last line, inclusive (default: end of file).")
+        ] = None,
     ) -> FileText:
         """Read lines of a file in the workspace (confined to it: no absolute paths, no `..`, no symlinks
         out). Returns `path`, `start_line`, `end_line`, `total_lines` and `text`. Prefer `read_hit` for a
@@ -196,8 +243,13 @@ def build_server(ws: Workspace, clips: ClipStore | None = None) -> MCPServer:
         for clip_id in wanted:
             location = clips.get(clip_id)
             if location is None:
-                out.append({"id": clip_id, "error": f"zg: unknown hit id {clip_id!r}: ids last for this server's "
-                                                    "lifetime; search again"})
+                out.append(
+                    {
+                        "id": clip_id,
+                        "error": f"zg: unknown hit id {clip_id!r}: ids last for this server's "
+                        "lifetime; search again",
+                    }
+                )
                 continue
             try:
                 out.append({"id": clip_id, **ws.read(location)})
@@ -209,7 +261,9 @@ def build_server(ws: Workspace, clips: ClipStore | None = None) -> MCPServer:
 
     @tool(READ_ONLY)
     def adr_constraints(
-        paths: Annotated[Many, Field(description="Workspace-relative file(s) about to be edited.")] = None,
+        paths: Annotated[
+            Many, Field(description="Workspace-relative file(s) about to be edited.")
+        ] = None,
     ) -> dict[str, Any]:
         """The architecture decision records (ADRs) that govern these files, each with its `constraints` (rules a
         change must keep), the `files` and `symbols` it anchors. Call before editing. Without paths: every live
@@ -227,7 +281,9 @@ def build_server(ws: Workspace, clips: ClipStore | None = None) -> MCPServer:
 
     @tool(READ_ONLY)
     def adr_check(
-        paths: Annotated[Many, Field(description="Only anchors in these files (default: all).")] = None,
+        paths: Annotated[
+            Many, Field(description="Only anchors in these files (default: all).")
+        ] = None,
     ) -> dict[str, Any]:
         """Check that the decision records are valid and their code anchors still resolve (files exist, symbols
         still defined): `ok`, `problems` (each with a message and what to do), and the ADRs `governing` the

@@ -33,13 +33,17 @@ def key(root: Path) -> str:
     present = "".join(f" {d}" for d in dirs if (root / d).is_dir())
     configs = [str(p) for p in (root / WORKSPACE_FILE, user_config_path()) if p.is_file()]
     blobs = git.run(root, "hash-object", "--", *configs).decode() if configs else ""
-    listed = git.run(root, "ls-files", "-s", "--", *dirs, own_index=True).decode("utf-8", "surrogateescape")
+    listed = git.run(root, "ls-files", "-s", "--", *dirs, own_index=True).decode(
+        "utf-8", "surrogateescape"
+    )
     return f"{KEY_VERSION}{present}\n{blobs}{listed}".rstrip("\n")
 
 
 def save(settings: AdrSettings) -> None:
     """Record the staged ADRs' live anchors for the shell hook; nothing when a path cannot be one line."""
-    from zgrep.adr.anchors import outside_repo  # the ADR parsers (PyYAML) only where a check already ran
+    from zgrep.adr.anchors import (
+        outside_repo,
+    )  # the ADR parsers (PyYAML) only where a check already ran
     from zgrep.adr.store import load
     from zgrep.adr.trees import IndexTree
 
@@ -51,8 +55,15 @@ def save(settings: AdrSettings) -> None:
         adrs = load(tree, settings.dir)
     finally:
         tree.close()
-    anchored = sorted({a.path.strip("/") for adr in [*adrs.adrs, *adrs.unnamed] if adr.live
-                       for a in adr.anchors if not outside_repo(a.path)})
+    anchored = sorted(
+        {
+            a.path.strip("/")
+            for adr in [*adrs.adrs, *adrs.unnamed]
+            if adr.live
+            for a in adr.anchors
+            if not outside_repo(a.path)
+        }
+    )
     if any("\n" in p or p.startswith('"') or not p for p in anchored):
         return
     git_dir = Path(git.run(root, "rev-parse", "--absolute-git-dir").decode().strip())

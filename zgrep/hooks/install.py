@@ -56,14 +56,29 @@ def is_ours(path: Path) -> bool:
 
 def runner_text() -> str:
     """The shared runner with this interpreter, this zgrep and its state-file names baked in."""
-    state = {name: f"{STATE_DIR}/{file}" for name, file in (
-        ("ZG_MANIFEST", MANIFEST), ("ZG_QUEUE", pending.QUEUE), ("ZG_QUEUE_LOCK", pending.QUEUE_LOCK),
-        ("ZG_WORKER_LOCK", pending.WORKER_LOCK), ("ZG_LOG", pending.LOG))}
-    values = {"ZG_PYTHON": sys.executable, "ZG_RUN": str(RUN_PY), "ZG_ADR_DIR": AdrSection.dir,
-              "ZG_CONVENTIONAL_DIRS": " ".join(CONVENTIONAL_DIRS), "ZG_ANCHOR_KEY": anchorcache.KEY_FILE,
-              "ZG_ANCHOR_LIST": anchorcache.LIST_FILE, "ZG_ANCHOR_VERSION": anchorcache.KEY_VERSION,
-              "ZG_DAEMON_INFO": INFO_FILE, "ZG_DAEMON_HOLDER": f"{STATE_DIR}/{HOLDER_FILE}",
-              "ZG_WORKSPACE_FILE": WORKSPACE_FILE, **state}
+    state = {
+        name: f"{STATE_DIR}/{file}"
+        for name, file in (
+            ("ZG_MANIFEST", MANIFEST),
+            ("ZG_QUEUE", pending.QUEUE),
+            ("ZG_QUEUE_LOCK", pending.QUEUE_LOCK),
+            ("ZG_WORKER_LOCK", pending.WORKER_LOCK),
+            ("ZG_LOG", pending.LOG),
+        )
+    }
+    values = {
+        "ZG_PYTHON": sys.executable,
+        "ZG_RUN": str(RUN_PY),
+        "ZG_ADR_DIR": AdrSection.dir,
+        "ZG_CONVENTIONAL_DIRS": " ".join(CONVENTIONAL_DIRS),
+        "ZG_ANCHOR_KEY": anchorcache.KEY_FILE,
+        "ZG_ANCHOR_LIST": anchorcache.LIST_FILE,
+        "ZG_ANCHOR_VERSION": anchorcache.KEY_VERSION,
+        "ZG_DAEMON_INFO": INFO_FILE,
+        "ZG_DAEMON_HOLDER": f"{STATE_DIR}/{HOLDER_FILE}",
+        "ZG_WORKSPACE_FILE": WORKSPACE_FILE,
+        **state,
+    }
     text = (SCRIPTS / RUNNER).read_text("utf-8")
     for name, value in values.items():
         text = text.replace(f"@{name}@", value)
@@ -83,8 +98,10 @@ def install(root: Path, force: bool = False) -> Outcome:
         present = target.exists() or target.is_symlink()
         if present and not is_ours(target):
             if (chained.exists() or chained.is_symlink()) and not force:
-                out.conflicts[hook] = (f"{target} is not zgrep's and {chained.name} already exists; "
-                                       "re-run with --force to chain the current hook and drop the older one")
+                out.conflicts[hook] = (
+                    f"{target} is not zgrep's and {chained.name} already exists; "
+                    "re-run with --force to chain the current hook and drop the older one"
+                )
                 continue
             os.replace(target, chained)
             out.done[hook] = f"installed, chaining the existing hook ({chained.name})"
@@ -176,11 +193,20 @@ def hooks_status(root: Path) -> HooksStatus:
     head = head_commit(root) if directory else None
     config = root / ".pre-commit-config.yaml"
     return {
-        "root": str(root), "hooks_dir": str(directory) if directory else None, "hooks": hooks,
+        "root": str(root),
+        "hooks_dir": str(directory) if directory else None,
+        "hooks": hooks,
         "installed": runner_ok and all(h["state"] == "installed" for h in hooks.values()),
-        "pre_commit_framework": config.is_file() and "zg-index" in config.read_text("utf-8", "replace"),
-        "indexed": indexed, "indexed_commit": indexed_commit, "head_commit": head,
-        "fresh": indexed and head is not None and indexed_commit == head and pending.pending_count(root) == 0,
-        "pending": pending.pending_count(root), "worker_running": pending.worker_running(root),
+        "pre_commit_framework": config.is_file()
+        and "zg-index" in config.read_text("utf-8", "replace"),
+        "indexed": indexed,
+        "indexed_commit": indexed_commit,
+        "head_commit": head,
+        "fresh": indexed
+        and head is not None
+        and indexed_commit == head
+        and pending.pending_count(root) == 0,
+        "pending": pending.pending_count(root),
+        "worker_running": pending.worker_running(root),
         "last_worker_log": _last_log_line(root),
     }

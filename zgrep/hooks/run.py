@@ -17,7 +17,9 @@ from zgrep.config import ConfigError
 from zgrep.hooks import pending
 from zgrep.workspace import MANIFEST, STATE_DIR
 
-BLOCKED = 3  # exit code when the ADR check blocks the commit (the zgrep-hook runner turns it into 1)
+BLOCKED = (
+    3  # exit code when the ADR check blocks the commit (the zgrep-hook runner turns it into 1)
+)
 REFRESH_HOOKS = ("post-commit", "post-merge", "post-checkout", "post-rewrite")
 
 
@@ -44,8 +46,11 @@ def from_pre_commit() -> tuple[str, list[str]]:
     """The hook and its arguments, reconstructed from the pre-commit framework's environment."""
     env = os.environ
     if "PRE_COMMIT_CHECKOUT_TYPE" in env:
-        return "post-checkout", [env.get("PRE_COMMIT_FROM_REF", ""), env.get("PRE_COMMIT_TO_REF", ""),
-                                 env["PRE_COMMIT_CHECKOUT_TYPE"]]
+        return "post-checkout", [
+            env.get("PRE_COMMIT_FROM_REF", ""),
+            env.get("PRE_COMMIT_TO_REF", ""),
+            env["PRE_COMMIT_CHECKOUT_TYPE"],
+        ]
     if "PRE_COMMIT_IS_SQUASH_MERGE" in env:
         return "post-merge", [env["PRE_COMMIT_IS_SQUASH_MERGE"]]
     if "PRE_COMMIT_REWRITE_COMMAND" in env:
@@ -57,8 +62,15 @@ def spawn_worker(root: Path) -> None:
     """Start one detached background indexer (without the hook's git variables); its output goes to
     `.zgrep/hooks.log`."""
     with open(pending.state_path(root, pending.LOG), "ab") as log:
-        subprocess.Popen([sys.executable, "-P", "-m", "zgrep.hooks.worker", str(root)], cwd=root, env=git.environment(),
-                         stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
+        subprocess.Popen(
+            [sys.executable, "-P", "-m", "zgrep.hooks.worker", str(root)],
+            cwd=root,
+            env=git.environment(),
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            start_new_session=True,
+        )
 
 
 def refresh(root: Path, paths: list[str]) -> None:
@@ -76,13 +88,17 @@ def adr_check() -> int:
     from zgrep.hooks import anchorcache
     from zgrep.server.runtime import read_info
 
-    mode = "server" if read_info() is not None else None  # no daemon: no search, the commit stays fast
+    mode = (
+        "server" if read_info() is not None else None
+    )  # no daemon: no search, the commit stays fast
     settings = load_settings()
     report = run_check(settings, staged=True, paths=None, fix=False, suggest_mode=mode)
     if report.exit_code == 0:
         sys.stderr.write("".join(f"zgrep: {line}\n" for line in suggestion_lines(report)))
         try:
-            anchorcache.save(settings)  # the next commit that touches no anchored path needs no Python
+            anchorcache.save(
+                settings
+            )  # the next commit that touches no anchored path needs no Python
         except Exception:  # a speed-up only: without it the next commit runs this check again
             pass
         return 0
@@ -122,7 +138,11 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     framework = argv[:1] == ["--from-pre-commit"]
     hook, args = from_pre_commit() if framework else (argv[0] if argv else "?", argv[1:])
-    stdin = sys.stdin.read() if hook == "post-rewrite" and not framework and not sys.stdin.isatty() else ""
+    stdin = (
+        sys.stdin.read()
+        if hook == "post-rewrite" and not framework and not sys.stdin.isatty()
+        else ""
+    )
     try:
         return run_hook(hook, args, stdin)
     except Exception as exc:  # a hook must never break git

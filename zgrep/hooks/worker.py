@@ -53,8 +53,11 @@ def index_pass(root: Path, paths: list[str]) -> bool:
                 continue
             pending.log(root, f"index pass failed ({len(paths)} paths kept pending): {exc}")
             return False
-        pending.log(root, f"index pass: {len(paths)} paths, {report.get('changed', 0)} changed, "
-                          f"{report.get('deleted', 0)} removed, {time.monotonic() - start:.2f}s via {used}")
+        pending.log(
+            root,
+            f"index pass: {len(paths)} paths, {report.get('changed', 0)} changed, "
+            f"{report.get('deleted', 0)} removed, {time.monotonic() - start:.2f}s via {used}",
+        )
         return True
     return False
 

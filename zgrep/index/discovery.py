@@ -24,8 +24,16 @@ from zgrep.git import is_git_repo, try_run
 from zgrep.index.ignore import GITIGNORE, IGNORE_FILE_NAMES, IgnoreRules
 from zgrep.workspace import STATE_DIR
 
-SKIP_REASONS = ("too_large", "binary", "not_utf8", "unreadable", "vanished", "not_regular", "outside_workspace",
-                "undecodable_name")
+SKIP_REASONS = (
+    "too_large",
+    "binary",
+    "not_utf8",
+    "unreadable",
+    "vanished",
+    "not_regular",
+    "outside_workspace",
+    "undecodable_name",
+)
 BINARY_SNIFF_BYTES = 8192
 
 
@@ -55,6 +63,7 @@ class Skip:
 
 # --- git -------------------------------------------------------------------------------
 
+
 @dataclass
 class Tally:
     """What a listing left out: paths each ignore layer kept out (a directory counts once) and files
@@ -78,8 +87,13 @@ def _ls_files(root: Path, tally: Tally, *args: str) -> list[str]:
 
 # --- listing ---------------------------------------------------------------------------
 
-def list_files(root: Path, rules: IgnoreRules, tally: Tally | None = None,
-               stats: dict[str, tuple[int, int]] | None = None) -> list[str]:
+
+def list_files(
+    root: Path,
+    rules: IgnoreRules,
+    tally: Tally | None = None,
+    stats: dict[str, tuple[int, int]] | None = None,
+) -> list[str]:
     """Sorted, `/`-separated workspace-relative paths of the regular files to index; `tally` counts what
     was left out and why; `stats` receives each listed file's `stat_files` signature (one stat per file)."""
     root = Path(root)
@@ -94,7 +108,9 @@ def list_files(root: Path, rules: IgnoreRules, tally: Tally | None = None,
     return sorted(found)
 
 
-def _admitted(rules: IgnoreRules, rel: str, tally: Tally, is_dir: bool = False, tracked: bool = False) -> bool:
+def _admitted(
+    rules: IgnoreRules, rel: str, tally: Tally, is_dir: bool = False, tracked: bool = False
+) -> bool:
     """`rules.admits`, counting the layer that says no."""
     layer = rules.excluded_by(rel, is_dir, tracked)
     if layer is not None and rel.rpartition("/")[2] not in IGNORE_FILE_NAMES:
@@ -124,7 +140,13 @@ def filter_paths(root: Path, rules: IgnoreRules, rels: Iterable[str]) -> list[st
     confinement = Confinement(root)
     rels = list(rels)
     tracked = _tracked_among(root, rels)
-    return sorted({r for r in rels if rules.admits(r, tracked=r in tracked) and _is_listable_file(confinement, r)})
+    return sorted(
+        {
+            r
+            for r in rels
+            if rules.admits(r, tracked=r in tracked) and _is_listable_file(confinement, r)
+        }
+    )
 
 
 def _tracked_among(root: Path, rels: list[str]) -> set[str]:
@@ -143,8 +165,9 @@ def _walk(root: Path, rules: IgnoreRules, start: str, tally: Tally) -> Iterator[
         yield from (prefix + f for f in filenames if _admitted(rules, prefix + f, tally))
 
 
-def walk_dirs(root: Path, rules: IgnoreRules, start: str = "",
-              tally: Tally | None = None) -> Iterator[tuple[str, list[str]]]:
+def walk_dirs(
+    root: Path, rules: IgnoreRules, start: str = "", tally: Tally | None = None
+) -> Iterator[tuple[str, list[str]]]:
     """Each admitted directory below `root/start` ("" is the root) with the names of the files in it (not yet
     checked against the rules), top down and iteratively (no recursion limit); a symlinked directory is never
     entered, nor zgrep's own state directory, nor a nested git repository (a workspace of its own); a name that
@@ -164,8 +187,11 @@ def walk_dirs(root: Path, rules: IgnoreRules, start: str = "",
             if not _decodable(name):
                 tally.skipped["undecodable_name"] += 1
             elif is_dir:
-                if (prefix + name != STATE_DIR and not os.path.lexists(os.path.join(root, prefix + name, ".git"))
-                        and _admitted(rules, prefix + name, tally, is_dir=True)):
+                if (
+                    prefix + name != STATE_DIR
+                    and not os.path.lexists(os.path.join(root, prefix + name, ".git"))
+                    and _admitted(rules, prefix + name, tally, is_dir=True)
+                ):
                     dirs.append(prefix + name)
             else:
                 files.append(name)
@@ -208,7 +234,13 @@ class Confinement:
     def resolve(self, rel: str) -> tuple[str, os.stat_result | None] | None:
         """`(real path, its stat or None when missing)` of `rel` when it stays inside the workspace, else None."""
         parts = rel.split("/")
-        if not rel or "" in parts or "." in parts or ".." in parts or not self._plain_dir(rel.rpartition("/")[0]):
+        if (
+            not rel
+            or "" in parts
+            or "." in parts
+            or ".." in parts
+            or not self._plain_dir(rel.rpartition("/")[0])
+        ):
             return None
         path = os.path.join(self.real_root, rel)
         try:
@@ -239,6 +271,7 @@ def _is_listable_file(confinement: Confinement, rel: str) -> bool:
 
 # --- reading ---------------------------------------------------------------------------
 
+
 def stat_files(root: Path, rels: Iterable[str]) -> dict[str, tuple[int, int]]:
     """`{rel: (size, mtime_ns)}` for files that still exist inside the workspace: the cheap
     "did it change?" test (a path whose real path leaves the workspace is left out)."""
@@ -251,7 +284,9 @@ def stat_files(root: Path, rels: Iterable[str]) -> dict[str, tuple[int, int]]:
     return result
 
 
-def open_confined(root: Path, rel: str, confinement: Confinement | None = None) -> tuple[int, os.stat_result] | Skip:
+def open_confined(
+    root: Path, rel: str, confinement: Confinement | None = None
+) -> tuple[int, os.stat_result] | Skip:
     """THE guarded open of workspace content (indexing, ADR files and anchors, `zg read`, MCP, HTTP): the real path
     inside the workspace and outside `.git/` and `.zgrep/`, opened non-blocking without following a last-moment
     symlink, and a regular file by `fstat`. The caller closes the descriptor. An index run passes one `confinement`
@@ -267,7 +302,9 @@ def open_confined(root: Path, rel: str, confinement: Confinement | None = None) 
     except PermissionError:
         return Skip(rel, "unreadable")
     except OSError:
-        return Skip(rel, "not_regular")  # a FIFO or device, a symlink loop, or a link swapped in since
+        return Skip(
+            rel, "not_regular"
+        )  # a FIFO or device, a symlink loop, or a link swapped in since
 
 
 def _in_state_dir(rel: str) -> bool:
@@ -275,8 +312,14 @@ def _in_state_dir(rel: str) -> bool:
     return any(part in (".git", STATE_DIR) for part in rel.split(os.sep))
 
 
-def read_bytes(root: Path, rel: str, *, max_bytes: int, sniff: bool = False,
-               confinement: Confinement | None = None) -> tuple[bytes, os.stat_result] | Skip:
+def read_bytes(
+    root: Path,
+    rel: str,
+    *,
+    max_bytes: int,
+    sniff: bool = False,
+    confinement: Confinement | None = None,
+) -> tuple[bytes, os.stat_result] | Skip:
     """The bytes of one confined regular file of at most `max_bytes` (`too_large` otherwise, before reading any);
     with `sniff`, a file whose first bytes look binary is `binary` without reading the rest."""
     opened = open_confined(root, rel, confinement)
@@ -299,7 +342,9 @@ def read_bytes(root: Path, rel: str, *, max_bytes: int, sniff: bool = False,
     return data, st
 
 
-def read_file(root: Path, rel: str, *, max_bytes: int, confinement: Confinement | None = None) -> LoadedFile | Skip:
+def read_file(
+    root: Path, rel: str, *, max_bytes: int, confinement: Confinement | None = None
+) -> LoadedFile | Skip:
     """Read and decode one file, or say why not; never raises for the SKIP_REASONS cases."""
     read = read_bytes(root, rel, max_bytes=max_bytes, sniff=True, confinement=confinement)
     if isinstance(read, Skip):

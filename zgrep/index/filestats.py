@@ -100,9 +100,13 @@ class FileStatsStore:
         with self._transaction() as db:
             for path, counts in records:
                 self._delete(path)
-                cur = db.execute("INSERT INTO files (path, length) VALUES (?, ?)", (path, sum(counts.values())))
-                db.executemany("INSERT INTO postings VALUES (?, ?, ?)",
-                               [(term, cur.lastrowid, n) for term, n in counts.items()])
+                cur = db.execute(
+                    "INSERT INTO files (path, length) VALUES (?, ?)", (path, sum(counts.values()))
+                )
+                db.executemany(
+                    "INSERT INTO postings VALUES (?, ?, ?)",
+                    [(term, cur.lastrowid, n) for term, n in counts.items()],
+                )
 
     def remove_paths(self, paths: list[str]) -> None:
         """Forget these files."""
@@ -156,7 +160,11 @@ def _bm25(db: sqlite3.Connection, wanted: list[str]) -> dict[str, float]:
         return {}
     avg = total / count or 1.0
     marks = ",".join("?" * len(wanted))
-    df = dict(db.execute(f"SELECT term, COUNT(*) FROM postings WHERE term IN ({marks}) GROUP BY term", wanted))
+    df = dict(
+        db.execute(
+            f"SELECT term, COUNT(*) FROM postings WHERE term IN ({marks}) GROUP BY term", wanted
+        )
+    )
     kept = [t for t in wanted if 0 < df.get(t, 0) <= MAX_DF_SHARE * count]
     if not kept:
         return {}
@@ -167,5 +175,10 @@ def _bm25(db: sqlite3.Connection, wanted: list[str]) -> dict[str, float]:
         f"WITH q(term, idf) AS (VALUES {values}) "
         "SELECT f.path, SUM(q.idf * p.tf * (? + 1) / (p.tf + ? * (1 - ? + ? * MAX(f.length, 0) / ?))) "
         "FROM q JOIN postings p ON p.term = q.term JOIN files f ON f.id = p.file WHERE p.tf > 0 GROUP BY p.file",
-        [*weights, K1, K1, B, B, avg])
-    return {path: float(score) for path, score in rows if isinstance(score, (int, float)) and math.isfinite(score)}
+        [*weights, K1, K1, B, B, avg],
+    )
+    return {
+        path: float(score)
+        for path, score in rows
+        if isinstance(score, (int, float)) and math.isfinite(score)
+    }

@@ -36,35 +36,119 @@ _REINCLUDING_LAYERS = frozenset({".zgignore", ".ignore", GLOBAL_LAYER})
 
 _STATE_DIRS = (".git", ".zgrep", ".hg", ".svn")
 _DEFAULT_DIRS = (
-    "node_modules/", "dist/", "build/", "target/",
-    ".venv/", "venv/", "__pycache__/", ".mypy_cache/", ".pytest_cache/", ".ruff_cache/",
-    ".tox/", ".nox/", "*.egg-info/",
+    "node_modules/",
+    "dist/",
+    "build/",
+    "target/",
+    ".venv/",
+    "venv/",
+    "__pycache__/",
+    ".mypy_cache/",
+    ".pytest_cache/",
+    ".ruff_cache/",
+    ".tox/",
+    ".nox/",
+    "*.egg-info/",
 )
 _DEFAULT_FILES = (
-    "*.pyc", "*.pyo", "*.min.js", "*.min.css", "*.map",
-    "package-lock.json", "yarn.lock", "pnpm-lock.yaml", "Cargo.lock", "poetry.lock",
-    "uv.lock", "Gemfile.lock", "composer.lock", "go.sum", "Pipfile.lock", "bun.lockb",
+    "*.pyc",
+    "*.pyo",
+    "*.min.js",
+    "*.min.css",
+    "*.map",
+    "package-lock.json",
+    "yarn.lock",
+    "pnpm-lock.yaml",
+    "Cargo.lock",
+    "poetry.lock",
+    "uv.lock",
+    "Gemfile.lock",
+    "composer.lock",
+    "go.sum",
+    "Pipfile.lock",
+    "bun.lockb",
 )
 SECRET_PATTERNS = (".env*", "*.pem", "id_rsa*", ".npmrc", "credentials*")
 """File names (any case) never sent to a remote embedding provider unless the user's own config names them."""
-_BINARY_EXTENSIONS = frozenset({
-    # images
-    "png", "jpg", "jpeg", "gif", "bmp", "ico", "icns", "webp", "tif", "tiff", "psd", "heic",
-    "avif", "svg",
-    # archives and compressed data
-    "zip", "tar", "gz", "tgz", "bz2", "xz", "7z", "rar", "zst", "lz4", "jar", "war", "whl",
-    "egg",
-    # compiled objects and executables
-    "so", "dll", "dylib", "exe", "o", "a", "obj", "lib", "class", "pyd", "wasm", "bin",
-    # fonts
-    "ttf", "otf", "woff", "woff2", "eot",
-    # audio and video
-    "mp3", "mp4", "m4a", "wav", "ogg", "flac", "avi", "mov", "mkv", "webm",
-    # office documents and pdf
-    "pdf", "doc", "docx", "xls", "xlsx", "ppt", "pptx", "odt", "ods", "odp",
-    # databases
-    "db", "sqlite", "sqlite3",
-})
+_BINARY_EXTENSIONS = frozenset(
+    {
+        # images
+        "png",
+        "jpg",
+        "jpeg",
+        "gif",
+        "bmp",
+        "ico",
+        "icns",
+        "webp",
+        "tif",
+        "tiff",
+        "psd",
+        "heic",
+        "avif",
+        "svg",
+        # archives and compressed data
+        "zip",
+        "tar",
+        "gz",
+        "tgz",
+        "bz2",
+        "xz",
+        "7z",
+        "rar",
+        "zst",
+        "lz4",
+        "jar",
+        "war",
+        "whl",
+        "egg",
+        # compiled objects and executables
+        "so",
+        "dll",
+        "dylib",
+        "exe",
+        "o",
+        "a",
+        "obj",
+        "lib",
+        "class",
+        "pyd",
+        "wasm",
+        "bin",
+        # fonts
+        "ttf",
+        "otf",
+        "woff",
+        "woff2",
+        "eot",
+        # audio and video
+        "mp3",
+        "mp4",
+        "m4a",
+        "wav",
+        "ogg",
+        "flac",
+        "avi",
+        "mov",
+        "mkv",
+        "webm",
+        # office documents and pdf
+        "pdf",
+        "doc",
+        "docx",
+        "xls",
+        "xlsx",
+        "ppt",
+        "pptx",
+        "odt",
+        "ods",
+        "odp",
+        # databases
+        "db",
+        "sqlite",
+        "sqlite3",
+    }
+)
 
 
 DEFAULT_PATTERNS: tuple[str, ...] = _STATE_DIRS + _DEFAULT_DIRS + _DEFAULT_FILES
@@ -124,9 +208,16 @@ _Layer = tuple[str, str, PatternList]
 class IgnoreRules:
     """Decides whether a workspace-relative path is admitted; loads per-directory files lazily."""
 
-    def __init__(self, root: Path, global_spec: PatternList | None, include_hidden: bool, *,
-                 strict: bool = False, allowed_secrets: PatternList | None = None,
-                 bad_lines: list[BadLine] | None = None) -> None:
+    def __init__(
+        self,
+        root: Path,
+        global_spec: PatternList | None,
+        include_hidden: bool,
+        *,
+        strict: bool = False,
+        allowed_secrets: PatternList | None = None,
+        bad_lines: list[BadLine] | None = None,
+    ) -> None:
         self.root = root
         self.include_hidden = include_hidden
         self.strict = strict
@@ -137,8 +228,15 @@ class IgnoreRules:
         self._dir_verdicts: dict[tuple[str, bool], str | None] = {}
 
     @classmethod
-    def for_root(cls, root: Path, *, global_ignore_file: Path | None = None, include_hidden: bool = False,
-                 strict: bool = False, allowed_secrets: Iterable[str] = ()) -> IgnoreRules:
+    def for_root(
+        cls,
+        root: Path,
+        *,
+        global_ignore_file: Path | None = None,
+        include_hidden: bool = False,
+        strict: bool = False,
+        allowed_secrets: Iterable[str] = (),
+    ) -> IgnoreRules:
         """Rules for the workspace at `root`; `global_ignore_file` defaults to the XDG one. `strict`: the files
         may leave the machine (see the module's docstring); `allowed_secrets` are the user's own patterns of
         secret-looking files that may."""
@@ -147,8 +245,14 @@ class IgnoreRules:
         global_spec = load_patterns(global_file, str(global_file), bad)
         allowed, bad_allowed = parse_lines(list(allowed_secrets), "embedding.allow_secret_files")
         bad.extend(bad_allowed)
-        return cls(Path(root), global_spec, include_hidden, strict=strict, allowed_secrets=PatternList(allowed),
-                   bad_lines=bad)
+        return cls(
+            Path(root),
+            global_spec,
+            include_hidden,
+            strict=strict,
+            allowed_secrets=PatternList(allowed),
+            bad_lines=bad,
+        )
 
     def admits(self, rel_path: str, is_dir: bool = False, tracked: bool = False) -> bool:
         """True when `rel_path` (`/`-separated, relative to the root) should be indexed; `tracked`: git tracks it."""
@@ -189,7 +293,9 @@ class IgnoreRules:
             here = "/".join(parts[:depth])
             cached = self._dir_verdicts.get((here, tracked), "?")
             if cached == "?":
-                cached = verdict if verdict is not None else self._entry_excluded_by(here, True, tracked)
+                cached = (
+                    verdict if verdict is not None else self._entry_excluded_by(here, True, tracked)
+                )
                 self._dir_verdicts[(here, tracked)] = cached
             verdict = cached
         return verdict
@@ -199,8 +305,12 @@ class IgnoreRules:
         name = rel.rpartition("/")[2]
         if _STATE_REGEX.fullmatch(name):
             return DEFAULTS_LAYER
-        if self.strict and not is_dir and _SECRETS_REGEX.fullmatch(name.lower()) and not (
-                self._allowed_secrets is not None and self._allowed_secrets.check(rel, False)):
+        if (
+            self.strict
+            and not is_dir
+            and _SECRETS_REGEX.fullmatch(name.lower())
+            and not (self._allowed_secrets is not None and self._allowed_secrets.check(rel, False))
+        ):
             return SECRETS_LAYER
         ignored, layer = self._decide(rel, is_dir, tracked)
         if ignored is not None:
@@ -215,19 +325,23 @@ class IgnoreRules:
         for kind, base, spec in self._chain(rel.rpartition("/")[0]):
             if tracked and kind == GITIGNORE:
                 continue
-            ignored = spec.check(rel[len(base) + 1:] if base else rel, is_dir)
+            ignored = spec.check(rel[len(base) + 1 :] if base else rel, is_dir)
             if ignored is None:
                 continue
             if kind == GITIGNORE or not self.strict or ignored:
                 return ignored, kind
-            git_ignored = git_ignored if git_ignored is not None else self._git_ignored(rel, is_dir, tracked)
+            git_ignored = (
+                git_ignored if git_ignored is not None else self._git_ignored(rel, is_dir, tracked)
+            )
             return (True, GITIGNORE) if git_ignored else (False, kind)
         if self._global is not None:
             ignored = self._global.check(rel, is_dir)
             if ignored is not None:
                 return ignored, GLOBAL_LAYER
         name = rel.rpartition("/")[2]
-        if not tracked and (_DEFAULT_DIRS_REGEX.fullmatch(name) if is_dir else _DEFAULT_FILES_REGEX.fullmatch(name)):
+        if not tracked and (
+            _DEFAULT_DIRS_REGEX.fullmatch(name) if is_dir else _DEFAULT_FILES_REGEX.fullmatch(name)
+        ):
             return True, DEFAULTS_LAYER
         if not is_dir and _has_binary_extension(name):
             return True, DEFAULTS_LAYER
@@ -239,7 +353,7 @@ class IgnoreRules:
             return False
         for kind, base, spec in self._chain(rel.rpartition("/")[0]):
             if kind == GITIGNORE:
-                ignored = spec.check(rel[len(base) + 1:] if base else rel, is_dir)
+                ignored = spec.check(rel[len(base) + 1 :] if base else rel, is_dir)
                 if ignored is not None:
                     return ignored
         return False
@@ -256,10 +370,15 @@ class IgnoreRules:
             here = "/".join(parts[:depth])
             chain = self._chains.get(here)
             if chain is None:
-                own = {kind: load_patterns(self.root / here / kind, f"{here}/{kind}" if here else kind, self.bad_lines)
-                       for kind in IGNORE_FILE_NAMES}
+                own = {
+                    kind: load_patterns(
+                        self.root / here / kind, f"{here}/{kind}" if here else kind, self.bad_lines
+                    )
+                    for kind in IGNORE_FILE_NAMES
+                }
                 chain = tuple(
-                    layer for kind in IGNORE_FILE_NAMES
+                    layer
+                    for kind in IGNORE_FILE_NAMES
                     for layer in [(kind, here, spec) for spec in (own[kind],) if spec is not None]
                     + [entry for entry in inherited if entry[0] == kind]
                 )

@@ -53,7 +53,9 @@ class PreparedFile:
 
 def lexical_text(chunk: Chunk) -> str:
     """The BM25 field: path, scope and symbol (identifiers split), then the code."""
-    head = " ".join((chunk.path.replace("/", " ").replace(".", " "), chunk.scope, chunk.symbol, chunk.symbol))
+    head = " ".join(
+        (chunk.path.replace("/", " ").replace(".", " "), chunk.scope, chunk.symbol, chunk.symbol)
+    )
     return lexical_document(f"{head}\n{chunk.content}")
 
 
@@ -89,7 +91,9 @@ def prepare_file(path: str, text: str, context_lines: int, clock: PhaseClock) ->
     with clock.phase("relations"):
         relations = extract(path, text)
     language = chunks[0].language if chunks else detect_language(path)
-    return PreparedFile(path, language, chunks, lexical, hashes, relations, is_generated(text, language), counts)
+    return PreparedFile(
+        path, language, chunks, lexical, hashes, relations, is_generated(text, language), counts
+    )
 
 
 def prepare_batch(items: list[tuple[str, str]], recipe: Recipe) -> PreparedBatch:
@@ -102,14 +106,20 @@ def prepare_batch(items: list[tuple[str, str]], recipe: Recipe) -> PreparedBatch
     return PreparedBatch(files, clock.seconds, vectors, embedded)
 
 
-def _embed(files: list[PreparedFile], recipe: Recipe, clock: PhaseClock) -> tuple[dict[str, Any], int]:
+def _embed(
+    files: list[PreparedFile], recipe: Recipe, clock: PhaseClock
+) -> tuple[dict[str, Any], int]:
     """`cached_vectors` for every chunk of `files` with the recipe's model and cache."""
     assert recipe.model is not None
     texts = {h: c.embed_text for f in files for h, c in zip(f.hashes, f.chunks)}
-    return cached_vectors(_model(*recipe.model), _cache(recipe.cache) if recipe.cache else None, texts, clock)
+    return cached_vectors(
+        _model(*recipe.model), _cache(recipe.cache) if recipe.cache else None, texts, clock
+    )
 
 
-def cached_vectors(model: Any, store: Any, texts: dict[str, str], clock: PhaseClock) -> tuple[dict[str, Any], int]:
+def cached_vectors(
+    model: Any, store: Any, texts: dict[str, str], clock: PhaseClock
+) -> tuple[dict[str, Any], int]:
     """Vectors by content hash for `{hash: embed text}`, embedding (and caching in `store`, a VectorCache
     or None) only what the cache lacks; with the number the model embedded."""
     with clock.phase("cache_read"):
@@ -149,7 +159,9 @@ def worker_count(files: int) -> int:
         return 0
     if asked.isdigit():
         return min(int(asked), 8)
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    cores = (
+        len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    )
     return 0 if cores < 2 else min(cores, 4)
 
 
@@ -160,8 +172,12 @@ class _Worker:
     whose worker failed is prepared again in the indexing process, which reports any error once."""
 
     def __init__(self) -> None:
-        self.proc = subprocess.Popen([sys.executable, "-P", "-c", "from zgrep.index.prepare import serve; serve()"],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-P", "-c", "from zgrep.index.prepare import serve; serve()"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
 
     def run(self, items: list[tuple[str, str]], recipe: Recipe) -> PreparedBatch:
         """Prepare one batch in the worker; OSError/EOFError when the worker is gone."""
@@ -191,8 +207,9 @@ def _receive(stream: IO[bytes]) -> object:
     return pickle.loads(data)
 
 
-def prepared_batches(batches: Iterable[list[tuple[str, str]]], recipe: Recipe,
-                     workers: int) -> Iterator[PreparedBatch]:
+def prepared_batches(
+    batches: Iterable[list[tuple[str, str]]], recipe: Recipe, workers: int
+) -> Iterator[PreparedBatch]:
     """Each batch prepared, in order; with `workers`, a bounded number of batches run ahead in worker
     processes (a batch whose worker failed is prepared here instead)."""
     if workers <= 0:
@@ -208,8 +225,14 @@ def prepared_batches(batches: Iterable[list[tuple[str, str]]], recipe: Recipe,
             started.append(local.worker)
         try:
             return cast(PreparedBatch, local.worker.run(items, recipe))
-        except (OSError, EOFError, pickle.UnpicklingError):  # this batch in-process; the caller embeds it with
-            return prepare_batch(items, Recipe(recipe.context_lines))  # its own model and cache, not a second copy
+        except (
+            OSError,
+            EOFError,
+            pickle.UnpicklingError,
+        ):  # this batch in-process; the caller embeds it with
+            return prepare_batch(
+                items, Recipe(recipe.context_lines)
+            )  # its own model and cache, not a second copy
 
     threads = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="index-worker")
     pending: deque[Future[PreparedBatch]] = deque()

@@ -28,7 +28,9 @@ from zgrep.store.rows import chunk_row
 from zgrep.workspace import Manifest, WorkspaceError, read_object
 
 FILES_PER_BATCH = 64
-LEXICAL_VERSION = 7  # bump when index.prepare.lexical_text() changes: indexes re-chunk (vectors stay cached)
+LEXICAL_VERSION = (
+    7  # bump when index.prepare.lexical_text() changes: indexes re-chunk (vectors stay cached)
+)
 RELATIONS_VERSION = 3  # bump when zgrep.relations extraction changes: indexes re-extract
 NEXT_RELATIONS = "relations.next.sqlite"  # a full rebuild's relations until it switches over
 
@@ -55,7 +57,9 @@ class Plan:
     loaded: dict[str, Any] = field(default_factory=dict)
     touched: bool = False
     indexed: int = 0  # files the write phase chunked and stored
-    ignored: dict[str, int] = field(default_factory=dict)  # paths each ignore layer kept out (a directory once)
+    ignored: dict[str, int] = field(
+        default_factory=dict
+    )  # paths each ignore layer kept out (a directory once)
     warnings: list[str] = field(default_factory=list)  # ignore-file lines skipped, one each
 
     def skip(self, reason: str) -> None:
@@ -71,7 +75,9 @@ def normalise_paths(root: Path, paths: list[str]) -> list[str]:
         try:
             rel = full.relative_to(root)
         except ValueError:
-            raise ZgError(ErrorCode.BAD_REQUEST, f"path outside the workspace {root}: {raw}") from None
+            raise ZgError(
+                ErrorCode.BAD_REQUEST, f"path outside the workspace {root}: {raw}"
+            ) from None
         if str(rel) != ".":
             out.append(rel.as_posix())
     return sorted(set(out))
@@ -88,7 +94,9 @@ def plan(engine: Engine, paths: list[str] | None, full: bool, read_new: bool = T
     tally = discovery.Tally()
     stats: dict[str, tuple[int, int]] = {}
     if paths is None:
-        listed = discovery.list_files(root, rules, tally, stats)  # the listing's stat serves the change test
+        listed = discovery.list_files(
+            root, rules, tally, stats
+        )  # the listing's stat serves the change test
         candidates = listed
         gone = set(known) - set(listed)
     else:
@@ -139,9 +147,12 @@ def plan(engine: Engine, paths: list[str] | None, full: bool, read_new: bool = T
 
 def ignore_rules(root: Path, cfg: Config) -> IgnoreRules:
     """The ignore rules an index run of `root` applies: strict when a remote provider embeds the files."""
-    return IgnoreRules.for_root(root, include_hidden=cfg.index.include_hidden,
-                                strict=cfg.embedding.provider != "local",
-                                allowed_secrets=cfg.embedding.allow_secret_files)
+    return IgnoreRules.for_root(
+        root,
+        include_hidden=cfg.index.include_hidden,
+        strict=cfg.embedding.provider != "local",
+        allowed_secrets=cfg.embedding.allow_secret_files,
+    )
 
 
 def run_index(engine: Engine, args: IndexArgs, progress: Progress | None = None) -> IndexReport:
@@ -158,20 +169,30 @@ def run_index(engine: Engine, args: IndexArgs, progress: Progress | None = None)
     if not dry_run:
         recover_rebuild(engine)
     manifest = None if full else engine.check_manifest()
-    stale = manifest is not None and (manifest.get("content_version") != content_version() or not relations_ready(engine))
+    stale = manifest is not None and (
+        manifest.get("content_version") != content_version() or not relations_ready(engine)
+    )
     if stale and not dry_run:
         full, paths, manifest = True, None, None
     if manifest is None and paths is not None:
         paths = None
     # Milvus untouched since its rows last agreed with the file state: no engine unless there is something to write
-    settled = not (dry_run or full) and bool(manifest and manifest.get("complete")) and engine.known_consistent()
+    settled = (
+        not (dry_run or full)
+        and bool(manifest and manifest.get("complete"))
+        and engine.known_consistent()
+    )
     store = repair = None
     if not (dry_run or settled):
         store, repair = _open_store(engine, full, clock)
         full, paths = (True, None) if repair else (full, paths)
     with clock.phase("discover"):
-        work = plan(engine.blank() if full else engine, paths, full,
-                    read_new=dry_run or (manifest is not None and not full))  # a repair rebuild streams too
+        work = plan(
+            engine.blank() if full else engine,
+            paths,
+            full,
+            read_new=dry_run or (manifest is not None and not full),
+        )  # a repair rebuild streams too
     if settled and (work.changed or work.deleted):
         store, repair = _open_store(engine, full, clock)
         if repair:
@@ -201,16 +222,31 @@ def run_index(engine: Engine, args: IndexArgs, progress: Progress | None = None)
     relations = engine.relations()
     stats = FileStatsStore(engine.ws.path(FILESTATS_DB))
     try:
-        return _update(engine, store, work, report, progress, started, clock, manifest, paths, relations, stats)
+        return _update(
+            engine, store, work, report, progress, started, clock, manifest, paths, relations, stats
+        )
     finally:
         stats.close()
 
 
-def _update(engine: Engine, store: Any, work: Plan, report: IndexReport, progress: Progress | None, started: float,
-            clock: PhaseClock, manifest: Manifest | None, paths: list[str] | None, relations: Any,
-            stats: FileStatsStore) -> IndexReport:
+def _update(
+    engine: Engine,
+    store: Any,
+    work: Plan,
+    report: IndexReport,
+    progress: Progress | None,
+    started: float,
+    clock: PhaseClock,
+    manifest: Manifest | None,
+    paths: list[str] | None,
+    relations: Any,
+    stats: FileStatsStore,
+) -> IndexReport:
     """An incremental run's writes: deleted files dropped, changed ones replaced batch by batch."""
-    new_manifest: Manifest = {**engine.new_manifest(store.collection), "content_version": content_version()}
+    new_manifest: Manifest = {
+        **engine.new_manifest(store.collection),
+        "content_version": content_version(),
+    }
     engine.ws.write_manifest({**(manifest or {}), **new_manifest, "complete": False})
     files = engine.files()
     if work.deleted:
@@ -221,17 +257,34 @@ def _update(engine: Engine, store: Any, work: Plan, report: IndexReport, progres
         for rel in work.deleted:
             files.pop(rel, None)
         engine.save_files()
-    chunks_done, embedded = _write_batches(engine, work, store, relations, stats, files, progress, True, clock)
+    chunks_done, embedded = _write_batches(
+        engine, work, store, relations, stats, files, progress, True, clock
+    )
     engine.save_files()
     if work.changed or work.deleted:
         with clock.phase("milvus_flush"):
             store.flush()
-    engine.ws.write_manifest({**new_manifest, "complete": True, "last_indexed": time.time(),
-                              "root_hash": root_hash(files), "commit": covered_commit(engine, manifest, paths)})
+    engine.ws.write_manifest(
+        {
+            **new_manifest,
+            "complete": True,
+            "last_indexed": time.time(),
+            "root_hash": root_hash(files),
+            "commit": covered_commit(engine, manifest, paths),
+        }
+    )
     _check_agreement(engine, store, files)
     _count(report, work, written=True)
-    report.update({"chunks": chunks_done, "embedded": embedded, "files": len(files), "generated": _generated(files),
-                   "took_s": round(time.monotonic() - started, 3), "phases": clock.report()})
+    report.update(
+        {
+            "chunks": chunks_done,
+            "embedded": embedded,
+            "files": len(files),
+            "generated": _generated(files),
+            "took_s": round(time.monotonic() - started, 3),
+            "phases": clock.report(),
+        }
+    )
     return report
 
 
@@ -242,8 +295,15 @@ def _generated(files: dict[str, FileRecord]) -> int:
 
 def _count(report: IndexReport, work: Plan, written: bool) -> None:
     """The plan's counts; after a write phase, `changed` counts the files it could read and store."""
-    report.update({"changed": work.indexed if written else len(work.changed), "deleted": len(work.deleted), "unchanged": work.unchanged,
-                   "skipped": work.skipped, "ignored": work.ignored})
+    report.update(
+        {
+            "changed": work.indexed if written else len(work.changed),
+            "deleted": len(work.deleted),
+            "unchanged": work.unchanged,
+            "skipped": work.skipped,
+            "ignored": work.ignored,
+        }
+    )
     if work.warnings:
         report["warnings"] = work.warnings
 
@@ -266,14 +326,27 @@ def _repair_reason(engine: Engine, store: Any, full: bool) -> str | None:
     return None
 
 
-def _write_batches(engine: Engine, work: Plan, store: Any, relations: Any, stats: FileStatsStore,
-                   files: dict[str, FileRecord], progress: Progress | None, incremental: bool,
-                   clock: PhaseClock) -> tuple[int, int]:
+def _write_batches(
+    engine: Engine,
+    work: Plan,
+    store: Any,
+    relations: Any,
+    stats: FileStatsStore,
+    files: dict[str, FileRecord],
+    progress: Progress | None,
+    incremental: bool,
+    clock: PhaseClock,
+) -> tuple[int, int]:
     """Read, prepare (chunks, BM25 text, relations, term counts; on both cores for big runs), embed and store
     `work.changed` batch by batch into `files`; (chunks, embedded). Files are read one batch ahead
     of preparing, never all at once. Incremental runs replace each file's rows and save the file
     state after every batch."""
-    from zgrep.index.prepare import Recipe, cached_vectors, prepared_batches, worker_count  # (tree-sitter: writes only)
+    from zgrep.index.prepare import (
+        Recipe,
+        cached_vectors,
+        prepared_batches,
+        worker_count,
+    )  # (tree-sitter: writes only)
 
     chunks_done = embedded = files_done = 0
     meta: dict[str, discovery.LoadedFile] = {}
@@ -281,7 +354,9 @@ def _write_batches(engine: Engine, work: Plan, store: Any, relations: Any, stats
     batches = _read_batches(engine, work, meta, unreadable, clock)
     workers = worker_count(len(work.changed))
     model = getattr(engine.embedder, "source", None) if workers else None
-    recipe = Recipe(engine.config.index.chunk_context_lines, model, str(engine.cache.path) if model else None)
+    recipe = Recipe(
+        engine.config.index.chunk_context_lines, model, str(engine.cache.path) if model else None
+    )
     prepared = prepared_batches(batches, recipe, workers)
     while True:
         with clock.phase("prepare_wait"):
@@ -299,10 +374,15 @@ def _write_batches(engine: Engine, work: Plan, store: Any, relations: Any, stats
             vectors, fresh = batch.vectors, batch.embedded
         embedded += fresh
         with clock.phase("rows"):
-            rows = [chunk_row(c, h, lex, vectors[h], meta[f.path].mtime)
-                    for f in batch.files for c, h, lex in zip(f.chunks, f.hashes, f.lexical)]
+            rows = [
+                chunk_row(c, h, lex, vectors[h], meta[f.path].mtime)
+                for f in batch.files
+                for c, h, lex in zip(f.chunks, f.hashes, f.lexical)
+            ]
         with clock.phase("milvus_write"):
-            if incremental:  # rows exist only for recorded files (row-count repair covers any other)
+            if (
+                incremental
+            ):  # rows exist only for recorded files (row-count repair covers any other)
                 store.delete_paths([rel for rel in done + gone if rel in files])
             store.insert(rows)
         with clock.phase("relations_write"):
@@ -313,8 +393,9 @@ def _write_batches(engine: Engine, work: Plan, store: Any, relations: Any, stats
                 stats.remove_paths(gone)
         for f in batch.files:
             loaded = meta.pop(f.path)
-            files[f.path] = FileRecord(loaded.sha256, loaded.size, loaded.mtime_ns, f.language, len(f.chunks),
-                                        f.generated)
+            files[f.path] = FileRecord(
+                loaded.sha256, loaded.size, loaded.mtime_ns, f.language, len(f.chunks), f.generated
+            )
         for rel in gone:
             files.pop(rel, None)
         if incremental:
@@ -323,15 +404,33 @@ def _write_batches(engine: Engine, work: Plan, store: Any, relations: Any, stats
         chunks_done += len(rows)
         files_done += len(done)
         if progress:
-            progress({"files_done": files_done, "files_total": len(work.changed), "chunks_done": chunks_done})
+            progress(
+                {
+                    "files_done": files_done,
+                    "files_total": len(work.changed),
+                    "chunks_done": chunks_done,
+                }
+            )
     if progress and work.changed:
-        progress({"files_done": len(work.changed), "files_total": len(work.changed), "chunks_done": chunks_done, "final": True})
+        progress(
+            {
+                "files_done": len(work.changed),
+                "files_total": len(work.changed),
+                "chunks_done": chunks_done,
+                "final": True,
+            }
+        )
     work.indexed = files_done
     return chunks_done, embedded
 
 
-def _read_batches(engine: Engine, work: Plan, meta: dict[str, discovery.LoadedFile], unreadable: list[str],
-                  clock: PhaseClock) -> Iterator[list[tuple[str, str]]]:
+def _read_batches(
+    engine: Engine,
+    work: Plan,
+    meta: dict[str, discovery.LoadedFile],
+    unreadable: list[str],
+    clock: PhaseClock,
+) -> Iterator[list[tuple[str, str]]]:
     """`(path, text)` batches of `work.changed`, read lazily; what cannot be read is counted as skipped
     and listed in `unreadable`, each file's size, hash and times go to `meta`."""
     root, max_bytes = engine.ws.root, engine.config.index.max_file_bytes
@@ -340,8 +439,9 @@ def _read_batches(engine: Engine, work: Plan, meta: dict[str, discovery.LoadedFi
         items = []
         with clock.phase("read"):
             for rel in work.changed[i : i + FILES_PER_BATCH]:
-                loaded = work.loaded.pop(rel, None) or discovery.read_file(root, rel, max_bytes=max_bytes,
-                                                                           confinement=confinement)
+                loaded = work.loaded.pop(rel, None) or discovery.read_file(
+                    root, rel, max_bytes=max_bytes, confinement=confinement
+                )
                 if isinstance(loaded, discovery.LoadedFile):
                     meta[rel] = loaded
                     items.append((rel, loaded.text))
@@ -351,8 +451,15 @@ def _read_batches(engine: Engine, work: Plan, meta: dict[str, discovery.LoadedFi
         yield items
 
 
-def _rebuild(engine: Engine, store: Any, work: Plan, report: IndexReport, progress: Progress | None,
-             started: float, clock: PhaseClock) -> IndexReport:
+def _rebuild(
+    engine: Engine,
+    store: Any,
+    work: Plan,
+    report: IndexReport,
+    progress: Progress | None,
+    started: float,
+    clock: PhaseClock,
+) -> IndexReport:
     """A full rebuild beside the live index (searches keep answering from it), then one switch.
 
     The rebuild marker is written before anything else; the new file state (naming the new
@@ -369,24 +476,40 @@ def _rebuild(engine: Engine, store: Any, work: Plan, report: IndexReport, progre
     stats = FileStatsStore(engine.ws.path(NEXT_FILESTATS))
     files: dict[str, FileRecord] = {}
     try:
-        chunks_done, embedded = _write_batches(engine, work, target, relations, stats, files, progress, False, clock)
+        chunks_done, embedded = _write_batches(
+            engine, work, target, relations, stats, files, progress, False, clock
+        )
     finally:
         relations.close()
         stats.close()
     if work.changed:
         with clock.phase("milvus_flush"):
             target.flush()
-    marker["manifest"] = {**engine.new_manifest(name), "content_version": content_version(), "complete": True,
-                          "last_indexed": time.time(), "root_hash": root_hash(files),
-                          "commit": covered_commit(engine, None, None)}
+    marker["manifest"] = {
+        **engine.new_manifest(name),
+        "content_version": content_version(),
+        "complete": True,
+        "last_indexed": time.time(),
+        "root_hash": root_hash(files),
+        "commit": covered_commit(engine, None, None),
+    }
     _write_marker(engine, marker)
     engine.save_files(files, name)
     _finish_rebuild(engine, marker, target, files)
     _check_agreement(engine, target, files)
     _count(report, work, written=True)
-    report.update({"deleted": 0, "unchanged": 0, "chunks": chunks_done, "embedded": embedded, "files": len(files),
-                   "generated": _generated(files),
-                   "took_s": round(time.monotonic() - started, 3), "phases": clock.report()})
+    report.update(
+        {
+            "deleted": 0,
+            "unchanged": 0,
+            "chunks": chunks_done,
+            "embedded": embedded,
+            "files": len(files),
+            "generated": _generated(files),
+            "took_s": round(time.monotonic() - started, 3),
+            "phases": clock.report(),
+        }
+    )
     return report
 
 
@@ -416,7 +539,9 @@ def recover_rebuild(engine: Engine) -> None:
     path.unlink(missing_ok=True)
 
 
-def _finish_rebuild(engine: Engine, marker: dict[str, Any], target: Any, files: dict[str, FileRecord]) -> None:
+def _finish_rebuild(
+    engine: Engine, marker: dict[str, Any], target: Any, files: dict[str, FileRecord]
+) -> None:
     """Switch to the rebuilt collection and relations (each step may be repeated), then drop the old."""
     following = engine.ws.path(NEXT_RELATIONS)
     if following.exists():
@@ -454,7 +579,9 @@ def _remove_db(path: Path) -> None:
         Path(f"{path}{suffix}").unlink(missing_ok=True)
 
 
-def covered_commit(engine: Engine, manifest: Manifest | None, paths: list[str] | None) -> str | None:
+def covered_commit(
+    engine: Engine, manifest: Manifest | None, paths: list[str] | None
+) -> str | None:
     """The commit the index now reflects: HEAD after a whole-tree run; after a run over some
     paths, HEAD once every path changed since the recorded commit is indexed at its current content
     (whichever run indexed it), else the recorded commit."""
@@ -478,8 +605,14 @@ def covered_commit(engine: Engine, manifest: Manifest | None, paths: list[str] |
     return head if not check.changed and not check.deleted else previous
 
 
-def _nothing_changed(engine: Engine, manifest: Manifest, work: Plan, report: IndexReport,
-                     started: float, paths: list[str] | None) -> IndexReport:
+def _nothing_changed(
+    engine: Engine,
+    manifest: Manifest,
+    work: Plan,
+    report: IndexReport,
+    started: float,
+    paths: list[str] | None,
+) -> IndexReport:
     """Record refreshed stat data and the current commit without touching Milvus."""
     if work.touched:
         engine.save_files()
@@ -487,6 +620,13 @@ def _nothing_changed(engine: Engine, manifest: Manifest, work: Plan, report: Ind
     if manifest.get("commit") != commit:
         engine.ws.write_manifest({**manifest, "commit": commit})
     files = engine.files()
-    report.update({"chunks": 0, "embedded": 0, "files": len(files), "generated": _generated(files),
-                   "took_s": round(time.monotonic() - started, 3)})
+    report.update(
+        {
+            "chunks": 0,
+            "embedded": 0,
+            "files": len(files),
+            "generated": _generated(files),
+            "took_s": round(time.monotonic() - started, 3),
+        }
+    )
     return report

@@ -17,8 +17,14 @@ def run_status(engine: Engine, args: NoArgs, progress: Progress | None = None) -
     manifest = engine.manifest()
     root = str(engine.ws.root)
     if manifest is None:
-        return {"root": root, "indexed": False, "files": 0, "chunks": 0, "languages": {},
-                "milvus_engine": describe(engine.milvus_uri)}
+        return {
+            "root": root,
+            "indexed": False,
+            "files": 0,
+            "chunks": 0,
+            "languages": {},
+            "milvus_engine": describe(engine.milvus_uri),
+        }
     files = engine.files()
     languages: dict[str, int] = {}
     for rec in files.values():
@@ -27,15 +33,26 @@ def run_status(engine: Engine, args: NoArgs, progress: Progress | None = None) -
     problem = engine.index_problem(manifest) or engine.store_problem(manifest)
     changed = None if problem else changed_files(engine)
     return {
-        "root": root, "indexed": True, "files": len(files), "chunks": sum(r.chunks for r in files.values()),
+        "root": root,
+        "indexed": True,
+        "files": len(files),
+        "chunks": sum(r.chunks for r in files.values()),
         "languages": dict(sorted(languages.items(), key=lambda kv: -kv[1])),
-        "model": manifest.get("model_id"), "dim": manifest.get("dim"), "milvus_uri": redact(str(manifest.get("milvus_uri"))),
+        "model": manifest.get("model_id"),
+        "dim": manifest.get("dim"),
+        "milvus_uri": redact(str(manifest.get("milvus_uri"))),
         "milvus_engine": describe(engine.milvus_uri),
-        "collection": manifest.get("collection"), "last_indexed": manifest.get("last_indexed"),
-        "root_hash": manifest.get("root_hash"), "indexed_commit": manifest.get("commit"), "head_commit": head,
+        "collection": manifest.get("collection"),
+        "last_indexed": manifest.get("last_indexed"),
+        "root_hash": manifest.get("root_hash"),
+        "indexed_commit": manifest.get("commit"),
+        "head_commit": head,
         "stale_vs_head": bool(head and manifest.get("commit") != head),
-        "changed_files": changed, "fresh": changed == 0 and manifest.get("complete", True), "problem": problem,
-        "run_unfinished": not manifest.get("complete", True) or engine.ws.path(REBUILD_STATE).exists(),
+        "changed_files": changed,
+        "fresh": changed == 0 and manifest.get("complete", True),
+        "problem": problem,
+        "run_unfinished": not manifest.get("complete", True)
+        or engine.ws.path(REBUILD_STATE).exists(),
         "code_files": code_files(engine, set(files)),
     }
 

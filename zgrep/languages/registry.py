@@ -31,9 +31,13 @@ def register(language: Language) -> None:
     clashes += [f"extension {e!r}" for e in language.extensions if e in _BY_EXTENSION]
     clashes += [f"type {t!r}" for t in language.types if t in _TYPES]
     if clashes:
-        raise ValueError(f"cannot register {language.name!r}: {', '.join(clashes)} already registered")
+        raise ValueError(
+            f"cannot register {language.name!r}: {', '.join(clashes)} already registered"
+        )
     if language.chunking is not None and not language.sample:
-        raise ValueError(f"cannot register {language.name!r}: a language with a grammar needs a doctor sample")
+        raise ValueError(
+            f"cannot register {language.name!r}: a language with a grammar needs a doctor sample"
+        )
     _BY_NAME[language.name] = language
     _BY_FILENAME.update(dict.fromkeys(language.filenames, language.name))
     _BY_PREFIX.update(dict.fromkeys(language.prefixes, language.name))
@@ -66,7 +70,11 @@ def detect_language(path: str, text: str | None = None) -> str:
     extension = name[dot:]
     if text:
         for language in _BY_NAME.values():
-            if language.sniff and language.sniff[0] == extension and language.sniff[1].search(text, 0, _SNIFF_CHARS):
+            if (
+                language.sniff
+                and language.sniff[0] == extension
+                and language.sniff[1].search(text, 0, _SNIFF_CHARS)
+            ):
                 return language.name
     return _BY_EXTENSION.get(extension, "text")
 
@@ -92,7 +100,9 @@ def resolver_family(language: str) -> str:
 def family(language: str) -> frozenset[str]:
     """The languages that import one another's files with `language`'s (itself included)."""
     name = resolver_family(language)
-    return frozenset({language} | {n for n, lang in _BY_NAME.items() if lang.resolver_family == name})
+    return frozenset(
+        {language} | {n for n, lang in _BY_NAME.items() if lang.resolver_family == name}
+    )
 
 
 def samples() -> dict[str, str]:

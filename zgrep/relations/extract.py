@@ -24,10 +24,28 @@ from zgrep.types import Definition
 
 __all__ = ["FileRelations", "Import", "Ref", "extract"]
 
-_IGNORED = frozenset({"self", "cls", "this", "super", "true", "false", "null", "nil", "None", "True", "False",
-                      "undefined", "it", "_"})
+_IGNORED = frozenset(
+    {
+        "self",
+        "cls",
+        "this",
+        "super",
+        "true",
+        "false",
+        "null",
+        "nil",
+        "None",
+        "True",
+        "False",
+        "undefined",
+        "it",
+        "_",
+    }
+)
 _QUALIFIER = re.compile(r"[\w$.:]+\Z")
-_BINDING_PARENT = re.compile(r"assignment|declarator|declaration|parameter|binding|for_|let|keyword_argument|pattern")
+_BINDING_PARENT = re.compile(
+    r"assignment|declarator|declaration|parameter|binding|for_|let|keyword_argument|pattern"
+)
 _BINDING_FIELDS = frozenset({"left", "name", "pattern", "key"})
 _LISTS = frozenset({"expression_list", "pattern_list", "tuple_pattern", "identifier_list"})
 
@@ -43,7 +61,9 @@ def _import_query(language: str, imports: frozenset[str]) -> Query:
 def _extractor(name: str) -> Callable[[Tree, FileRelations], None]:
     """A language's own extraction, by its "module:function" name."""
     module, _, function = name.partition(":")
-    found: Callable[[Tree, FileRelations], None] = getattr(importlib.import_module(module), function)
+    found: Callable[[Tree, FileRelations], None] = getattr(
+        importlib.import_module(module), function
+    )
     return found
 
 
@@ -60,18 +80,28 @@ def extract(path: str, text: str) -> FileRelations:
             _extractor(spec.extractor)(tree, result)
             return result
         result.defs = symbols(walk_definitions(tree, language))
-        if spec is not None and spec.nested_functions:  # (the walker sees TypeScript's, not object methods)
+        if (
+            spec is not None and spec.nested_functions
+        ):  # (the walker sees TypeScript's, not object methods)
             seen = {(d.name, d.start) for d in result.defs}
-            result.defs += [d for d in _nested_functions(tree.root_node, result.defs) if (d.name, d.start) not in seen]
+            result.defs += [
+                d
+                for d in _nested_functions(tree.root_node, result.defs)
+                if (d.name, d.start) not in seen
+            ]
         result.defs.sort(key=lambda d: (d.start, -d.end))
         spans = _import_spans(tree.root_node, language, spec, result)
-        result.refs = _references(tree.root_node, language, spec, result, spans) + _import_refs(result)
+        result.refs = _references(tree.root_node, language, spec, result, spans) + _import_refs(
+            result
+        )
     except Exception:  # a grammar failure costs this file's relations, never the index run
         result.defs, result.refs, result.imports = [], [], []
     return result
 
 
-def _import_spans(root: Node, language: str, spec: RelSpec | None, result: FileRelations) -> list[tuple[int, int]]:
+def _import_spans(
+    root: Node, language: str, spec: RelSpec | None, result: FileRelations
+) -> list[tuple[int, int]]:
     """Record the file's imports; return the byte spans of import statements."""
     if spec is None or spec.parse_imports is None or not spec.imports:
         return []
@@ -89,11 +119,20 @@ def _import_spans(root: Node, language: str, spec: RelSpec | None, result: FileR
 def _import_refs(result: FileRelations) -> list[Ref]:
     """Each name an import statement binds, as a use of kind `import` by the code around it."""
     owner = _innermost(result.defs, result.lines)
-    return list({(i.alias, i.line): Ref(i.alias, "", i.line, owner[i.line] if i.line < len(owner) else None, "import")
-                 for i in result.imports if i.name not in ("", "*") and i.alias}.values())
+    return list(
+        {
+            (i.alias, i.line): Ref(
+                i.alias, "", i.line, owner[i.line] if i.line < len(owner) else None, "import"
+            )
+            for i in result.imports
+            if i.name not in ("", "*") and i.alias
+        }.values()
+    )
 
 
-_JS_FUNCTION_VALUES = frozenset({"arrow_function", "function_expression", "function", "generator_function"})
+_JS_FUNCTION_VALUES = frozenset(
+    {"arrow_function", "function_expression", "function", "generator_function"}
+)
 
 
 def _nested_functions(root: Node, defs: list[Definition]) -> list[Definition]:
@@ -104,17 +143,27 @@ def _nested_functions(root: Node, defs: list[Definition]) -> list[Definition]:
         node = stack.pop()
         stack.extend(reversed(node.named_children))
         name, outer = None, node
-        if node.type in ("function_declaration", "generator_function_declaration", "method_definition"):
+        if node.type in (
+            "function_declaration",
+            "generator_function_declaration",
+            "method_definition",
+        ):
             name = node.child_by_field_name("name")
         elif node.type == "variable_declarator":
             value = node.child_by_field_name("value")
             if value is not None and value.type in _JS_FUNCTION_VALUES:
                 name = node.child_by_field_name("name")
-                outer = node.parent if node.parent is not None and node.parent.named_child_count == 1 else node
+                outer = (
+                    node.parent
+                    if node.parent is not None and node.parent.named_child_count == 1
+                    else node
+                )
         if name is None or name.type not in ("identifier", "property_identifier"):
             continue
         start, end = outer.start_point[0] + 1, outer.end_point[0] + 1
-        owners = [d for d in (*defs, *found) if d.kind == "function" and d.start < start and end <= d.end]
+        owners = [
+            d for d in (*defs, *found) if d.kind == "function" and d.start < start and end <= d.end
+        ]
         if owners:
             owner = max(owners, key=lambda d: d.start)
             found.append(Definition(node_text(name), "function", start, end, owner.qualname))
@@ -153,7 +202,11 @@ def _qualifier(node: Node, spec: RelSpec | None) -> str:
     target = None
     if parent.type in spec.suffixes:
         target = parent.prev_named_sibling
-    elif parent.type in spec.members and parent.named_child_count > 1 and parent.named_children[0].id != node.id:
+    elif (
+        parent.type in spec.members
+        and parent.named_child_count > 1
+        and parent.named_children[0].id != node.id
+    ):
         target = parent.named_children[0]
     if target is None:
         return ""
@@ -161,18 +214,29 @@ def _qualifier(node: Node, spec: RelSpec | None) -> str:
     return text if len(text) <= 200 and _QUALIFIER.match(text) else "?"
 
 
-def _references(root: Node, language: str, spec: RelSpec | None, result: FileRelations,
-                spans: list[tuple[int, int]]) -> list[Ref]:
+def _references(
+    root: Node,
+    language: str,
+    spec: RelSpec | None,
+    result: FileRelations,
+    spans: list[tuple[int, int]],
+) -> list[Ref]:
     """Distinct (name, qualifier, caller) uses in the file, each at its first line."""
     from bisect import bisect_right
 
     grammar = chunk_spec(language)
-    definers = grammar.calls if grammar is not None else {}  # `defmodule`, `def`: how definitions are written, not uses
+    definers = (
+        grammar.calls if grammar is not None else {}
+    )  # `defmodule`, `def`: how definitions are written, not uses
     owner = _innermost(result.defs, result.lines)
     seen: dict[tuple[str, str, Definition | None, str], Ref] = {}
     nodes = QueryCursor(identifier_query(language)).captures(root).get("ref", [])
     nodes.sort(key=lambda n: n.start_byte)
-    local = _function_locals(nodes, owner, result.defs) if spec is not None and spec.nested_functions else {}
+    local = (
+        _function_locals(nodes, owner, result.defs)
+        if spec is not None and spec.nested_functions
+        else {}
+    )
     for node in nodes:
         at = bisect_right(spans, (node.start_byte, 1 << 62)) - 1
         if at >= 0 and spans[at][0] <= node.start_byte < spans[at][1]:
@@ -180,11 +244,20 @@ def _references(root: Node, language: str, spec: RelSpec | None, result: FileRel
         name = node_text(node).lstrip("$")
         if not name or name in _IGNORED or name in definers or _is_binding(node):
             continue
-        if local and _shadowed(name, owner[node.start_point[0] + 1], local) and not _qualifier(node, spec):
+        if (
+            local
+            and _shadowed(name, owner[node.start_point[0] + 1], local)
+            and not _qualifier(node, spec)
+        ):
             continue
         line = node.start_point[0] + 1
         caller = owner[line] if line < len(owner) else None
-        if caller is not None and caller.name == name and line <= caller.start + 1 and _names_itself(node):
+        if (
+            caller is not None
+            and caller.name == name
+            and line <= caller.start + 1
+            and _names_itself(node)
+        ):
             continue
         key = (name, _qualifier(node, spec), caller, _edge(node, spec))
         if key not in seen:
@@ -192,7 +265,9 @@ def _references(root: Node, language: str, spec: RelSpec | None, result: FileRel
     return list(seen.values())
 
 
-def _function_locals(nodes: list[Node], owner: list[Definition | None], defs: list[Definition]) -> dict[str, set[str]]:
+def _function_locals(
+    nodes: list[Node], owner: list[Definition | None], defs: list[Definition]
+) -> dict[str, set[str]]:
     """Per function (qualified name), the parameters and variables it binds (not its nested functions)."""
     nested = {(d.scope, d.name) for d in defs}
     found: dict[str, set[str]] = {}
@@ -201,7 +276,9 @@ def _function_locals(nodes: list[Node], owner: list[Definition | None], defs: li
         if caller is None or caller.kind != "function" or not _is_binding(node):
             continue
         name = node_text(node)
-        if (caller.qualname, name) not in nested and not (caller.name == name and node.start_point[0] + 1 == caller.start):
+        if (caller.qualname, name) not in nested and not (
+            caller.name == name and node.start_point[0] + 1 == caller.start
+        ):
             found.setdefault(caller.qualname, set()).add(name)
     return found
 
@@ -219,19 +296,40 @@ def _shadowed(name: str, caller: Definition | None, local: dict[str, set[str]]) 
 
 
 _CALLS = re.compile(r"call|invocation|new_expression|object_creation")
-_CONTEXTS = (("type_annotation", "annotation"), ("decorator", "decorator"), ("annotation", "decorator"), ("heritage", "inherit"),
-             ("extends", "inherit"), ("implements", "inherit"), ("superclass", "inherit"),
-             ("super_interfaces", "inherit"), ("base_class", "inherit"), ("type_arguments", "annotation"), ("type_parameters", "annotation"))
+_CONTEXTS = (
+    ("type_annotation", "annotation"),
+    ("decorator", "decorator"),
+    ("annotation", "decorator"),
+    ("heritage", "inherit"),
+    ("extends", "inherit"),
+    ("implements", "inherit"),
+    ("superclass", "inherit"),
+    ("super_interfaces", "inherit"),
+    ("base_class", "inherit"),
+    ("type_arguments", "annotation"),
+    ("type_parameters", "annotation"),
+)
 
 
 def _edge(node: Node, spec: RelSpec | None) -> str:
     """The edge kind of a use: called, decorating, inherited, in a type annotation, or a plain reference."""
     target = node
     parent = node.parent
-    if spec is not None and parent is not None and parent.type in spec.members and parent.named_children[0].id != node.id:
+    if (
+        spec is not None
+        and parent is not None
+        and parent.type in spec.members
+        and parent.named_children[0].id != node.id
+    ):
         target, parent = parent, parent.parent
-    if parent is not None and _CALLS.search(parent.type) and parent.named_child_count and (
-            parent.named_children[0].id == target.id or parent.child_by_field_name("name") == target):
+    if (
+        parent is not None
+        and _CALLS.search(parent.type)
+        and parent.named_child_count
+        and (
+            parent.named_children[0].id == target.id or parent.child_by_field_name("name") == target
+        )
+    ):
         return "call"
     ancestor = node.parent
     for _ in range(6):
@@ -247,6 +345,12 @@ def _edge(node: Node, spec: RelSpec | None) -> str:
 def _names_itself(node: Node) -> bool:
     """Whether an identifier is the name of the definition it sits in (not a recursive call)."""
     parent = node.parent
-    while parent is not None and parent.type in ("function_declarator", "pointer_declarator", "identifier"):
+    while parent is not None and parent.type in (
+        "function_declarator",
+        "pointer_declarator",
+        "identifier",
+    ):
         parent = parent.parent
-    return parent is not None and not parent.type.endswith(("call", "call_expression", "invocation"))
+    return parent is not None and not parent.type.endswith(
+        ("call", "call_expression", "invocation")
+    )

@@ -41,9 +41,13 @@ class Use:
         return qualify(self.caller_scope, self.caller_name)
 
 
-DEF_COLUMNS = "name, kind, start_line, end_line, scope, path, type"  # a `Definition`'s fields, in order
-USE_COLUMNS = ("path, name, qualifier, line, kind, home, caller_name, caller_scope, caller_kind, caller_start, "
-               "caller_end")
+DEF_COLUMNS = (
+    "name, kind, start_line, end_line, scope, path, type"  # a `Definition`'s fields, in order
+)
+USE_COLUMNS = (
+    "path, name, qualifier, line, kind, home, caller_name, caller_scope, caller_kind, caller_start, "
+    "caller_end"
+)
 
 
 @dataclass(frozen=True)
@@ -77,32 +81,53 @@ class Graph:
         self.files = FileSet(dict(db.execute("SELECT path, language FROM files")))
         self._defs: dict[str, list[Definition]] = {}
         self._imports: dict[str, list[tuple[str, str, str, str]]] = {}
-        self.matches: dict[tuple[str, str, str, str | None, str], Match | None] = {}  # query.meaning's cache
-        self.cache: dict[Any, Any] = {}  # followed re-exports, module files, the Python resolver's classes and bases
+        self.matches: dict[
+            tuple[str, str, str, str | None, str], Match | None
+        ] = {}  # query.meaning's cache
+        self.cache: dict[
+            Any, Any
+        ] = {}  # followed re-exports, module files, the Python resolver's classes and bases
 
     def defs(self, name: str) -> list[Definition]:
         """Every definition named `name`."""
         if name not in self._defs:
-            self._defs[name] = [Definition(*row) for row in self.db.execute(
-                f"SELECT {DEF_COLUMNS} FROM defs WHERE name = ? ORDER BY path, start_line", (name,))]
+            self._defs[name] = [
+                Definition(*row)
+                for row in self.db.execute(
+                    f"SELECT {DEF_COLUMNS} FROM defs WHERE name = ? ORDER BY path, start_line",
+                    (name,),
+                )
+            ]
         return self._defs[name]
 
     def defs_in(self, path: str) -> list[Definition]:
         """Every definition of one file, in line order."""
-        return [Definition(*row) for row in self.db.execute(
-            f"SELECT {DEF_COLUMNS} FROM defs WHERE path = ? ORDER BY start_line", (path,))]
+        return [
+            Definition(*row)
+            for row in self.db.execute(
+                f"SELECT {DEF_COLUMNS} FROM defs WHERE path = ? ORDER BY start_line", (path,)
+            )
+        ]
 
     def imports(self, path: str) -> list[tuple[str, str, str, str]]:
         """(module, name, alias, scope) of the imports of `path`."""
         if path not in self._imports:
-            self._imports[path] = list(self.db.execute(
-                "SELECT module, name, alias, scope FROM imports WHERE path = ? ORDER BY line", (path,)))
+            self._imports[path] = list(
+                self.db.execute(
+                    "SELECT module, name, alias, scope FROM imports WHERE path = ? ORDER BY line",
+                    (path,),
+                )
+            )
         return self._imports[path]
 
     def uses(self, where: str, params: tuple[Any, ...]) -> list[Use]:
         """Rows of `refs` matching an SQL condition."""
-        return [Use(*row) for row in self.db.execute(
-            f"SELECT {USE_COLUMNS} FROM refs WHERE {where} ORDER BY path, line", params)]
+        return [
+            Use(*row)
+            for row in self.db.execute(
+                f"SELECT {USE_COLUMNS} FROM refs WHERE {where} ORDER BY path, line", params
+            )
+        ]
 
     # ----- other languages ---------------------------------------------------------------------------
     def _target(self, path: str, name: str, qualifier: str) -> Target | None:
@@ -112,8 +137,10 @@ class Graph:
             if qualifier in SELF_NAMES:
                 return Target(name, local_files(self.files, path), "local")
             for module, imported, alias, _ in self.imports(path):
-                if alias and (qualifier == alias or qualifier.startswith((alias + ".", alias + "::"))):
-                    rest = qualifier[len(alias):]
+                if alias and (
+                    qualifier == alias or qualifier.startswith((alias + ".", alias + "::"))
+                ):
+                    rest = qualifier[len(alias) :]
                     whole = submodule(language, module, imported) if imported else module
                     found = module_files(self.files, path, whole + rest) if whole else set()
                     if imported and not rest:
@@ -144,13 +171,26 @@ class Graph:
         if target is None:
             return None
         candidates = self.defs(target.symbol)
-        if target.via == "member":  # `obj.name` of an unknown object: a method of some class, when called
-            candidates = [d for d in candidates if self.member_of_type(d)] if use.kind == "call" else []
+        if (
+            target.via == "member"
+        ):  # `obj.name` of an unknown object: a method of some class, when called
+            candidates = (
+                [d for d in candidates if self.member_of_type(d)] if use.kind == "call" else []
+            )
             if len({(d.path, d.qualname) for d in candidates}) > 1:
                 return Match(candidates, False, "ambiguous")
-        elif target.via == "local" and use.qualifier in SELF_NAMES:  # this.name: the enclosing class first
-            own = [d for d in candidates if d.path == use.path and d.scope
-                   and (use.caller_qualname == d.scope or use.caller_qualname.startswith(d.scope + "."))]
+        elif (
+            target.via == "local" and use.qualifier in SELF_NAMES
+        ):  # this.name: the enclosing class first
+            own = [
+                d
+                for d in candidates
+                if d.path == use.path
+                and d.scope
+                and (
+                    use.caller_qualname == d.scope or use.caller_qualname.startswith(d.scope + ".")
+                )
+            ]
             candidates = own or candidates
         if not candidates and not (target.files and target.via == "import"):
             return None  # (an imported name may be defined under another: a renamed re-export)
@@ -166,11 +206,16 @@ class Graph:
         """Whether a definition is a member of a class, interface or similar type (not a nested function)."""
         key = ("types", definition.path)
         if key not in self.cache:
-            self.cache[key] = {d.qualname for d in self.defs_in(definition.path) if d.kind not in ("function", "value")}
+            self.cache[key] = {
+                d.qualname
+                for d in self.defs_in(definition.path)
+                if d.kind not in ("function", "value")
+            }
         return definition.scope in self.cache[key]
 
-    def follow(self, symbol: str, files: set[str] | frozenset[str], depth: int,
-               module_level: bool = False) -> list[Definition]:
+    def follow(
+        self, symbol: str, files: set[str] | frozenset[str], depth: int, module_level: bool = False
+    ) -> list[Definition]:
         """Definitions of `symbol` in `files`, else where those files re-export it from, under the name it has
         there (`export { parse as parseUrl } from './url'` leads to `parse` in url.ts). `module_level` keeps
         top-level definitions and imports only (Python's resolver). Memoised."""
@@ -180,13 +225,17 @@ class Graph:
         found: list[Definition] = self.cache[key]
         return found
 
-    def _follow(self, symbol: str, files: frozenset[str], depth: int, module_level: bool) -> list[Definition]:
+    def _follow(
+        self, symbol: str, files: frozenset[str], depth: int, module_level: bool
+    ) -> list[Definition]:
         found = [d for d in self.defs(symbol) if d.path in files and not (module_level and d.scope)]
         if found or depth == 0:
             return found
         for path in sorted(files):
             for module, imported, alias, scope in self.imports(path):
-                if (module_level and scope) or not (imported == "*" or (alias == symbol and imported)):
+                if (module_level and scope) or not (
+                    imported == "*" or (alias == symbol and imported)
+                ):
                     continue
                 onward = self.files_of(path, module) - files
                 name = symbol if imported in ("*", "default") else imported
@@ -198,7 +247,12 @@ class Graph:
         its language and folder, and its own name when the resolver reads it: `super` in a Rust mod.rs is the
         folder's parent)."""
         language = self.files.languages.get(path, "")
-        key = ("module", module, language, path if resolver(language).by_name else posixpath.dirname(path))
+        key = (
+            "module",
+            module,
+            language,
+            path if resolver(language).by_name else posixpath.dirname(path),
+        )
         if key not in self.cache:
             self.cache[key] = module_files(self.files, path, module)
         files: set[str] = self.cache[key]

@@ -15,8 +15,18 @@ from zgrep.filetypes import is_test
 from zgrep.progress import Progress
 from zgrep.relations.graph import Graph
 from zgrep.relations.model import EDGE_KINDS
-from zgrep.relations.query import (DEFAULT_DEPTH, MAX_DEPTH, MAX_TREE_NODES, callers_of, count_arg, find_definitions,
-                                   indexed_root, open_graph, parse_edges, stored_path)
+from zgrep.relations.query import (
+    DEFAULT_DEPTH,
+    MAX_DEPTH,
+    MAX_TREE_NODES,
+    callers_of,
+    count_arg,
+    find_definitions,
+    indexed_root,
+    open_graph,
+    parse_edges,
+    stored_path,
+)
 from zgrep.service import ErrorCode, ZgError
 from zgrep.types import Definition
 
@@ -28,8 +38,11 @@ def changed_definitions(graph: Graph, target: str) -> list[Definition]:
     """The definitions one target names; ZgError(BAD_REQUEST) for a file the relations do not know."""
     path, rest = _path(target), target.partition(":")[2]
     if path not in graph.files.languages:
-        raise ZgError(ErrorCode.BAD_REQUEST, f"{path} is not an indexed file; give a workspace-relative path "
-                                             "(run zg index if it is new)")
+        raise ZgError(
+            ErrorCode.BAD_REQUEST,
+            f"{path} is not an indexed file; give a workspace-relative path "
+            "(run zg index if it is new)",
+        )
     span = _RANGE.fullmatch(rest)
     if rest and not span:
         return find_definitions(graph, rest, path)
@@ -38,8 +51,11 @@ def changed_definitions(graph: Graph, target: str) -> list[Definition]:
         return defs
     low, high = int(span.group(1)), int(span.group(2))
     overlapping = [d for d in defs if d.start <= high and low <= d.end]
-    innermost = [d for d in overlapping if not any(o != d and d.start <= o.start and o.end <= d.end
-                                                   for o in overlapping)]
+    innermost = [
+        d
+        for d in overlapping
+        if not any(o != d and d.start <= o.start and o.end <= d.end for o in overlapping)
+    ]
     return innermost
 
 
@@ -47,8 +63,13 @@ def _path(target: str) -> str:
     return stored_path(target.partition(":")[0])
 
 
-def impact(root: Path, targets: list[str], depth: int = DEFAULT_DEPTH,
-           edges: tuple[str, ...] = IMPACT_EDGES, staged: bool = False) -> ImpactResult:
+def impact(
+    root: Path,
+    targets: list[str],
+    depth: int = DEFAULT_DEPTH,
+    edges: tuple[str, ...] = IMPACT_EDGES,
+    staged: bool = False,
+) -> ImpactResult:
     """Breadth-first over callers from the changed definitions; each definition once, at its nearest distance;
     at most MAX_TREE_NODES of them (`truncated` says when more reach them). `staged`: targets in files the
     relations do not know (not indexed yet, or not code) are skipped, not an error."""
@@ -73,9 +94,15 @@ def impact(root: Path, targets: list[str], depth: int = DEFAULT_DEPTH,
                     caller = Definition.from_json(c)
                     if caller in seen:
                         continue
-                    reached[key] = {**caller.to_json(), "line": c["line"], "edge": c["edge"], "distance": distance,
-                                    "reaches": definition.qualname, "resolved": c["resolved"],
-                                    "test": is_test(c["path"])}
+                    reached[key] = {
+                        **caller.to_json(),
+                        "line": c["line"],
+                        "edge": c["edge"],
+                        "distance": distance,
+                        "reaches": definition.qualname,
+                        "resolved": c["resolved"],
+                        "test": is_test(c["path"]),
+                    }
                     seen.add(caller)
                     if caller.name:
                         following.append(caller)
@@ -84,11 +111,20 @@ def impact(root: Path, targets: list[str], depth: int = DEFAULT_DEPTH,
         db.close()
     found = sorted(reached.values(), key=lambda e: (e["distance"], e["path"], e["start_line"]))
     tests = [e for e in found if e["test"]]
-    return {"root": str(root), "targets": targets, "depth": depth, "edges": list(edges),
-            "changed": [d.to_json() for d in changed], "impacted": [e for e in found if not e["test"]],
-            "tests": tests, "files": sorted({e["path"] for e in found if not e["test"]}),
-            "test_files": sorted({e["path"] for e in tests}), "total": len(found), "truncated": truncated,
-            "skipped": sorted({_path(t) for t in targets} - {_path(t) for t in known})}
+    return {
+        "root": str(root),
+        "targets": targets,
+        "depth": depth,
+        "edges": list(edges),
+        "changed": [d.to_json() for d in changed],
+        "impacted": [e for e in found if not e["test"]],
+        "tests": tests,
+        "files": sorted({e["path"] for e in found if not e["test"]}),
+        "test_files": sorted({e["path"] for e in tests}),
+        "total": len(found),
+        "truncated": truncated,
+        "skipped": sorted({_path(t) for t in targets} - {_path(t) for t in known}),
+    }
 
 
 def run_impact(engine: Engine, args: ImpactArgs, progress: Progress | None = None) -> ImpactResult:
@@ -96,9 +132,19 @@ def run_impact(engine: Engine, args: ImpactArgs, progress: Progress | None = Non
     the result then has every field, its lists empty."""
     root = indexed_root(engine)
     targets, staged = args.get("targets") or [], args.get("staged") is True
-    if not isinstance(targets, list) or not all(isinstance(t, str) and t.strip() for t in targets) or not (
-            targets or staged):
-        raise ZgError(ErrorCode.BAD_REQUEST, "nothing to assess: give PATH, PATH:SYMBOL or PATH:START-END, "
-                                             "or --staged")
-    return impact(root, targets, count_arg("depth", args.get("depth"), 1, MAX_DEPTH) or DEFAULT_DEPTH,
-                  parse_edges(args.get("edges"), IMPACT_EDGES), staged)
+    if (
+        not isinstance(targets, list)
+        or not all(isinstance(t, str) and t.strip() for t in targets)
+        or not (targets or staged)
+    ):
+        raise ZgError(
+            ErrorCode.BAD_REQUEST,
+            "nothing to assess: give PATH, PATH:SYMBOL or PATH:START-END, or --staged",
+        )
+    return impact(
+        root,
+        targets,
+        count_arg("depth", args.get("depth"), 1, MAX_DEPTH) or DEFAULT_DEPTH,
+        parse_edges(args.get("edges"), IMPACT_EDGES),
+        staged,
+    )

@@ -13,7 +13,7 @@ def js_imports(text: str) -> list[tuple[str, str, str]]:
         return []
     module = source.group(1)
     head = text[: source.start()]
-    require = head.strip().endswith("=") or "require" in text[source.start(): source.start() + 9]
+    require = head.strip().endswith("=") or "require" in text[source.start() : source.start() + 9]
     if require:
         head = head.split("=", 1)[0]
     head = re.sub(r"^\s*(import|export|const|let|var)\s+(type\s+)?", "", head).strip()
@@ -26,11 +26,11 @@ def js_imports(text: str) -> list[tuple[str, str, str]]:
             name = re.sub(r"^type\s+", "", name)
             if name:
                 out.append((module, name, alias or name))
-        head = head[: braces.start()] + head[braces.end():]
+        head = head[: braces.start()] + head[braces.end() :]
     star = re.search(r"\*\s*(?:as\s+([\w$]+))?", head)
     if star:
         out.append((module, "" if star.group(1) else "*", star.group(1) or ""))
-        head = head[: star.start()] + head[star.end():]
+        head = head[: star.start()] + head[star.end() :]
     default = re.match(r"\s*([\w$]+)", head.replace(",", " "))
     if default and default.group(1) != "from":
         out.append((module, "" if require else "default", default.group(1)))
@@ -86,8 +86,13 @@ def jvm_imports(text: str) -> list[tuple[str, str, str]]:
     if braces:
         parts = [(braces.group(1), *_jvm_alias(part)) for part in braces.group(2).split(",")]
     else:
-        parts = [(module, name, alias) for module, _, name, alias in
-                 ((*_jvm_alias(part)[0].rpartition("."), _jvm_alias(part)[1]) for part in text.split(","))]
+        parts = [
+            (module, name, alias)
+            for module, _, name, alias in (
+                (*_jvm_alias(part)[0].rpartition("."), _jvm_alias(part)[1])
+                for part in text.split(",")
+            )
+        ]
     out = []
     for module, name, alias in parts:
         if name:

@@ -13,11 +13,54 @@ from zgrep.types import Definition
 
 MAX_BASES = 12
 _GUESS_LIMIT = 1  # how many same-named methods an untyped `obj.name` may stand for
-_CONTAINER_METHODS = frozenset({
-    "get", "set", "setdefault", "update", "pop", "popitem", "items", "keys", "values", "copy", "clear", "append",
-    "extend", "insert", "remove", "index", "count", "sort", "add", "discard", "join", "split", "strip", "format",
-    "encode", "decode", "read", "write", "close", "open", "send", "replace", "startswith", "endswith", "lower",
-    "upper", "readline", "flush", "seek", "tell", "__init__", "__call__", "__enter__", "__exit__"})
+_CONTAINER_METHODS = frozenset(
+    {
+        "get",
+        "set",
+        "setdefault",
+        "update",
+        "pop",
+        "popitem",
+        "items",
+        "keys",
+        "values",
+        "copy",
+        "clear",
+        "append",
+        "extend",
+        "insert",
+        "remove",
+        "index",
+        "count",
+        "sort",
+        "add",
+        "discard",
+        "join",
+        "split",
+        "strip",
+        "format",
+        "encode",
+        "decode",
+        "read",
+        "write",
+        "close",
+        "open",
+        "send",
+        "replace",
+        "startswith",
+        "endswith",
+        "lower",
+        "upper",
+        "readline",
+        "flush",
+        "seek",
+        "tell",
+        "__init__",
+        "__call__",
+        "__enter__",
+        "__exit__",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -58,11 +101,15 @@ _UNKNOWN = "unknown"  # an object whose type the source does not say
 Entity = _Module | _Classes | _Function | _Container | _Tuple | str
 _PART = re.compile(r"(\w*)(\(\))?((?:\[\d*\])*)")
 _INDEX = re.compile(r"\[(\d*)\]")
-_ITEM_METHODS = frozenset({"get", "pop", "setdefault"})  # a container's methods that give one of its items
+_ITEM_METHODS = frozenset(
+    {"get", "pop", "setdefault"}
+)  # a container's methods that give one of its items
 # A method annotated `-> Self` (or found returning `cls(...)` / `self`) gives an instance of the class it was looked
 # up on, so `cache = Cache.read(mode)` makes `cache.write()` a call of Cache.write.
 SELF_TYPES = frozenset({"Self", "typing.Self", "t.Self", "te.Self", "typing_extensions.Self"})
-UNKNOWN_RECEIVER = "unknown_receiver"  # Match.via of `obj.name` whose `obj` has no type the source says
+UNKNOWN_RECEIVER = (
+    "unknown_receiver"  # Match.via of `obj.name` whose `obj` has no type the source says
+)
 MAX_HOPS = 6
 
 
@@ -84,7 +131,9 @@ def resolve(graph: Graph, use: Use) -> Match | None:
         found = graph.follow(use.name, set(entity.files), REEXPORT_DEPTH, module_level=True)
         return Match(found, True, "import") if found else None
     if isinstance(entity, _Classes):
-        found = list(dict.fromkeys(d for cls in entity.defs for d in _member(graph, cls, use.name, False)))
+        found = list(
+            dict.fromkeys(d for cls in entity.defs for d in _member(graph, cls, use.name, False))
+        )
         return Match(found, True, "self" if use.qualifier == "self" else "class") if found else None
     if entity != _UNKNOWN:
         return None
@@ -98,7 +147,11 @@ def _guess(graph: Graph, use: Use) -> Match | None:
     """A method called on an object of unknown type: the one project class method of that name, unresolved."""
     if use.kind != "call" or use.name in _CONTAINER_METHODS:
         return None
-    candidates = [d for d in graph.defs(use.name) if d.scope and d.kind == "function" and graph.member_of_type(d)]
+    candidates = [
+        d
+        for d in graph.defs(use.name)
+        if d.scope and d.kind == "function" and graph.member_of_type(d)
+    ]
     if not candidates or len({d.qualname for d in candidates}) > _GUESS_LIMIT:
         return None
     return Match(candidates, False, "member")
@@ -106,7 +159,11 @@ def _guess(graph: Graph, use: Use) -> Match | None:
 
 def _visible(graph: Graph, path: str, caller: str) -> list[tuple[str, str, str, str]]:
     """The imports a definition sees: the file's, and those made in it or around it (innermost first)."""
-    found = [i for i in graph.imports(path) if not i[3] or caller == i[3] or caller.startswith(i[3] + ".")]
+    found = [
+        i
+        for i in graph.imports(path)
+        if not i[3] or caller == i[3] or caller.startswith(i[3] + ".")
+    ]
     return sorted(found, key=lambda i: -len(i[3]))
 
 
@@ -140,7 +197,9 @@ def _in_project(graph: Graph, path: str, module: str) -> bool:
     return bool(graph.files_of(path, top))
 
 
-def _expression(graph: Graph, path: str, text: str, caller: str, home: str | None, hops: int) -> Entity:
+def _expression(
+    graph: Graph, path: str, text: str, caller: str, home: str | None, hops: int
+) -> Entity:
     """What a dotted expression (`mod.sub`, `Class`, `self.app`, `get_ctx().obj`, `self.items[]`) names in `path`;
     `[T]` is a container of T."""
     if hops > MAX_HOPS:
@@ -148,8 +207,12 @@ def _expression(graph: Graph, path: str, text: str, caller: str, home: str | Non
     if text.startswith("[") and text.endswith("]"):
         return _Container(_expression(graph, path, text[1:-1], caller, home, hops + 1))
     if text.startswith("(") and text.endswith(")"):
-        return _Tuple(tuple(_expression(graph, path, part, caller, home, hops + 1) if part else _UNKNOWN
-                            for part in split_top_level(text[1:-1], ",")))
+        return _Tuple(
+            tuple(
+                _expression(graph, path, part, caller, home, hops + 1) if part else _UNKNOWN
+                for part in split_top_level(text[1:-1], ",")
+            )
+        )
     parts = text.split(".")
     match = _PART.fullmatch(parts[0])
     if match is None or not match.group(1):
@@ -163,12 +226,18 @@ def _expression(graph: Graph, path: str, text: str, caller: str, home: str | Non
             continue
         if not imported and (text == alias or text.startswith(alias + ".")):
             files = graph.files_of(path, module)
-            return _walk(graph, _Module(frozenset(files)), parts[len(alias.split(".")):], hops) if files else _EXTERNAL
+            return (
+                _walk(graph, _Module(frozenset(files)), parts[len(alias.split(".")) :], hops)
+                if files
+                else _EXTERNAL
+            )
         if imported and head == alias:
             files = graph.files_of(path, module)
             if not files:
                 return _EXTERNAL
-            return _walk(graph, _Module(frozenset(files)), [imported + _suffix(match), *parts[1:]], hops)
+            return _walk(
+                graph, _Module(frozenset(files)), [imported + _suffix(match), *parts[1:]], hops
+            )
     local = [d for d in graph.defs(head) if d.path == path and not d.scope]
     return _walk(graph, _entity(graph, local, hops), rest, hops) if local else _UNKNOWN
 
@@ -221,7 +290,9 @@ def _walk(graph: Graph, entity: Entity, rest: list[str], hops: int) -> Entity:
                 defs = graph.follow(part, set(entity.files), REEXPORT_DEPTH, module_level=True)
                 entity = _entity(graph, defs, hops) if defs else _UNKNOWN
         elif isinstance(entity, _Classes) and part:
-            defs = list(dict.fromkeys(d for cls in entity.defs for d in _member(graph, cls, part, False)))
+            defs = list(
+                dict.fromkeys(d for cls in entity.defs for d in _member(graph, cls, part, False))
+            )
             member = _entity(graph, defs, hops) if defs else _UNKNOWN
             if called and isinstance(member, _Function) and member.definition.type in SELF_TYPES:
                 called = False  # an instance of the classes the method was looked up on
@@ -255,18 +326,25 @@ def _submodule(graph: Graph, files: frozenset[str], name: str) -> set[str]:
     for path in files:
         if posixpath.basename(path) in ("__init__.py", "__init__.pyi"):
             base = posixpath.join(posixpath.dirname(path), name)
-            found |= {p for p in (f"{base}.py", f"{base}.pyi", f"{base}/__init__.py") if p in graph.files.languages}
+            found |= {
+                p
+                for p in (f"{base}.py", f"{base}.pyi", f"{base}/__init__.py")
+                if p in graph.files.languages
+            }
     return found
 
 
 def _class_at(graph: Graph, path: str, qualname: str) -> Definition | None:
     scope, _, name = qualname.rpartition(".")
-    return next((d for d in graph.defs(name) if d.path == path and d.scope == scope and d.kind == "class"), None)
+    return next(
+        (d for d in graph.defs(name) if d.path == path and d.scope == scope and d.kind == "class"),
+        None,
+    )
 
 
 def _member(graph: Graph, cls: Definition, name: str, skip_self: bool) -> list[Definition]:
     """`name` as looked up on a class: the first class along its bases (itself first unless super) defining it."""
-    for klass in _mro(graph, cls)[1 if skip_self else 0:]:
+    for klass in _mro(graph, cls)[1 if skip_self else 0 :]:
         found = [d for d in graph.defs(name) if d.path == klass.path and d.scope == klass.qualname]
         if found:
             return found
@@ -294,15 +372,26 @@ def _mro(graph: Graph, cls: Definition) -> list[Definition]:
 def _bases(graph: Graph, cls: Definition) -> list[Definition]:
     """The project classes a class names as its bases."""
     found: list[Definition] = []
-    for use in graph.uses("path = ? AND caller_start = ? AND caller_name = ? AND kind = 'inherit'",
-                          (cls.path, cls.start, cls.name)):
+    for use in graph.uses(
+        "path = ? AND caller_start = ? AND caller_name = ? AND kind = 'inherit'",
+        (cls.path, cls.start, cls.name),
+    ):
         if use.qualifier:
-            entity = _expression(graph, use.path, f"{use.qualifier}.{use.name}", cls.qualname, None, 0)
+            entity = _expression(
+                graph, use.path, f"{use.qualifier}.{use.name}", cls.qualname, None, 0
+            )
             found += list(entity.defs) if isinstance(entity, _Classes) else []
         elif use.home is not None:
-            found += [d for d in graph.defs(use.name) if d.path == use.path and d.scope == use.home
-                      and d.kind == "class"]
+            found += [
+                d
+                for d in graph.defs(use.name)
+                if d.path == use.path and d.scope == use.home and d.kind == "class"
+            ]
         else:
             match = _imported(graph, use.path, use.name, cls.qualname)
-            found += [d for d in match.defs if d.kind == "class"] if match is not None and match.resolved else []
+            found += (
+                [d for d in match.defs if d.kind == "class"]
+                if match is not None and match.resolved
+                else []
+            )
     return [d for d in found if d != cls]

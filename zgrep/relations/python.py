@@ -18,14 +18,46 @@ from zgrep.relations.typetext import TYPE_NAME, type_of
 from zgrep.types import Definition
 
 _FUNCTION_SCOPES = frozenset({"function", "lambda", "comprehension"})
-_COMPREHENSIONS = frozenset({"list_comprehension", "set_comprehension", "dictionary_comprehension",
-                             "generator_expression"})
-_TARGETS = frozenset({"pattern_list", "tuple_pattern", "list_pattern", "tuple", "list", "parenthesized_expression",
-                      "list_splat_pattern", "as_pattern_target"})
-_PARAMETERS = frozenset({"typed_parameter", "default_parameter", "typed_default_parameter", "list_splat_pattern",
-                         "dictionary_splat_pattern"})
-_SKIP = frozenset({"global_statement", "nonlocal_statement", "comment", "integer", "float",
-                   "future_import_statement", "string_content", "string_start", "string_end", "escape_sequence"})
+_COMPREHENSIONS = frozenset(
+    {"list_comprehension", "set_comprehension", "dictionary_comprehension", "generator_expression"}
+)
+_TARGETS = frozenset(
+    {
+        "pattern_list",
+        "tuple_pattern",
+        "list_pattern",
+        "tuple",
+        "list",
+        "parenthesized_expression",
+        "list_splat_pattern",
+        "as_pattern_target",
+    }
+)
+_PARAMETERS = frozenset(
+    {
+        "typed_parameter",
+        "default_parameter",
+        "typed_default_parameter",
+        "list_splat_pattern",
+        "dictionary_splat_pattern",
+    }
+)
+_SKIP = frozenset(
+    {
+        "global_statement",
+        "nonlocal_statement",
+        "comment",
+        "integer",
+        "float",
+        "future_import_statement",
+        "string_content",
+        "string_start",
+        "string_end",
+        "escape_sequence",
+    }
+)
+
+
 @dataclass
 class _Scope:
     """A module, class, function, lambda or comprehension scope and the names bound in it."""
@@ -39,7 +71,10 @@ class _Scope:
 
     def bind(self, name: str, how: str) -> None:
         order = ("var", "param", "import", "def")
-        if order.index(how) >= order.index(self.bindings.get(name, "var")) or name not in self.bindings:
+        if (
+            order.index(how) >= order.index(self.bindings.get(name, "var"))
+            or name not in self.bindings
+        ):
             self.bindings[name] = how
 
 
@@ -53,7 +88,9 @@ class _Extractor:
     def __init__(self, result: FileRelations) -> None:
         self.result = result
         self.scopes: dict[int, _Scope] = {}
-        self.defs: dict[int, Definition] = {}  # definition node id -> its Definition (overload stubs -> the implementation)
+        self.defs: dict[
+            int, Definition
+        ] = {}  # definition node id -> its Definition (overload stubs -> the implementation)
         self.bound: set[int] = set()  # identifier nodes that bind a name
         self.overloads: list[tuple[int, Definition]] = []
         self.override: dict[int, str] = {}  # identifier node id -> edge kind
@@ -96,7 +133,9 @@ class _Extractor:
             self._import(node, scope)
             return
         if kind == "lambda" or kind in _COMPREHENSIONS:
-            inner_scope = _Scope("lambda" if kind == "lambda" else "comprehension", scope.prefix, scope)
+            inner_scope = _Scope(
+                "lambda" if kind == "lambda" else "comprehension", scope.prefix, scope
+            )
             self.scopes[node.id] = inner_scope
             if kind == "lambda":
                 self._parameters(node.child_by_field_name("parameters"), inner_scope)
@@ -120,15 +159,25 @@ class _Extractor:
             items = self._local_type(items, scope) if items else ""
             if left is not None and left.type == "identifier" and items:
                 scope.types.setdefault(node_text(left), items + "[]")
-            elif left is not None and left.type in ("pattern_list", "tuple_pattern") and right is not None:
+            elif (
+                left is not None
+                and left.type in ("pattern_list", "tuple_pattern")
+                and right is not None
+            ):
                 self._unpacked_items(left, right, scope)
         elif kind == "as_pattern":
             alias = node.child_by_field_name("alias")
             self._target(alias, scope)
             value = node.named_children[0] if node.named_children else None
             targets = alias.named_children if alias is not None else []
-            if node.parent is not None and node.parent.type == "except_clause" and value is not None and len(
-                    targets) == 1 and targets[0].type == "identifier" and value.type in ("identifier", "attribute"):
+            if (
+                node.parent is not None
+                and node.parent.type == "except_clause"
+                and value is not None
+                and len(targets) == 1
+                and targets[0].type == "identifier"
+                and value.type in ("identifier", "attribute")
+            ):
                 scope.types.setdefault(node_text(targets[0]), _norm(value))
         elif kind == "named_expression":
             self._target(node.child_by_field_name("name"), scope)
@@ -136,7 +185,9 @@ class _Extractor:
             left = node.child_by_field_name("left")
             name = node_text(left).strip() if left is not None else ""
             if name.isidentifier() and scope.kind in ("module", "class"):
-                self.result.defs.append(Definition(name, "alias", node.start_point[0] + 1, end_line(node), scope.prefix))
+                self.result.defs.append(
+                    Definition(name, "alias", node.start_point[0] + 1, end_line(node), scope.prefix)
+                )
                 scope.bind(name, "def")
             return
         for child in node.named_children:
@@ -152,14 +203,26 @@ class _Extractor:
         if returns is not None:
             typed = type_of(node_text(returns))
         else:
-            typed = "" if is_class or scope.kind != "class" else _constructed(node.child_by_field_name("body"))
-        definition = Definition(name, "class" if is_class else "function", outer.start_point[0] + 1,
-                                end_line(outer), scope.prefix, type=typed)
+            typed = (
+                ""
+                if is_class or scope.kind != "class"
+                else _constructed(node.child_by_field_name("body"))
+            )
+        definition = Definition(
+            name,
+            "class" if is_class else "function",
+            outer.start_point[0] + 1,
+            end_line(outer),
+            scope.prefix,
+            type=typed,
+        )
         self.result.defs.append(definition)
         self.defs[node.id] = definition
         self.bound.add(name_node.id)
         scope.bind(name, "def")
-        if outer is not node and any(_is_overload(d) for d in outer.named_children if d.type == "decorator"):
+        if outer is not node and any(
+            _is_overload(d) for d in outer.named_children if d.type == "decorator"
+        ):
             self.overloads.append((node.id, definition))
         inner = _Scope("class" if is_class else "function", _join(scope.prefix, name), scope)
         self.scopes[node.id] = inner
@@ -174,13 +237,19 @@ class _Extractor:
             for child in body.named_children:
                 self._bind(child, inner)
 
-    def _parameters(self, parameters: Node | None, inner: _Scope, outer: _Scope | None = None) -> None:
+    def _parameters(
+        self, parameters: Node | None, inner: _Scope, outer: _Scope | None = None
+    ) -> None:
         if parameters is None:
             return
         for parameter in parameters.named_children:
             target = parameter
             if parameter.type in _PARAMETERS:
-                target = parameter.child_by_field_name("name") or _first_identifier(parameter) or parameter
+                target = (
+                    parameter.child_by_field_name("name")
+                    or _first_identifier(parameter)
+                    or parameter
+                )
                 annotation = parameter.child_by_field_name("type")
                 if annotation is not None and target.type == "identifier":
                     inner.types[node_text(target)] = type_of(node_text(annotation))
@@ -200,8 +269,16 @@ class _Extractor:
         if left is not None and left.type == "identifier":
             name = node_text(left)
             if scope.kind in ("module", "class"):
-                self.result.defs.append(Definition(name, "value", node.start_point[0] + 1, end_line(node),
-                                                   scope.prefix, type=typed))
+                self.result.defs.append(
+                    Definition(
+                        name,
+                        "value",
+                        node.start_point[0] + 1,
+                        end_line(node),
+                        scope.prefix,
+                        type=typed,
+                    )
+                )
             elif typed:
                 scope.types.setdefault(name, typed)
         elif left is not None and left.type == "attribute" and typed and scope.kind == "function":
@@ -228,12 +305,16 @@ class _Extractor:
             head, dot, rest = text.partition(".")
             base = re.sub(r"(\(\)|\[\d*\])+$", "", head)
             binding = _lookup(scope, base)
-            if binding is None or binding[0].kind not in _FUNCTION_SCOPES or binding[1] not in ("var", "param"):
+            if (
+                binding is None
+                or binding[0].kind not in _FUNCTION_SCOPES
+                or binding[1] not in ("var", "param")
+            ):
                 return text
             typed = binding[0].types.get(base, "")
             if not typed:
                 return text if base in ("self", "cls") else ""
-            text = typed + head[len(base):] + dot + rest
+            text = typed + head[len(base) :] + dot + rest
         return text
 
     def _unpacked_items(self, left: Node, right: Node, scope: _Scope) -> None:
@@ -241,14 +322,25 @@ class _Extractor:
         targets = left.named_children
         function = right.child_by_field_name("function") if right.type == "call" else None
         arguments = right.child_by_field_name("arguments") if right.type == "call" else None
-        if function is not None and node_text(function) == "enumerate" and arguments is not None \
-                and arguments.named_child_count:
+        if (
+            function is not None
+            and node_text(function) == "enumerate"
+            and arguments is not None
+            and arguments.named_child_count
+        ):
             items, which = self._local_type(_norm(arguments.named_children[0]), scope), {1: "[]"}
-        elif function is not None and function.type == "attribute" and node_text(function).endswith(".items"):
+        elif (
+            function is not None
+            and function.type == "attribute"
+            and node_text(function).endswith(".items")
+        ):
             obj = function.child_by_field_name("object")
             items, which = self._local_type(_norm(obj), scope) if obj is not None else "", {1: "[]"}
         else:
-            items, which = self._local_type(_norm(right), scope), {i: f"[][{i}]" for i in range(len(targets))}
+            items, which = (
+                self._local_type(_norm(right), scope),
+                {i: f"[][{i}]" for i in range(len(targets))},
+            )
         for index, suffix in which.items():
             if items and index < len(targets) and targets[index].type == "identifier":
                 scope.types.setdefault(node_text(targets[index]), items + suffix)
@@ -257,14 +349,23 @@ class _Extractor:
         """`self.x = <typed>` in a method records attribute x of the class with its type (first one wins)."""
         obj, attr = target.child_by_field_name("object"), target.child_by_field_name("attribute")
         owner = scope.parent
-        if obj is None or attr is None or node_text(obj) != "self" or owner is None or owner.kind != "class":
+        if (
+            obj is None
+            or attr is None
+            or node_text(obj) != "self"
+            or owner is None
+            or owner.kind != "class"
+        ):
             return
         name = node_text(attr)
         if name in owner.bindings or (owner.prefix, name) in self.attributes:
             return
         self.attributes.add((owner.prefix, name))
-        self.result.defs.append(Definition(name, "value", node.start_point[0] + 1, end_line(node), owner.prefix,
-                                           type=typed))
+        self.result.defs.append(
+            Definition(
+                name, "value", node.start_point[0] + 1, end_line(node), owner.prefix, type=typed
+            )
+        )
 
     def _target(self, node: Node | None, scope: _Scope) -> None:
         """Bind the names an assignment-like target assigns (attributes and subscripts bind none)."""
@@ -289,8 +390,12 @@ class _Extractor:
             if child.type == "wildcard_import":
                 self.result.imports.append(Import(module, "*", "", line, scope.prefix))
                 continue
-            alias_node = child.child_by_field_name("alias") if child.type == "aliased_import" else None
-            name_node = child.child_by_field_name("name") if child.type == "aliased_import" else child
+            alias_node = (
+                child.child_by_field_name("alias") if child.type == "aliased_import" else None
+            )
+            name_node = (
+                child.child_by_field_name("name") if child.type == "aliased_import" else child
+            )
             if name_node is None:
                 continue
             dotted = re.sub(r"\s+", "", node_text(name_node))
@@ -308,9 +413,17 @@ class _Extractor:
             return
         stubs = {id(d) for _, d in self.overloads}
         for node_id, stub in self.overloads:
-            later = [d for d in self.result.defs if d.name == stub.name and d.scope == stub.scope
-                     and id(d) not in stubs and d.start > stub.start]
-            first = next(d for _, d in self.overloads if d.name == stub.name and d.scope == stub.scope)
+            later = [
+                d
+                for d in self.result.defs
+                if d.name == stub.name
+                and d.scope == stub.scope
+                and id(d) not in stubs
+                and d.start > stub.start
+            ]
+            first = next(
+                d for _, d in self.overloads if d.name == stub.name and d.scope == stub.scope
+            )
             self.defs[node_id] = later[0] if later else first
         kept = {id(d) for d in self.defs.values()}
         self.result.defs = [d for d in self.result.defs if id(d) not in stubs or id(d) in kept]
@@ -319,7 +432,9 @@ class _Extractor:
     def use_all(self, root: Node) -> None:
         """Pass 2 over the whole file, in document order, with a stack."""
         module = self.scopes[root.id]
-        stack: list[tuple[Node, _Scope, Definition | None, str]] = [(c, module, None, "") for c in reversed(root.named_children)]
+        stack: list[tuple[Node, _Scope, Definition | None, str]] = [
+            (c, module, None, "") for c in reversed(root.named_children)
+        ]
         while stack:
             item = stack.pop()
             self._uses = []
@@ -354,7 +469,11 @@ class _Extractor:
         if kind in ("import_statement", "import_from_statement"):
             if node.child_by_field_name("module_name") is not None:
                 for child in node.children_by_field_name("name"):
-                    local = child.child_by_field_name("alias") if child.type == "aliased_import" else child
+                    local = (
+                        child.child_by_field_name("alias")
+                        if child.type == "aliased_import"
+                        else child
+                    )
                     if local is not None:
                         self._add(node_text(local), "", node, caller, "import", None)
             return
@@ -365,7 +484,11 @@ class _Extractor:
         if kind == "call":
             function = node.child_by_field_name("function")
             if function is not None:
-                called = function.child_by_field_name("attribute") if function.type == "attribute" else function
+                called = (
+                    function.child_by_field_name("attribute")
+                    if function.type == "attribute"
+                    else function
+                )
                 if called is not None and called.type == "identifier":
                     self.override.setdefault(called.id, "call")
         elif kind == "attribute":
@@ -376,7 +499,11 @@ class _Extractor:
             if value is not None:
                 self._use(value, scope, caller, context)
             return
-        inner_scope = self.scopes.get(node.id, scope) if (kind == "lambda" or kind in _COMPREHENSIONS) else scope
+        inner_scope = (
+            self.scopes.get(node.id, scope)
+            if (kind == "lambda" or kind in _COMPREHENSIONS)
+            else scope
+        )
         for child in node.named_children:
             self._use(child, inner_scope, caller, context)
 
@@ -389,8 +516,16 @@ class _Extractor:
             superclasses = node.child_by_field_name("superclasses")
             for base in superclasses.named_children if superclasses is not None else []:
                 head = base.child_by_field_name("value") if base.type == "subscript" else base
-                final = head.child_by_field_name("attribute") if head is not None and head.type == "attribute" else head
-                if final is not None and final.type == "identifier" and base.type != "keyword_argument":
+                final = (
+                    head.child_by_field_name("attribute")
+                    if head is not None and head.type == "attribute"
+                    else head
+                )
+                if (
+                    final is not None
+                    and final.type == "identifier"
+                    and base.type != "keyword_argument"
+                ):
                     self.override[final.id] = "inherit"
                 self._use(base, scope, definition, "")
         else:
@@ -409,7 +544,9 @@ class _Extractor:
     def _annotation(self, node: Node, scope: _Scope, caller: Definition | None) -> None:
         """Uses inside a type annotation, string annotations ("Flask", "t.Any") included."""
         if node.type == "string":
-            content = "".join(node_text(c) for c in node.named_children if c.type == "string_content")
+            content = "".join(
+                node_text(c) for c in node.named_children if c.type == "string_content"
+            )
             for match in TYPE_NAME.finditer(content):
                 qualifier, _, name = match.group(0).rpartition(".")
                 self._resolved(name, qualifier, node, scope, caller, "annotation")
@@ -423,7 +560,9 @@ class _Extractor:
     def _edge(self, node: Node, context: str) -> str:
         return context or self.override.get(node.id, "reference")
 
-    def _attribute(self, node: Node, scope: _Scope, caller: Definition | None, context: str) -> None:
+    def _attribute(
+        self, node: Node, scope: _Scope, caller: Definition | None, context: str
+    ) -> None:
         obj, attr = node.child_by_field_name("object"), node.child_by_field_name("attribute")
         if obj is None:
             return
@@ -447,14 +586,31 @@ class _Extractor:
             return
         self._resolved(name, "", node, scope, caller, edge)
 
-    def _resolved(self, name: str, qualifier: str, node: Node, scope: _Scope, caller: Definition | None, edge: str) -> None:
+    def _resolved(
+        self,
+        name: str,
+        qualifier: str,
+        node: Node,
+        scope: _Scope,
+        caller: Definition | None,
+        edge: str,
+    ) -> None:
         """A use of `qualifier.name` (or a bare name) as scoping sees it; local variables are no references."""
         if qualifier:
             typed = self._local_type(qualifier, scope)
             qualifier = typed or qualifier
-            if qualifier.split(".", 1)[0] in ("self", "cls") and _enclosing_class(scope) is not None:
-                self._add(name, "self" + qualifier[qualifier.index("."):] if "." in qualifier else "self", node, caller,
-                          edge, _enclosing_class(scope))
+            if (
+                qualifier.split(".", 1)[0] in ("self", "cls")
+                and _enclosing_class(scope) is not None
+            ):
+                self._add(
+                    name,
+                    "self" + qualifier[qualifier.index(".") :] if "." in qualifier else "self",
+                    node,
+                    caller,
+                    edge,
+                    _enclosing_class(scope),
+                )
                 return
             self._add(name, qualifier, node, caller, edge, None)
             return
@@ -467,7 +623,15 @@ class _Extractor:
             return
         self._add(name, "", node, caller, edge, where.prefix)
 
-    def _add(self, name: str, qualifier: str, node: Node, caller: Definition | None, edge: str, home: str | None) -> None:
+    def _add(
+        self,
+        name: str,
+        qualifier: str,
+        node: Node,
+        caller: Definition | None,
+        edge: str,
+        home: str | None,
+    ) -> None:
         key = (name, qualifier, caller, edge, home)
         if key not in self.refs:
             self.refs[key] = Ref(name, qualifier, node.start_point[0] + 1, caller, edge, home)
@@ -507,18 +671,27 @@ def _norm(node: Node, depth: int = 0) -> str:
     if node.type == "subscript":
         value, index = node.child_by_field_name("value"), node.child_by_field_name("subscript")
         head = _norm(value, depth + 1) if value is not None else ""
-        at = node_text(index) if index is not None and index.type == "integer" and node_text(index).isdigit() else ""
+        at = (
+            node_text(index)
+            if index is not None and index.type == "integer" and node_text(index).isdigit()
+            else ""
+        )
         return f"{head}[{at}]" if head and not head.endswith("]") else ""
     return ""
 
 
 def _constructed(body: Node | None) -> str:
-    """"Self" when every `return` of an unannotated method's own body gives `cls(...)` or `self`, else ""."""
+    """ "Self" when every `return` of an unannotated method's own body gives `cls(...)` or `self`, else ""."""
     values: set[str] = set()
     stack = list(body.named_children) if body is not None else []
     while stack:
         node = stack.pop()
-        if node.type in ("function_definition", "class_definition", "decorated_definition", "lambda"):
+        if node.type in (
+            "function_definition",
+            "class_definition",
+            "decorated_definition",
+            "lambda",
+        ):
             continue
         if node.type == "return_statement":
             value = node.named_children[0] if node.named_children else None

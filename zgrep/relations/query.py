@@ -43,15 +43,24 @@ def meaning(graph: Graph, use: Use) -> Match | None:
     return graph.matches[key]
 
 
-def callers_of(graph: Graph, definitions: list[Definition], edges: tuple[str, ...] = EDGE_KINDS,
-               unknown_receivers: bool = False) -> list[Caller]:
+def callers_of(
+    graph: Graph,
+    definitions: list[Definition],
+    edges: tuple[str, ...] = EDGE_KINDS,
+    unknown_receivers: bool = False,
+) -> list[Caller]:
     """The definitions (or module code) whose code uses one of `definitions` by an edge of `edges`; with
     `unknown_receivers`, also `obj.name` uses of a method's name on an object of unknown type (resolved: false)."""
     wanted = set(definitions)
     methods = [d for d in definitions if d.scope and d.kind == "function"]
     names = {d.name for d in definitions}
-    aliases = {alias for (alias,) in graph.db.execute(
-        f"SELECT DISTINCT alias FROM imports WHERE name IN ({','.join('?' * len(names))})", sorted(names))}
+    aliases = {
+        alias
+        for (alias,) in graph.db.execute(
+            f"SELECT DISTINCT alias FROM imports WHERE name IN ({','.join('?' * len(names))})",
+            sorted(names),
+        )
+    }
     used = sorted(names | aliases)
     where = f"name IN ({','.join('?' * len(used))}) AND kind IN ({','.join('?' * len(edges))})"
     found: dict[tuple[str, int, str], Caller] = {}
@@ -65,10 +74,20 @@ def callers_of(graph: Graph, definitions: list[Definition], edges: tuple[str, ..
         key = (use.path, use.caller_start, use.caller_name)
         entry = found.get(key)
         if entry is None:
-            found[key] = {"path": use.path, "start_line": use.caller_start, "end_line": use.caller_end,
-                          "symbol": use.caller_name, "scope": use.caller_scope or None, "kind": use.caller_kind,
-                          "line": use.line, "resolved": match.resolved, "via": match.via,
-                          "targets": sorted({d.path for d in hits}), "edge": use.kind, "edges": [use.kind]}
+            found[key] = {
+                "path": use.path,
+                "start_line": use.caller_start,
+                "end_line": use.caller_end,
+                "symbol": use.caller_name,
+                "scope": use.caller_scope or None,
+                "kind": use.caller_kind,
+                "line": use.line,
+                "resolved": match.resolved,
+                "via": match.via,
+                "targets": sorted({d.path for d in hits}),
+                "edge": use.kind,
+                "edges": [use.kind],
+            }
             continue
         if use.kind not in entry["edges"]:
             entry["edges"] = sorted({*entry["edges"], use.kind}, key=EDGE_KINDS.index)
@@ -79,8 +98,9 @@ def callers_of(graph: Graph, definitions: list[Definition], edges: tuple[str, ..
     return sorted(found.values(), key=lambda c: (c["path"], c["start_line"], c["line"]))
 
 
-def callees_of(graph: Graph, definition: Definition,
-               edges: tuple[str, ...] = TRACE_EDGES) -> list[tuple[Definition, Use, Match]]:
+def callees_of(
+    graph: Graph, definition: Definition, edges: tuple[str, ...] = TRACE_EDGES
+) -> list[tuple[Definition, Use, Match]]:
     """The definitions `definition`'s own code uses by an edge of `edges` (calls reach no plain values)."""
     out: list[tuple[Definition, Use, Match]] = []
     seen: set[Definition] = set()
@@ -128,8 +148,13 @@ def open_graph(root: Path) -> tuple[Graph, sqlite3.Connection]:
     return Graph(db), db
 
 
-def callers(root: Path, symbol: str, source_file: str | None = None, limit: int | None = None,
-            edges: tuple[str, ...] = EDGE_KINDS) -> CallersResult:
+def callers(
+    root: Path,
+    symbol: str,
+    source_file: str | None = None,
+    limit: int | None = None,
+    edges: tuple[str, ...] = EDGE_KINDS,
+) -> CallersResult:
     """The `callers` result: SYMBOL's definitions and who uses them (by an edge of `edges`)."""
     graph, db = open_graph(root)
     try:
@@ -137,19 +162,32 @@ def callers(root: Path, symbol: str, source_file: str | None = None, limit: int 
         found = callers_of(graph, definitions, edges, unknown_receivers=True) if definitions else []
     finally:
         db.close()
-    result: CallersResult = {"root": str(root), "symbol": symbol, "source_file": source_file,
-                              "definitions": [d.to_json() for d in definitions], "callers": found,
-                              "total": len(found)}
+    result: CallersResult = {
+        "root": str(root),
+        "symbol": symbol,
+        "source_file": source_file,
+        "definitions": [d.to_json() for d in definitions],
+        "callers": found,
+        "total": len(found),
+    }
     if limit is not None:
         result["callers"] = found[:limit]
     return result
 
 
-def trace(root: Path, entry: str, direction: str = "backward", depth: int = DEFAULT_DEPTH,
-          source_file: str | None = None, edges: tuple[str, ...] = TRACE_EDGES) -> TraceResult:
+def trace(
+    root: Path,
+    entry: str,
+    direction: str = "backward",
+    depth: int = DEFAULT_DEPTH,
+    source_file: str | None = None,
+    edges: tuple[str, ...] = TRACE_EDGES,
+) -> TraceResult:
     """The `trace` result: a call tree from ENTRY (edges of `edges`), breadth-first to `depth`, cycles cut."""
     if direction not in ("backward", "forward"):
-        raise ZgError(ErrorCode.BAD_REQUEST, f"direction must be backward or forward, not {direction!r}")
+        raise ZgError(
+            ErrorCode.BAD_REQUEST, f"direction must be backward or forward, not {direction!r}"
+        )
     graph, db = open_graph(root)
     try:
         roots = find_definitions(graph, entry, source_file)
@@ -161,12 +199,19 @@ def trace(root: Path, entry: str, direction: str = "backward", depth: int = DEFA
         tree = {"symbol": entry, "ambiguous": True, "children": branches}
     elif branches is not None:
         tree = branches[0]
-    return {"root": str(root), "entry": entry, "direction": direction, "depth": depth, "edges": list(edges),
-            "tree": tree}
+    return {
+        "root": str(root),
+        "entry": entry,
+        "direction": direction,
+        "depth": depth,
+        "edges": list(edges),
+        "tree": tree,
+    }
 
 
-def _tree(graph: Graph, roots: list[Definition], direction: str, depth: int,
-          edges: tuple[str, ...]) -> list[TraceNode]:
+def _tree(
+    graph: Graph, roots: list[Definition], direction: str, depth: int, edges: tuple[str, ...]
+) -> list[TraceNode]:
     """Breadth-first expansion; a definition is expanded once, later meetings are marked."""
     nodes: list[TraceNode] = [{**d.to_json(), "children": []} for d in roots]
     queue = deque((node, d, 0, frozenset({d})) for node, d in zip(nodes, roots))
@@ -180,13 +225,21 @@ def _tree(graph: Graph, roots: list[Definition], direction: str, depth: int,
         expanded.add(definition)
         if level >= depth:
             continue
-        for child_def, line, resolved, via, edge in _neighbours(graph, definition, direction, edges):
+        for child_def, line, resolved, via, edge in _neighbours(
+            graph, definition, direction, edges
+        ):
             if count >= MAX_TREE_NODES:
                 node["truncated"] = True
                 break
             count += 1
-            child: TraceNode = {**child_def.to_json(), "line": line, "resolved": resolved, "via": via, "edge": edge,
-                     "children": []}
+            child: TraceNode = {
+                **child_def.to_json(),
+                "line": line,
+                "resolved": resolved,
+                "via": via,
+                "edge": edge,
+                "children": [],
+            }
             node["children"].append(child)
             if child_def in ancestors:
                 child["cycle"] = True
@@ -195,13 +248,19 @@ def _tree(graph: Graph, roots: list[Definition], direction: str, depth: int,
     return nodes
 
 
-def _neighbours(graph: Graph, definition: Definition, direction: str,
-                edges: tuple[str, ...]) -> list[tuple[Definition, int, bool, str, str]]:
+def _neighbours(
+    graph: Graph, definition: Definition, direction: str, edges: tuple[str, ...]
+) -> list[tuple[Definition, int, bool, str, str]]:
     """Callers (backward) or callees (forward) of one definition, with the line, resolution and edge kind."""
     if direction == "forward":
-        return [(d, use.line, m.resolved, m.via, use.kind) for d, use, m in callees_of(graph, definition, edges)]
-    return [(Definition.from_json(c), c["line"], c["resolved"], c["via"], c["edge"])
-            for c in callers_of(graph, [definition], edges)]
+        return [
+            (d, use.line, m.resolved, m.via, use.kind)
+            for d, use, m in callees_of(graph, definition, edges)
+        ]
+    return [
+        (Definition.from_json(c), c["line"], c["resolved"], c["via"], c["edge"])
+        for c in callers_of(graph, [definition], edges)
+    ]
 
 
 def parse_edges(value: list[str] | str | None, default: tuple[str, ...]) -> tuple[str, ...]:
@@ -216,14 +275,19 @@ def parse_edges(value: list[str] | str | None, default: tuple[str, ...]) -> tupl
         elif item in EDGE_KINDS:
             kinds.append(item)
         else:
-            raise ZgError(ErrorCode.BAD_REQUEST, f"--edges: unknown kind {item!r}; use {','.join(EDGE_KINDS)} or all")
+            raise ZgError(
+                ErrorCode.BAD_REQUEST,
+                f"--edges: unknown kind {item!r}; use {','.join(EDGE_KINDS)} or all",
+            )
     return tuple(k for k in EDGE_KINDS if k in kinds)
 
 
 def _symbol(value: str | None) -> str:
     """The SYMBOL / ENTRY argument; ZgError(BAD_REQUEST) when it is empty."""
     if not isinstance(value, str) or not value.strip():
-        raise ZgError(ErrorCode.BAD_REQUEST, "empty symbol: give a name, e.g. zg callers retry_with_backoff")
+        raise ZgError(
+            ErrorCode.BAD_REQUEST, "empty symbol: give a name, e.g. zg callers retry_with_backoff"
+        )
     return value
 
 
@@ -238,9 +302,18 @@ def count_arg(flag: str, value: int | None, low: int, high: int | None = None) -
     """An integer argument in [low, high], None when absent; ZgError(BAD_REQUEST) naming the flag otherwise."""
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < low or (high is not None and value > high):
-        raise ZgError(ErrorCode.BAD_REQUEST,
-                      f"--{flag} must be at least {low}" if high is None else f"--{flag} must be {low} to {high}")
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int)
+        or value < low
+        or (high is not None and value > high)
+    ):
+        raise ZgError(
+            ErrorCode.BAD_REQUEST,
+            f"--{flag} must be at least {low}"
+            if high is None
+            else f"--{flag} must be {low} to {high}",
+        )
     return value
 
 
@@ -251,16 +324,28 @@ def indexed_root(engine: Engine) -> Path:
     return engine.ws.root
 
 
-def run_callers(engine: Engine, args: CallersArgs, progress: Progress | None = None) -> CallersResult:
+def run_callers(
+    engine: Engine, args: CallersArgs, progress: Progress | None = None
+) -> CallersResult:
     """The `callers` op: needs only the relations database."""
     root = indexed_root(engine)
-    return callers(root, _symbol(args.get("symbol")), _source_file(args.get("source_file")), count_arg("limit", args.get("limit"), 1),
-                   parse_edges(args.get("edges"), EDGE_KINDS))
+    return callers(
+        root,
+        _symbol(args.get("symbol")),
+        _source_file(args.get("source_file")),
+        count_arg("limit", args.get("limit"), 1),
+        parse_edges(args.get("edges"), EDGE_KINDS),
+    )
 
 
 def run_trace(engine: Engine, args: TraceArgs, progress: Progress | None = None) -> TraceResult:
     """The `trace` op: needs only the relations database."""
     root = indexed_root(engine)
-    return trace(root, _symbol(args.get("entry")), args.get("direction") or "backward",
-                 count_arg("depth", args.get("depth"), 1, MAX_DEPTH) or DEFAULT_DEPTH, _source_file(args.get("source_file")),
-                 parse_edges(args.get("edges"), TRACE_EDGES))
+    return trace(
+        root,
+        _symbol(args.get("entry")),
+        args.get("direction") or "backward",
+        count_arg("depth", args.get("depth"), 1, MAX_DEPTH) or DEFAULT_DEPTH,
+        _source_file(args.get("source_file")),
+        parse_edges(args.get("edges"), TRACE_EDGES),
+    )

@@ -37,7 +37,11 @@ class FileSet:
 
     def ending(self, tail: str) -> set[str]:
         """Files whose path is `tail` or ends with `/tail`."""
-        return {p for p in self._by_name.get(posixpath.basename(tail), ()) if p == tail or p.endswith("/" + tail)}
+        return {
+            p
+            for p in self._by_name.get(posixpath.basename(tail), ())
+            if p == tail or p.endswith("/" + tail)
+        }
 
     def in_dir(self, directory: str, languages: frozenset[str] | set[str]) -> set[str]:
         """Files directly in `directory` of one of `languages`."""
@@ -121,14 +125,20 @@ def module_files(files: FileSet, importer: str, module: str) -> set[str]:
 def _python(files: FileSet, importer: str, module: str) -> set[str]:
     dots = len(module) - len(module.lstrip("."))
     rest = module[dots:].replace(".", "/")
-    if not dots:  # from the package roots, or beside a script outside any package; else not the project's
+    if (
+        not dots
+    ):  # from the package roots, or beside a script outside any package; else not the project's
         here = posixpath.dirname(importer)
         roots = files.python_roots
         if posixpath.join(here, "__init__.py") not in files.languages:
             roots = [*roots, here]
         stems = [posixpath.join(root, rest) for root in roots]
-        return {c for stem in stems for c in (f"{stem}.py", f"{stem}.pyi", f"{stem}/__init__.py")
-                if c in files.languages}
+        return {
+            c
+            for stem in stems
+            for c in (f"{stem}.py", f"{stem}.pyi", f"{stem}/__init__.py")
+            if c in files.languages
+        }
     base = posixpath.dirname(importer)
     for _ in range(dots - 1):
         base = posixpath.dirname(base)
@@ -146,7 +156,9 @@ def _js(files: FileSet, importer: str, module: str) -> set[str]:
     if ext in (".js", ".jsx", ".mjs", ".cjs"):
         stems.append(base)
     for candidate_stem in stems:
-        for candidate in [candidate_stem + e for e in _JS_EXTS] + [f"{candidate_stem}/index{e}" for e in _JS_EXTS[1:]]:
+        for candidate in [candidate_stem + e for e in _JS_EXTS] + [
+            f"{candidate_stem}/index{e}" for e in _JS_EXTS[1:]
+        ]:
             if candidate in files.languages:
                 return {candidate}
     return set()
@@ -169,7 +181,11 @@ def _rust(files: FileSet, importer: str, module: str) -> set[str]:
         if parts[:1] == ["crate"]:
             return files.ending("lib.rs") | files.ending("main.rs")
         directory = posixpath.dirname(importer)
-        if parts[:1] == ["super"] and posixpath.basename(importer) in ("mod.rs", "lib.rs", "main.rs"):
+        if parts[:1] == ["super"] and posixpath.basename(importer) in (
+            "mod.rs",
+            "lib.rs",
+            "main.rs",
+        ):
             directory = posixpath.dirname(directory)
         return {p for p in (f"{directory}.rs", f"{directory}/mod.rs") if p in files.languages}
     tail = "/".join(segments)

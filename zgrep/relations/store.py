@@ -86,14 +86,42 @@ class RelationsStore:
         """Replace everything known about these files."""
         with self._transaction() as db:
             self._delete([r.path for r in records])
-            db.executemany("INSERT INTO files VALUES (?, ?, ?)", [(r.path, r.language, r.lines) for r in records])
-            db.executemany("INSERT INTO defs VALUES (?, ?, ?, ?, ?, ?, ?)", [
-                (r.path, d.name, d.scope, d.kind, d.start, d.end, d.type) for r in records for d in r.defs])
-            db.executemany("INSERT INTO refs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", [
-                (r.path, ref.name, ref.qualifier, ref.line, ref.kind, ref.home, *_caller(ref.caller, r.lines))
-                for r in records for ref in r.refs])
-            db.executemany("INSERT INTO imports VALUES (?, ?, ?, ?, ?, ?)", [
-                (r.path, i.module, i.name, i.alias, i.line, i.scope) for r in records for i in r.imports])
+            db.executemany(
+                "INSERT INTO files VALUES (?, ?, ?)",
+                [(r.path, r.language, r.lines) for r in records],
+            )
+            db.executemany(
+                "INSERT INTO defs VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (r.path, d.name, d.scope, d.kind, d.start, d.end, d.type)
+                    for r in records
+                    for d in r.defs
+                ],
+            )
+            db.executemany(
+                "INSERT INTO refs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        r.path,
+                        ref.name,
+                        ref.qualifier,
+                        ref.line,
+                        ref.kind,
+                        ref.home,
+                        *_caller(ref.caller, r.lines),
+                    )
+                    for r in records
+                    for ref in r.refs
+                ],
+            )
+            db.executemany(
+                "INSERT INTO imports VALUES (?, ?, ?, ?, ?, ?)",
+                [
+                    (r.path, i.module, i.name, i.alias, i.line, i.scope)
+                    for r in records
+                    for i in r.imports
+                ],
+            )
 
     def remove_paths(self, paths: list[str]) -> None:
         """Forget these files."""

@@ -7,8 +7,25 @@ import re
 
 TYPE_NAME = re.compile(r"[A-Za-z_][\w.]*")
 _GENERIC = re.compile(r"([\w.]+)\[(.+)\]")
-_SEQUENCES = frozenset({"list", "List", "Sequence", "MutableSequence", "Iterable", "Iterator", "Collection", "set",
-                        "Set", "frozenset", "FrozenSet", "AbstractSet", "MutableSet", "Generator", "deque"})
+_SEQUENCES = frozenset(
+    {
+        "list",
+        "List",
+        "Sequence",
+        "MutableSequence",
+        "Iterable",
+        "Iterator",
+        "Collection",
+        "set",
+        "Set",
+        "frozenset",
+        "FrozenSet",
+        "AbstractSet",
+        "MutableSet",
+        "Generator",
+        "deque",
+    }
+)
 _MAPPINGS = frozenset({"dict", "Dict", "Mapping", "MutableMapping", "OrderedDict", "defaultdict"})
 
 

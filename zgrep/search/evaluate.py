@@ -29,8 +29,10 @@ K = 10
 Metric = Literal["ndcg@10", "mrr", "recall@10", "hit@1"]
 METRICS: tuple[Metric, ...] = ("ndcg@10", "mrr", "recall@10", "hit@1")
 Metrics = TypedDict("Metrics", {"ndcg@10": float, "mrr": float, "recall@10": float, "hit@1": float})
-MeanMetrics = TypedDict("MeanMetrics", {"ndcg@10": float, "mrr": float, "recall@10": float, "hit@1": float,
-                                        "queries": int})
+MeanMetrics = TypedDict(
+    "MeanMetrics",
+    {"ndcg@10": float, "mrr": float, "recall@10": float, "hit@1": float, "queries": int},
+)
 
 
 class Row(Metrics):
@@ -114,12 +116,16 @@ def load_annotations(path: Path) -> list[Query]:
     out = []
     try:
         for item in items:
-            targets = tuple(Target.parse(t) for t in [*item.get("relevant", []), *item.get("secondary", [])])
+            targets = tuple(
+                Target.parse(t) for t in [*item.get("relevant", []), *item.get("secondary", [])]
+            )
             if not isinstance(item["query"], str) or not item["query"].strip() or not targets:
                 raise ValueError
             out.append(Query(item["query"], targets, item.get("category", "uncategorised")))
     except (AttributeError, KeyError, TypeError, ValueError):
-        raise AnnotationError(f"{path}: query {len(out) + 1} lacks a query text or relevant targets") from None
+        raise AnnotationError(
+            f"{path}: query {len(out) + 1} lacks a query text or relevant targets"
+        ) from None
     return out
 
 
@@ -145,11 +151,17 @@ def score(hits: list[SearchHit], targets: tuple[Target, ...]) -> Metrics:
 
 def mean_metrics(rows: list[Row]) -> MeanMetrics:
     """Mean of each metric over rows."""
+
     def mean(metric: Metric) -> float:
         return round(statistics.fmean(r[metric] for r in rows), 4) if rows else 0.0
 
-    return {"ndcg@10": mean("ndcg@10"), "mrr": mean("mrr"), "recall@10": mean("recall@10"), "hit@1": mean("hit@1"),
-            "queries": len(rows)}
+    return {
+        "ndcg@10": mean("ndcg@10"),
+        "mrr": mean("mrr"),
+        "recall@10": mean("recall@10"),
+        "hit@1": mean("hit@1"),
+        "queries": len(rows),
+    }
 
 
 Ask = Callable[[str, Args], JSONObject]
@@ -161,6 +173,7 @@ def _session(root: Path, mode: str) -> Iterator[tuple[Ask, list[str]]]:
     the client (the daemon holding the workspace); with the modes used, filled in as ops run."""
     used: list[str] = []
     if mode == "server" or (mode == "auto" and client.live_daemon() is not None):
+
         def ask(op: str, args: Args) -> JSONObject:
             result, how = client.call(op, str(root), args, mode)
             used.append(how)
@@ -177,8 +190,9 @@ def _session(root: Path, mode: str) -> Iterator[tuple[Ask, list[str]]]:
         engine.close()
 
 
-def evaluate_workspace(root: Path, queries: list[Query], args: Args | None = None,
-                       mode: str = "direct") -> EvalReport:
+def evaluate_workspace(
+    root: Path, queries: list[Query], args: Args | None = None, mode: str = "direct"
+) -> EvalReport:
     """Index `root` (timed), run every query (in-process, or through the daemon unless `mode` is direct), score."""
     with _session(root, mode) as (ask, used):
         started = time.monotonic()
@@ -189,42 +203,73 @@ def evaluate_workspace(root: Path, queries: list[Query], args: Args | None = Non
         per_query: list[QueryReport] = []
         for q in queries:
             t0 = time.monotonic()
-            res = cast(SearchResult, ask(SEARCH.name, {"queries": [q.text], "limit": K, "preview": "none", "refresh": "off",
-                                                       **(args or {})}))
+            res = cast(
+                SearchResult,
+                ask(
+                    SEARCH.name,
+                    {
+                        "queries": [q.text],
+                        "limit": K,
+                        "preview": "none",
+                        "refresh": "off",
+                        **(args or {}),
+                    },
+                ),
+            )
             latencies.append(time.monotonic() - t0)
             hits = res.get("hits", [])
             metrics = score(hits, q.targets)
             rows.append({**metrics, "category": q.category})
             top = [f"{h['path']}:{h['start_line']}-{h['end_line']}" for h in hits[:K]]
-            per_query.append({"query": q.text, "category": q.category, **metrics, "top": top[:3],
-                              "top10": top, "symbols": [h.get("symbol") or "" for h in hits[:K]],
-                              "matched_by": [h.get("matched_by") or [] for h in hits[:K]],
-                              "latency_ms": round(latencies[-1] * 1000, 2)})
+            per_query.append(
+                {
+                    "query": q.text,
+                    "category": q.category,
+                    **metrics,
+                    "top": top[:3],
+                    "top10": top,
+                    "symbols": [h.get("symbol") or "" for h in hits[:K]],
+                    "matched_by": [h.get("matched_by") or [] for h in hits[:K]],
+                    "latency_ms": round(latencies[-1] * 1000, 2),
+                }
+            )
     categories = sorted({r["category"] for r in rows})
     return {
         "mode": used[-1],
         "overall": mean_metrics(rows),
-        "by_category": {c: mean_metrics([r for r in rows if r["category"] == c]) for c in categories},
+        "by_category": {
+            c: mean_metrics([r for r in rows if r["category"] == c]) for c in categories
+        },
         "p50_latency_ms": round(statistics.median(latencies) * 1000, 1) if latencies else 0.0,
-        "index_s": round(index_s, 2), "index": cast(IndexReport, index_report) if isinstance(index_report, dict) else {},
-        "per_query": per_query, "rows": rows,
+        "index_s": round(index_s, 2),
+        "index": cast(IndexReport, index_report) if isinstance(index_report, dict) else {},
+        "per_query": per_query,
+        "rows": rows,
     }
 
 
 def format_report(results: dict[str, EvalReport]) -> str:
     """A table per repository, per category and overall."""
-    lines = [f"{'repo':<12} {'n':>4} {'ndcg@10':>8} {'mrr':>6} {'r@10':>6} {'hit@1':>6} {'p50ms':>7} {'index_s':>8}"]
+    lines = [
+        f"{'repo':<12} {'n':>4} {'ndcg@10':>8} {'mrr':>6} {'r@10':>6} {'hit@1':>6} {'p50ms':>7} {'index_s':>8}"
+    ]
     all_rows: list[Row] = []
     for name, res in results.items():
         o = res["overall"]
-        lines.append(f"{name:<12} {o['queries']:>4} {o['ndcg@10']:>8.3f} {o['mrr']:>6.3f} {o['recall@10']:>6.3f} "
-                     f"{o['hit@1']:>6.3f} {res['p50_latency_ms']:>7.1f} {res['index_s']:>8.2f}")
+        lines.append(
+            f"{name:<12} {o['queries']:>4} {o['ndcg@10']:>8.3f} {o['mrr']:>6.3f} {o['recall@10']:>6.3f} "
+            f"{o['hit@1']:>6.3f} {res['p50_latency_ms']:>7.1f} {res['index_s']:>8.2f}"
+        )
         all_rows.extend(res["rows"])
     if len(results) > 1:
         o = mean_metrics(all_rows)
-        lines.append(f"{'ALL':<12} {o['queries']:>4} {o['ndcg@10']:>8.3f} {o['mrr']:>6.3f} {o['recall@10']:>6.3f} {o['hit@1']:>6.3f}")
+        lines.append(
+            f"{'ALL':<12} {o['queries']:>4} {o['ndcg@10']:>8.3f} {o['mrr']:>6.3f} {o['recall@10']:>6.3f} {o['hit@1']:>6.3f}"
+        )
     lines.append("")
     for cat in sorted({r["category"] for r in all_rows}):
         o = mean_metrics([r for r in all_rows if r["category"] == cat])
-        lines.append(f"{cat:<12} {o['queries']:>4} {o['ndcg@10']:>8.3f} {o['mrr']:>6.3f} {o['recall@10']:>6.3f} {o['hit@1']:>6.3f}")
+        lines.append(
+            f"{cat:<12} {o['queries']:>4} {o['ndcg@10']:>8.3f} {o['mrr']:>6.3f} {o['recall@10']:>6.3f} {o['hit@1']:>6.3f}"
+        )
     return "\n".join(lines)

@@ -42,7 +42,9 @@ class SearchFilter:
             iglobs=list(args.get("iglobs") or []),
             types=list(args.get("types") or []),
             types_not=list(args.get("types_not") or []),
-            paths=[p.rstrip("/") for p in args.get("paths") or [] if p.rstrip("/") not in ("", ".")],
+            paths=[
+                p.rstrip("/") for p in args.get("paths") or [] if p.rstrip("/") not in ("", ".")
+            ],
             symbol_types=list(args.get("symbol_types") or []),
             modified_after=args.get("modified_after"),
             modified_before=args.get("modified_before"),
@@ -54,7 +56,9 @@ class SearchFilter:
                 raise FilterError(str(exc)) from None
         for kind in f.symbol_types:
             if kind not in HIT_KINDS:
-                raise FilterError(f"unknown symbol type {kind!r}; choose from {', '.join(HIT_KINDS)}")
+                raise FilterError(
+                    f"unknown symbol type {kind!r}; choose from {', '.join(HIT_KINDS)}"
+                )
         if f.globs or f.iglobs:
             try:
                 f.glob_filter = GlobFilter(f.globs, f.iglobs)
@@ -100,8 +104,11 @@ class SearchFilter:
 
 def _kinds_expression(kinds: list[str]) -> str:
     """The chunks of these hit kinds: `section` and `module` tell markdown's module chunks from the rest."""
-    parts = [in_list("symbol_kind", [k for k in kinds if k not in ("module", "section")])] if set(kinds) - {
-        "module", "section"} else []
+    parts = (
+        [in_list("symbol_kind", [k for k in kinds if k not in ("module", "section")])]
+        if set(kinds) - {"module", "section"}
+        else []
+    )
     for kind, test in (("module", "!="), ("section", "==")):
         if kind in kinds:
             parts.append(f'(symbol_kind == "module" and language {test} "markdown")')

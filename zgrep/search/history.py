@@ -16,9 +16,15 @@ from zgrep.index.ignore import IgnoreRules
 from zgrep.search.evaluate import K, Query, QueryReport, Target, evaluate_workspace
 from zgrep.telemetry import Interval, bootstrap
 
-MAX_FILES = 20  # a commit touching more files is a sweep (rename, reformat, vendoring), not one question
-SCAN_FACTOR = 10  # commits looked at per commit wanted, so a history of sweeps cannot make it scan forever
-_PR_REF = re.compile(r"\s*\((?:#|[A-Za-z0-9_.-]+#)\d+\)|\s*#\d+\b")  # `(#123)`, `(org/repo#12)`, `#45`
+MAX_FILES = (
+    20  # a commit touching more files is a sweep (rename, reformat, vendoring), not one question
+)
+SCAN_FACTOR = (
+    10  # commits looked at per commit wanted, so a history of sweeps cannot make it scan forever
+)
+_PR_REF = re.compile(
+    r"\s*\((?:#|[A-Za-z0-9_.-]+#)\d+\)|\s*#\d+\b"
+)  # `(#123)`, `(org/repo#12)`, `#45`
 
 
 class HistoryError(ValueError):
@@ -31,7 +37,9 @@ class History:
 
     queries: list[Query] = field(default_factory=list)
     commits: list[str] = field(default_factory=list)
-    skipped: dict[str, int] = field(default_factory=lambda: {"merge": 0, "too_many_files": 0, "no_indexed_file": 0})
+    skipped: dict[str, int] = field(
+        default_factory=lambda: {"merge": 0, "too_many_files": 0, "no_indexed_file": 0}
+    )
 
 
 def history_queries(root: Path, cfg: Config, count: int) -> History:
@@ -76,12 +84,20 @@ def history_queries(root: Path, cfg: Config, count: int) -> History:
 
 def _no_queries(root: Path, scanned: int, skipped: dict[str, int]) -> str:
     """Why no commit of those scanned became a query, counting each reason (the only commit: its reason)."""
-    one = {"merge": "is a merge", "too_many_files": f"changes more than {MAX_FILES} files",
-           "no_indexed_file": "changes no file zg indexes"}
-    many = {"merge": "are merges", "too_many_files": f"change more than {MAX_FILES} files",
-            "no_indexed_file": "change no file zg indexes"}
+    one = {
+        "merge": "is a merge",
+        "too_many_files": f"changes more than {MAX_FILES} files",
+        "no_indexed_file": "changes no file zg indexes",
+    }
+    many = {
+        "merge": "are merges",
+        "too_many_files": f"change more than {MAX_FILES} files",
+        "no_indexed_file": "change no file zg indexes",
+    }
     if scanned == 1:
-        return f"the only commit of {root} gives no query: it " + next(one[k] for k, n in skipped.items() if n)
+        return f"the only commit of {root} gives no query: it " + next(
+            one[k] for k, n in skipped.items() if n
+        )
     reasons = ", ".join(f"{n} {one[k] if n == 1 else many[k]}" for k, n in skipped.items() if n)
     return f"none of the last {scanned} commits of {root} gives a query: {reasons}"
 
@@ -99,9 +115,20 @@ class CommitReport(QueryReport):
     commit: str
 
 
-HistoryReport = TypedDict("HistoryReport", {
-    "mode": str, "commits": int, "skipped": dict[str, int], "k": int, "ndcg@10": Interval, "mrr": Interval,
-    "p50_latency_ms": float, "index_s": float, "per_query": list[CommitReport]})
+HistoryReport = TypedDict(
+    "HistoryReport",
+    {
+        "mode": str,
+        "commits": int,
+        "skipped": dict[str, int],
+        "k": int,
+        "ndcg@10": Interval,
+        "mrr": Interval,
+        "p50_latency_ms": float,
+        "index_s": float,
+        "per_query": list[CommitReport],
+    },
+)
 """`zg eval --from-history N --json`."""
 
 
@@ -110,25 +137,36 @@ def evaluate_history(root: Path, cfg: Config, count: int, mode: str) -> HistoryR
     history = history_queries(root, cfg, count)
     result = evaluate_workspace(root, history.queries, mode=mode)
     rows = result["rows"]
-    per_query: list[CommitReport] = [{"commit": sha, **row} for sha, row in zip(history.commits, result["per_query"])]
+    per_query: list[CommitReport] = [
+        {"commit": sha, **row} for sha, row in zip(history.commits, result["per_query"])
+    ]
     return {
-        "mode": result["mode"], "commits": len(history.queries), "skipped": history.skipped, "k": K,
+        "mode": result["mode"],
+        "commits": len(history.queries),
+        "skipped": history.skipped,
+        "k": K,
         "ndcg@10": bootstrap([r["ndcg@10"] for r in rows], statistics.fmean),
         "mrr": bootstrap([r["mrr"] for r in rows], statistics.fmean),
-        "p50_latency_ms": result["p50_latency_ms"], "index_s": result["index_s"], "per_query": per_query,
+        "p50_latency_ms": result["p50_latency_ms"],
+        "index_s": result["index_s"],
+        "per_query": per_query,
     }
 
 
 def format_history(result: HistoryReport) -> str:
     """The two figures with their intervals, and what was skipped."""
+
     def figure(name: Literal["ndcg@10", "mrr"]) -> str:
         s = result[name]
         return f"{name:<8} {s['value']:.3f}  (95% CI {s['ci'][0]:.3f}-{s['ci'][1]:.3f})"
 
     skipped = ", ".join(f"{n} {why.replace('_', ' ')}" for why, n in result["skipped"].items() if n)
-    return "\n".join([
-        f"{result['commits']} commits scored (commit subject as the query, its changed files as the answer)",
-        figure("ndcg@10"), figure("mrr"),
-        f"p50 latency {result['p50_latency_ms']:.1f} ms, index {result['index_s']:.2f} s"
-        + (f"; skipped: {skipped}" if skipped else ""),
-    ])
+    return "\n".join(
+        [
+            f"{result['commits']} commits scored (commit subject as the query, its changed files as the answer)",
+            figure("ndcg@10"),
+            figure("mrr"),
+            f"p50 latency {result['p50_latency_ms']:.1f} ms, index {result['index_s']:.2f} s"
+            + (f"; skipped: {skipped}" if skipped else ""),
+        ]
+    )

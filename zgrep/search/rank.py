@@ -18,10 +18,15 @@ _DEFINITION_KINDS = frozenset({"class", "interface", "function"})
 SCORE_SCALE = 2.0  # fused scores lie in 0-1; boosts can roughly double the best one
 # Identifiers as a user types them, qualified or not: `parse_url`, `Flask.run`, `std::vector`, `$this->app`.
 _QUERY_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:(?:::|->|\\|\.)[A-Za-z_][A-Za-z0-9_]*)*")
-QUALIFIER = re.compile(r"::|->|\\|\.")  # what joins a qualified name's parts (`Rack::Response`, `os.path`)
+QUALIFIER = re.compile(
+    r"::|->|\\|\."
+)  # what joins a qualified name's parts (`Rack::Response`, `os.path`)
 # Documentation is prose about the code; a query that names it (`readme`, `changelog`, `docs`) wants it.
-_PROSE_QUERY = re.compile(r"\b(?:docs?|documentation|documented|readme|changelog|changes|guide|tutorial|faq|manual"
-                          r"|release notes|how-?to)\b", re.IGNORECASE)
+_PROSE_QUERY = re.compile(
+    r"\b(?:docs?|documentation|documented|readme|changelog|changes|guide|tutorial|faq|manual"
+    r"|release notes|how-?to)\b",
+    re.IGNORECASE,
+)
 # A token is code-like when no English word is spelt that way: a separator (`_ . :: ->`), a lower-to-upper
 # hump (camelCase, PascalCase like `HttpClient`) or two capitals in a row (`FORCE_COLOR`, `URLPattern`).
 _CODE_TOKEN = re.compile(r"[_.:\\]|->|[a-z0-9][A-Z]|[A-Z]{2,}")
@@ -78,13 +83,19 @@ class RankSettings:
 class RerankSettings:
     """Boosts (fractions of the best fused score) and penalties (multipliers) of the rerank."""
 
-    symbol_exact: float = 1.0  # a definition named exactly by a code-like query token (case-sensitive)
-    symbol_embedded: float = 0.5  # share of symbol_exact when that token sits in a natural-language query
+    symbol_exact: float = (
+        1.0  # a definition named exactly by a code-like query token (case-sensitive)
+    )
+    symbol_embedded: float = (
+        0.5  # share of symbol_exact when that token sits in a natural-language query
+    )
     symbol_partial: float = 0.25
     # share of the exact boost for a chunk that holds the name only among definitions merged into it (a
     # sibling method, a slice of the class body) rather than being labelled with it: 0.5 on the dev half
     symbol_merged: float = 0.5
-    symbol_qualifier: float = 0.5  # share of the exact boost for a qualifier's definition (`module Rack`)
+    symbol_qualifier: float = (
+        0.5  # share of the exact boost for a qualifier's definition (`module Rack`)
+    )
     # a chunk whose code spells a code-like query token whole (`FORCE_COLOR` read in `is_terminal`): the
     # dense route cannot tell such a use from chunks about its parts (force, color)
     identifier_use: float = 0.5
@@ -127,13 +138,18 @@ def fuse(routes: dict[str, list[RouteHit]], settings: RankSettings) -> list[Cand
         weight = settings.weights.get(name, 1.0)
         scores = _route_scores(hits, settings)
         if name == "semantic" and settings.dense_margin and hits and hits[0].distance > 0:
-            scores = [v * max(h.distance / hits[0].distance, 0.0) ** settings.dense_margin for v, h in zip(scores, hits)]
+            scores = [
+                v * max(h.distance / hits[0].distance, 0.0) ** settings.dense_margin
+                for v, h in zip(scores, hits)
+            ]
         for hit, value in zip(hits, scores):
             cand = merged.setdefault(hit.id, Candidate(hit.id, hit.fields))
             cand.fused += weight * value
             cand.routes.append(name)
             cand.ranks[name] = hit.rank
-    best = sum(settings.weights.get(n, 1.0) for n in routes) * (1.0 / (settings.rrf_k + 1) if settings.fusion == "rrf" else 1.0)
+    best = sum(settings.weights.get(n, 1.0) for n in routes) * (
+        1.0 / (settings.rrf_k + 1) if settings.fusion == "rrf" else 1.0
+    )
     for cand in merged.values():
         cand.fused = cand.fused / best if best else 0.0
     return sorted(merged.values(), key=lambda c: -c.fused)
@@ -180,7 +196,11 @@ def code_names(query: str) -> tuple[frozenset[str], frozenset[str], bool]:
     the whole query is one symbol. Plain English words (`application`, `table`) give none."""
     text = query.strip().lstrip("$@")
     tokens = _QUERY_TOKEN.findall(text)
-    whole = len(tokens) == 1 and tokens[0] == text and bool(_CODE_TOKEN.search(text) or _SYMBOL_QUERY.fullmatch(text))
+    whole = (
+        len(tokens) == 1
+        and tokens[0] == text
+        and bool(_CODE_TOKEN.search(text) or _SYMBOL_QUERY.fullmatch(text))
+    )
     names: set[str] = set()
     qualifiers: set[str] = set()
     for token in tokens:
@@ -194,17 +214,28 @@ def code_names(query: str) -> tuple[frozenset[str], frozenset[str], bool]:
 def _keywords(query: str) -> set[str]:
     """Plain words of a query that a file name may share (by prefix): code-like tokens are left to
     `_identifiers`, so `FORCE_COLOR` does not name color.py."""
-    words = (seg for token in _QUERY_TOKEN.findall(query) for seg in QUALIFIER.split(token)
-             if seg and not _CODE_TOKEN.search(seg))
-    return {w for w in (m.lower() for seg in words for m in re.findall(r"[A-Za-z][A-Za-z0-9]*", seg))
-            if len(w) > 2 and w not in STOPWORDS}
+    words = (
+        seg
+        for token in _QUERY_TOKEN.findall(query)
+        for seg in QUALIFIER.split(token)
+        if seg and not _CODE_TOKEN.search(seg)
+    )
+    return {
+        w
+        for w in (m.lower() for seg in words for m in re.findall(r"[A-Za-z][A-Za-z0-9]*", seg))
+        if len(w) > 2 and w not in STOPWORDS
+    }
 
 
 def _identifiers(query: str) -> set[str]:
     """Code-like tokens of a query, joined lowercase (`FORCE_COLOR` → forcecolor, `HttpClient` → httpclient):
     they name a file or directory only when spelt whole (force_color.py, HttpClient.java)."""
-    return {_joined(seg) for token in _QUERY_TOKEN.findall(query) for seg in QUALIFIER.split(token)
-            if seg and _CODE_TOKEN.search(seg)}
+    return {
+        _joined(seg)
+        for token in _QUERY_TOKEN.findall(query)
+        for seg in QUALIFIER.split(token)
+        if seg and _CODE_TOKEN.search(seg)
+    }
 
 
 def _joined(name: str) -> str:
@@ -239,7 +270,9 @@ def _path_overlap(keywords: set[str], identifiers: set[str], path: str, symbol: 
     For a one-symbol query only the file's stem counts: `Channel` names channel.ex, not channel/server.ex."""
     if symbol:
         file_stem = _path_names(path)[0]
-        return _prefix_overlap(keywords, set(_name_words(file_stem))) + (_joined(file_stem) in identifiers)
+        return _prefix_overlap(keywords, set(_name_words(file_stem))) + (
+            _joined(file_stem) in identifiers
+        )
     return _prefix_overlap(keywords, _path_parts(path)) + len(identifiers & _path_joined(path))
 
 
@@ -332,7 +365,9 @@ class _PathIndex:
         """Paths with a part that `_prefix_overlap` matches to `word` (a shared 3+ character prefix, or an
         abbreviation of it)."""
         found: set[int] = set()
-        parts = [word[:n] for n in range(3, len(word) + 1) if word[:n] in self.by_part]  # parts `word` starts with
+        parts = [
+            word[:n] for n in range(3, len(word) + 1) if word[:n] in self.by_part
+        ]  # parts `word` starts with
         if len(word) >= 3:  # parts that start with `word`
             at = bisect.bisect_left(self.sorted_parts, word)
             while at < len(self.sorted_parts) and self.sorted_parts[at].startswith(word):
@@ -344,8 +379,13 @@ class _PathIndex:
         return found
 
 
-def rerank(query: str, candidates: list[Candidate], settings: RerankSettings | None = None,
-           generated: Set[str] = frozenset(), file_scores: Mapping[str, float] | None = None) -> list[Candidate]:
+def rerank(
+    query: str,
+    candidates: list[Candidate],
+    settings: RerankSettings | None = None,
+    generated: Set[str] = frozenset(),
+    file_scores: Mapping[str, float] | None = None,
+) -> list[Candidate]:
     """Boost symbol/file-name matches, the query's phrase, definitions, coherent files and files whose whole
     text matches (`file_scores`: a share of the best file's, by path); demote tests, vendored and `generated`
     files; diversify; keep the lexical route's best chunk near the top."""
@@ -357,18 +397,25 @@ def rerank(query: str, candidates: list[Candidate], settings: RerankSettings | N
     keywords, identifiers = _keywords(query), _identifiers(query)
     exact_names, qualifiers, whole_symbol = code_names(query)
     exact_boost = cfg.symbol_exact * (1.0 if whole_symbol else cfg.symbol_embedded)
-    spelt = [re.compile(rf"(?<![A-Za-z0-9_]){re.escape(n)}(?![A-Za-z0-9_])") for n in exact_names
-             if _CODE_TOKEN.search(n) and (whole_symbol or not _ACRONYM.fullmatch(n))]
+    spelt = [
+        re.compile(rf"(?<![A-Za-z0-9_]){re.escape(n)}(?![A-Za-z0-9_])")
+        for n in exact_names
+        if _CODE_TOKEN.search(n) and (whole_symbol or not _ACRONYM.fullmatch(n))
+    ]
     phrase = _Phrase.of(query)
     wants_tests = bool(terms & {"test", "spec", "fixture"})
     demote_generated = bool(generated) and not terms & _GENERATED_WORDS
     # prose ranks below code, so a search that holds no code (scoped to docs/ or to ADRs) keeps its scores
-    demote_prose = not _PROSE_QUERY.search(query) and any(not is_prose(c.fields["path"]) for c in candidates)
+    demote_prose = not _PROSE_QUERY.search(query) and any(
+        not is_prose(c.fields["path"]) for c in candidates
+    )
     file_sum = _file_sums(candidates, cfg.coherence_decay)
     max_file = max(file_sum.values())
     best_of_file: dict[str, Candidate] = {}
     strong: set[str] = set()  # chunks named by the query or holding its phrase
-    for cand in candidates:  # name, identifier, phrase and path boosts first: they pick each file's best chunk
+    for cand in (
+        candidates
+    ):  # name, identifier, phrase and path boosts first: they pick each file's best chunk
         f = cand.fields
         score = cand.fused
         symbol = f.get("symbol") or ""
@@ -382,16 +429,27 @@ def rerank(query: str, candidates: list[Candidate], settings: RerankSettings | N
             # words spelling parts of a compound name (`start_services`); a one-word name (`Application`,
             # `Color`) is what an English word or an identifier's part matches by accident. A one-symbol
             # query wants all of its parts named.
-            score += top * cfg.symbol_partial * len(name & terms) / max(len(name), len(terms) if whole_symbol else 0)
+            score += (
+                top
+                * cfg.symbol_partial
+                * len(name & terms)
+                / max(len(name), len(terms) if whole_symbol else 0)
+            )
         if spelt and any(p.search(f.get("content") or "") for p in spelt):
             score += top * cfg.identifier_use
         if phrase is not None and (share := phrase.share(f.get("content") or "")) >= PHRASE_SHARE:
             score += top * cfg.phrase * share
             strong.add(cand.id)
         if keywords or identifiers:
-            ratio = _path_overlap(keywords, identifiers, f["path"], whole_symbol) / (len(keywords) + len(identifiers))
+            ratio = _path_overlap(keywords, identifiers, f["path"], whole_symbol) / (
+                len(keywords) + len(identifiers)
+            )
             if ratio:
-                ratio *= 1.0 - cfg.name_cover + cfg.name_cover * _name_cover(keywords, identifiers, f["path"])
+                ratio *= (
+                    1.0
+                    - cfg.name_cover
+                    + cfg.name_cover * _name_cover(keywords, identifiers, f["path"])
+                )
             score += top * cfg.path_match * ratio
         cand.score = score
         best = best_of_file.get(f["path"])
@@ -431,8 +489,10 @@ def _file_sums(candidates: list[Candidate], decay: float) -> dict[str, float]:
         by_file.setdefault(cand.fields["path"], []).append(cand.fused)
     if decay == 1.0:
         return {path: sum(scores) for path, scores in by_file.items()}
-    return {path: sum(v * decay ** i for i, v in enumerate(sorted(scores, reverse=True)))
-            for path, scores in by_file.items()}
+    return {
+        path: sum(v * decay**i for i, v in enumerate(sorted(scores, reverse=True)))
+        for path, scores in by_file.items()
+    }
 
 
 @dataclass(frozen=True)
@@ -470,7 +530,9 @@ def _keep_lexical_top(ranked: list[Candidate], strong: Set[str]) -> None:
     every other chunk of its file lower; only chunks with a stronger signal (`strong`) may stay above it beyond that."""
     at = next((i for i, c in enumerate(ranked) if c.ranks.get("lexical") == 0), None)
     # a chunk of its file among the first places is the file found (hits are scored by file)
-    if at is None or any(c.fields["path"] == ranked[at].fields["path"] for c in ranked[:LEXICAL_TOP_SLOTS]):
+    if at is None or any(
+        c.fields["path"] == ranked[at].fields["path"] for c in ranked[:LEXICAL_TOP_SLOTS]
+    ):
         return
     weaker = 0
     for i, cand in enumerate(ranked[:at]):

@@ -30,11 +30,17 @@ from zgrep.vocab import PREVIEWS, SEARCH_MODES
 from zgrep.workspace import WorkspaceError
 
 MAX_QUERY_CHARS = 2000
-MAX_LIMIT = int(MAXIMUMS["search.limit"])  # hits per query: the widest pool (x3, x5 with path filters) stays under Milvus's top-k
-MAX_EPOCH_S = 1e12  # --modified-after/-before beyond ~33,000 years overflow Milvus's int64 mtime expressions
+MAX_LIMIT = int(
+    MAXIMUMS["search.limit"]
+)  # hits per query: the widest pool (x3, x5 with path filters) stays under Milvus's top-k
+MAX_EPOCH_S = (
+    1e12  # --modified-after/-before beyond ~33,000 years overflow Milvus's int64 mtime expressions
+)
 SHORT_PREVIEW_LINES = 4
 MAX_CONTEXT_LINES = 100  # -A/-B/-C
-UNASKED_TREE_FILES = 2000  # a first search outside git indexes at most this many files without being asked
+UNASKED_TREE_FILES = (
+    2000  # a first search outside git indexes at most this many files without being asked
+)
 MAX_SYMBOL_NAMES = 16
 PATH_ROUTE_FILES = 20
 POST_FILTER_POOL_FACTOR = 5  # wider candidate pools when path filters are applied after retrieval
@@ -49,18 +55,27 @@ _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)*
 def run_search(engine: Engine, args: SearchArgs, progress: Progress | None = None) -> SearchResult:
     """Search the workspace for one or several queries (SPEC JSON contract, minus `mode`)."""
     started = time.monotonic()
-    if (args.get("refresh") or "wait") != "wait":  # (a refreshing search verifies the index as it runs)
+    if (
+        args.get("refresh") or "wait"
+    ) != "wait":  # (a refreshing search verifies the index as it runs)
         engine.verify_store()
     queries = [q for q in (args.get("queries") or [])]
     if not queries or any(not isinstance(q, str) or not q.strip() for q in queries):
-        raise ZgError(ErrorCode.BAD_REQUEST, "empty query: give search text, e.g. zg search \"retry with backoff\"")
+        raise ZgError(
+            ErrorCode.BAD_REQUEST,
+            'empty query: give search text, e.g. zg search "retry with backoff"',
+        )
     search_mode = args.get("search_mode") or "hybrid"
     if search_mode not in SEARCH_MODES:
-        raise ZgError(ErrorCode.BAD_REQUEST,
-                      f"unknown search mode {search_mode!r}; choose from {', '.join(SEARCH_MODES)}")
+        raise ZgError(
+            ErrorCode.BAD_REQUEST,
+            f"unknown search mode {search_mode!r}; choose from {', '.join(SEARCH_MODES)}",
+        )
     preview = args.get("preview") or "short"
     if preview not in PREVIEWS:
-        raise ZgError(ErrorCode.BAD_REQUEST, f"unknown preview {preview!r}; choose from {', '.join(PREVIEWS)}")
+        raise ZgError(
+            ErrorCode.BAD_REQUEST, f"unknown preview {preview!r}; choose from {', '.join(PREVIEWS)}"
+        )
     limit_arg = args.get("limit")
     limit = engine.config.search.limit if limit_arg is None else limit_arg
     if not limit >= 1:  # (NaN too)
@@ -70,8 +85,10 @@ def run_search(engine: Engine, args: SearchArgs, progress: Progress | None = Non
     limit = int(limit)
     after, before = args.get("modified_after"), args.get("modified_before")
     if after is not None and before is not None and after >= before:
-        raise ZgError(ErrorCode.BAD_REQUEST,
-                      "--modified-after must be earlier than --modified-before (no file can match both)")
+        raise ZgError(
+            ErrorCode.BAD_REQUEST,
+            "--modified-after must be earlier than --modified-before (no file can match both)",
+        )
     context = _context_lines(args)
     filters = SearchFilter.from_args(args)
     filters.paths = _check_scope(engine, filters.paths, args)
@@ -85,15 +102,40 @@ def run_search(engine: Engine, args: SearchArgs, progress: Progress | None = Non
     file_lines = _indexed_lines(engine)  # one read of each hit file for all the queries
     generated = frozenset(path for path, record in engine.files().items() if record.generated)
     for query in queries:
-        hits = (_search_one(engine, query[:MAX_QUERY_CHARS], search_mode, expr, limit, args, preview, admits,
-                            file_lines, context, generated) if possible else [])
+        hits = (
+            _search_one(
+                engine,
+                query[:MAX_QUERY_CHARS],
+                search_mode,
+                expr,
+                limit,
+                args,
+                preview,
+                admits,
+                file_lines,
+                context,
+                generated,
+            )
+            if possible
+            else []
+        )
         groups.append({"query": query, "hits": hits})
     took_ms = round((time.monotonic() - started) * 1000, 1)
     root = str(engine.ws.root)
     if len(groups) == 1:
-        return {"query": groups[0]["query"], "root": root, "took_ms": took_ms, "hits": groups[0]["hits"]}
+        return {
+            "query": groups[0]["query"],
+            "root": root,
+            "took_ms": took_ms,
+            "hits": groups[0]["hits"],
+        }
     locations = {(h["path"], h["start_line"], h["end_line"]) for g in groups for h in g["hits"]}
-    return {"root": root, "took_ms": took_ms, "groups": groups, "distinct_locations": len(locations)}
+    return {
+        "root": root,
+        "took_ms": took_ms,
+        "groups": groups,
+        "distinct_locations": len(locations),
+    }
 
 
 def _check_scope(engine: Engine, paths: list[str], args: SearchArgs) -> list[str]:
@@ -106,15 +148,25 @@ def _check_scope(engine: Engine, paths: list[str], args: SearchArgs) -> list[str
         if not target.is_relative_to(root):
             raise ZgError(ErrorCode.BAD_REQUEST, f"--path {rel} is outside the workspace {root}")
         if not target.exists():
-            raise ZgError(ErrorCode.BAD_REQUEST, f"--path {rel}: no such file or directory in {root}")
+            raise ZgError(
+                ErrorCode.BAD_REQUEST, f"--path {rel}: no such file or directory in {root}"
+            )
         if target != root:
             scoped.append(target.relative_to(root).as_posix())
-    for flag, value in (("min-score", args.get("min_score")), ("min-score-diff", args.get("min_score_diff"))):
+    for flag, value in (
+        ("min-score", args.get("min_score")),
+        ("min-score-diff", args.get("min_score_diff")),
+    ):
         if value is not None and not 0.0 <= float(value) <= 1.0:
             raise ZgError(ErrorCode.BAD_REQUEST, f"--{flag} must lie between 0 and 1 (got {value})")
-    for flag, value in (("modified-after", args.get("modified_after")), ("modified-before", args.get("modified_before"))):
+    for flag, value in (
+        ("modified-after", args.get("modified_after")),
+        ("modified-before", args.get("modified_before")),
+    ):
         if value is not None and not (math.isfinite(value) and abs(value) <= MAX_EPOCH_S):
-            raise ZgError(ErrorCode.BAD_REQUEST, f"--{flag} must be a time in seconds (got {value})")
+            raise ZgError(
+                ErrorCode.BAD_REQUEST, f"--{flag} must be a time in seconds (got {value})"
+            )
     return scoped
 
 
@@ -124,7 +176,10 @@ def _context_lines(args: SearchArgs) -> tuple[int, int]:
     for flag, key in (("-B", "context_before"), ("-A", "context_after")):
         value = args.get(key) or 0
         if not (isinstance(value, int) and 0 <= value <= MAX_CONTEXT_LINES):
-            raise ZgError(ErrorCode.BAD_REQUEST, f"{flag} takes a number of lines from 0 to {MAX_CONTEXT_LINES} (got {value})")
+            raise ZgError(
+                ErrorCode.BAD_REQUEST,
+                f"{flag} takes a number of lines from 0 to {MAX_CONTEXT_LINES} (got {value})",
+            )
         out.append(value)
     return out[0], out[1]
 
@@ -138,16 +193,20 @@ def refuse_unasked_tree(engine: Engine, args: SearchArgs | dict[str, Any]) -> No
     rules = IgnoreRules.for_root(root, include_hidden=engine.config.index.include_hidden)
     count = len(discovery.list_files(root, rules))
     if count > UNASKED_TREE_FILES:
-        raise ZgError(ErrorCode.BAD_REQUEST,
-                      f"{root} is not a git repository and holds {count} files (over {UNASKED_TREE_FILES}); "
-                      f"index it on purpose with: zg index {shlex.quote(str(root))} (or search with --yes)")
+        raise ZgError(
+            ErrorCode.BAD_REQUEST,
+            f"{root} is not a git repository and holds {count} files (over {UNASKED_TREE_FILES}); "
+            f"index it on purpose with: zg index {shlex.quote(str(root))} (or search with --yes)",
+        )
 
 
 def _open_ahead(engine: Engine) -> None:
     """Begin opening the store of an index with chunks: its engine starts and pymilvus is imported while the
     index refreshes and the model loads (a search of an index without chunks never asks the engine)."""
     try:
-        wanted = engine.manifest() is not None and any(record.chunks for record in engine.files().values())
+        wanted = engine.manifest() is not None and any(
+            record.chunks for record in engine.files().values()
+        )
     except WorkspaceError:  # the refresh reports it
         return
     if wanted:
@@ -155,12 +214,16 @@ def _open_ahead(engine: Engine) -> None:
 
 
 def _ensure_index(engine: Engine, args: SearchArgs, progress: Progress | None) -> None:
-    from zgrep.index.run import run_index  # (chunking and tree-sitter: imported once the store is being opened)
+    from zgrep.index.run import (
+        run_index,
+    )  # (chunking and tree-sitter: imported once the store is being opened)
 
     refresh = args.get("refresh") or "wait"
     if engine.manifest() is None:
         if args.get("no_index"):
-            raise ZgError(ErrorCode.NOT_INDEXED, f"{engine.ws.root} is not indexed yet; run: zg index")
+            raise ZgError(
+                ErrorCode.NOT_INDEXED, f"{engine.ws.root} is not indexed yet; run: zg index"
+            )
         refuse_unasked_tree(engine, args)
         run_index(engine, {}, progress)
     elif refresh == "wait":
@@ -169,40 +232,74 @@ def _ensure_index(engine: Engine, args: SearchArgs, progress: Progress | None) -
         engine.check_manifest()
 
 
-def _search_one(engine: Engine, query: str, search_mode: str, expr: str, limit: int, args: SearchArgs,
-                preview: str, admits: Callable[[str], bool] | None, file_lines: FileLines,
-                context: tuple[int, int], generated: frozenset[str]) -> list[SearchHit]:
+def _search_one(
+    engine: Engine,
+    query: str,
+    search_mode: str,
+    expr: str,
+    limit: int,
+    args: SearchArgs,
+    preview: str,
+    admits: Callable[[str], bool] | None,
+    file_lines: FileLines,
+    context: tuple[int, int],
+    generated: frozenset[str],
+) -> list[SearchHit]:
     cfg = engine.config
     pool = max(cfg.search.candidates, limit * 3) * (POST_FILTER_POOL_FACTOR if admits else 1)
     routes = _routes(engine, query, search_mode, expr, pool, admits)
     if admits is not None:
-        routes = {name: [h for h in hits if admits(h.fields["path"])] for name, hits in routes.items()}
+        routes = {
+            name: [h for h in hits if admits(h.fields["path"])] for name, hits in routes.items()
+        }
     # noise gets no hits; not a query of stop words only (no lexical terms to look for), nor one whose
     # words a filter merely hides (they are spelled in files outside it)
-    if (unsupported(routes) and lexical_query(query)
-            and not ((expr or admits) and _spelled_anywhere(engine, query))):
+    if (
+        unsupported(routes)
+        and lexical_query(query)
+        and not ((expr or admits) and _spelled_anywhere(engine, query))
+    ):
         return []
     if search_mode != "semantic" and _invented(engine, query, routes, bool(expr or admits)):
         return []
-    settings = RankSettings(fusion=cfg.search.fusion, rrf_k=cfg.search.rrf_k, weights={
-        "lexical": cfg.search.lexical_weight, "semantic": cfg.search.dense_weight,
-        "symbol": cfg.search.symbol_weight, "path": cfg.search.path_weight})
-    ranked = rerank(query, fuse(routes, settings), generated=generated,
-                    file_scores=_file_scores(engine, query) if search_mode != "semantic" else None)
-    wanted = set(_IDENT.findall(query)) | {part for token in _IDENT.findall(query) for part in QUALIFIER.split(token)}
+    settings = RankSettings(
+        fusion=cfg.search.fusion,
+        rrf_k=cfg.search.rrf_k,
+        weights={
+            "lexical": cfg.search.lexical_weight,
+            "semantic": cfg.search.dense_weight,
+            "symbol": cfg.search.symbol_weight,
+            "path": cfg.search.path_weight,
+        },
+    )
+    ranked = rerank(
+        query,
+        fuse(routes, settings),
+        generated=generated,
+        file_scores=_file_scores(engine, query) if search_mode != "semantic" else None,
+    )
+    wanted = set(_IDENT.findall(query)) | {
+        part for token in _IDENT.findall(query) for part in QUALIFIER.split(token)
+    }
     min_score = args.get("min_score")
     min_diff = args.get("min_score_diff")
     best = ranked[0].score if ranked else 0.0
     gap_blank = _gap_check(file_lines)
-    merging = int(cfg.search.limit)  # the best candidates, as many as the default --limit, merge into spans:
-    spans: list[Span] = []  # later ones stay apart, so a hit's range and label are the same whatever --limit is
+    merging = int(
+        cfg.search.limit
+    )  # the best candidates, as many as the default --limit, merge into spans:
+    spans: list[
+        Span
+    ] = []  # later ones stay apart, so a hit's range and label are the same whatever --limit is
     seen = 0
     for cand in ranked:
         if min_score is not None and cand.score < float(min_score):
             continue
         if min_diff is not None and best - cand.score > float(min_diff):
             continue
-        (add if seen < merging else add_apart)(spans, span_of(cand.fields, cand.score, cand.routes), gap_blank)
+        (add if seen < merging else add_apart)(
+            spans, span_of(cand.fields, cand.score, cand.routes), gap_blank
+        )
         seen += 1
         if len(spans) >= limit and seen >= merging:
             break
@@ -211,7 +308,9 @@ def _search_one(engine: Engine, query: str, search_mode: str, expr: str, limit: 
 
 def _file_scores(engine: Engine, query: str) -> dict[str, float]:
     """Whole-file BM25 of the query's terms (index.filestats), by path, as a share of the best file's."""
-    raw = filestats.bm25_scores(engine.ws.path(filestats.FILESTATS_DB), lexical_query(query).split())
+    raw = filestats.bm25_scores(
+        engine.ws.path(filestats.FILESTATS_DB), lexical_query(query).split()
+    )
     best = max(raw.values(), default=0.0)
     return {path: value / best for path, value in raw.items()} if best > 0 else {}
 
@@ -229,9 +328,15 @@ def _indexed_lines(engine: Engine) -> FileLines:
             cache[path] = None
             record = engine.files().get(path)
             loaded = read_file(engine.ws.root, path, max_bytes=engine.config.index.max_file_bytes)
-            if record is not None and isinstance(loaded, LoadedFile) and loaded.sha256 == record.sha256:
+            if (
+                record is not None
+                and isinstance(loaded, LoadedFile)
+                and loaded.sha256 == record.sha256
+            ):
                 lines = loaded.text.split("\n")
-                cache[path] = lines[:-1] if len(lines) > 1 and not lines[-1] else lines  # no line after the last newline
+                cache[path] = (
+                    lines[:-1] if len(lines) > 1 and not lines[-1] else lines
+                )  # no line after the last newline
         return cache[path]
 
     return file_lines
@@ -239,17 +344,31 @@ def _indexed_lines(engine: Engine) -> FileLines:
 
 def _gap_check(file_lines: FileLines) -> GapCheck:
     """Whether lines first..last of an indexed file are all blank (False when the file is not as indexed)."""
+
     def gap_blank(path: str, first: int, last: int) -> bool:
         lines = file_lines(path)
-        return lines is not None and last <= len(lines) and all(not line.strip() for line in lines[first - 1:last])
+        return (
+            lines is not None
+            and last <= len(lines)
+            and all(not line.strip() for line in lines[first - 1 : last])
+        )
 
     return gap_blank
 
 
-def _routes(engine: Engine, query: str, search_mode: str, expr: str, pool: int,
-            admits: Callable[[str], bool] | None) -> dict[str, list[RouteHit]]:
+def _routes(
+    engine: Engine,
+    query: str,
+    search_mode: str,
+    expr: str,
+    pool: int,
+    admits: Callable[[str], bool] | None,
+) -> dict[str, list[RouteHit]]:
     """Run the retrieval routes the search mode selects; each returns hits in rank order."""
-    semantic = search_mode in ("hybrid", "semantic")  # (the model loads while the store is being opened)
+    semantic = search_mode in (
+        "hybrid",
+        "semantic",
+    )  # (the model loads while the store is being opened)
     vector = [float(x) for x in engine.embedder.embed_query(query)] if semantic else []
     store = engine.open_store(create=False)
     routes: dict[str, list[RouteHit]] = {}
@@ -260,14 +379,22 @@ def _routes(engine: Engine, query: str, search_mode: str, expr: str, pool: int,
         text = lexical_query(query)
         names = symbol_candidates(query)
         named_text = lexical_query(" ".join(names))  # the query itself when it is only names
-        routes["lexical"], named_hits = store.search_lexical_many([text, named_text], pool, expr)  # one call
+        routes["lexical"], named_hits = store.search_lexical_many(
+            [text, named_text], pool, expr
+        )  # one call
         routes["symbol"] = store.search_symbols(names, pool, expr, named_text, named_hits)
-        named = set(path_matches(query, [p for p in engine.files() if admits is None or admits(p)], PATH_ROUTE_FILES))
+        named = set(
+            path_matches(
+                query, [p for p in engine.files() if admits is None or admits(p)], PATH_ROUTE_FILES
+            )
+        )
         # always present, so every query of a mode is normalised by the same route weights: the lexical hits
         # in the files the query names, ranked among themselves (a BM25 call filtered to those files cost a
         # Milvus call per search and ranked no better on the semble dev half)
         kept = [hit for hit in routes["lexical"] if hit.fields["path"] in named]
-        routes["path"] = [RouteHit(hit.id, rank, hit.distance, hit.fields) for rank, hit in enumerate(kept)]
+        routes["path"] = [
+            RouteHit(hit.id, rank, hit.distance, hit.fields) for rank, hit in enumerate(kept)
+        ]
     if dense is not None:
         routes["semantic"] = dense.result()
     return routes
@@ -284,11 +411,16 @@ def _calls() -> ThreadPoolExecutor:
 def _spelled_anywhere(engine: Engine, query: str) -> bool:
     """Whether any route but the dense one matches the query in the whole workspace, unfiltered."""
     store = engine.open_store(create=False)
-    return bool(store.search_lexical(lexical_query(query), 1) or _symbol_hits(store, symbol_candidates(query))
-                or path_matches(query, list(engine.files()), 1))
+    return bool(
+        store.search_lexical(lexical_query(query), 1)
+        or _symbol_hits(store, symbol_candidates(query))
+        or path_matches(query, list(engine.files()), 1)
+    )
 
 
-def _invented(engine: Engine, query: str, routes: dict[str, list[RouteHit]], filtered: bool) -> bool:
+def _invented(
+    engine: Engine, query: str, routes: dict[str, list[RouteHit]], filtered: bool
+) -> bool:
     """Whether the query is one compound identifier (`main_side_gamma`, `getUserName`) that no chunk BM25 finds
     for its parts spells, as grep would find it (inside a longer name too), in any case or separator style:
     each part may match (`main`), but the name is made up."""
@@ -297,7 +429,9 @@ def _invented(engine: Engine, query: str, routes: dict[str, list[RouteHit]], fil
         return False
     joined = "".join(split_identifier(token))
     hits = routes.get("lexical") or []
-    if filtered and not any(_spells(hit, joined) for hit in hits):  # the filter may hide where it is spelt
+    if filtered and not any(
+        _spells(hit, joined) for hit in hits
+    ):  # the filter may hide where it is spelt
         hits = engine.open_store(create=False).search_lexical(lexical_query(query), len(hits) or 1)
     return not any(_spells(hit, joined) for hit in hits)
 
@@ -328,7 +462,9 @@ def symbol_candidates(query: str) -> list[str]:
     return names[:MAX_SYMBOL_NAMES]
 
 
-def _hit(span: Span, preview: str, wanted: set[str], file_lines: FileLines, context: tuple[int, int]) -> SearchHit:
+def _hit(
+    span: Span, preview: str, wanted: set[str], file_lines: FileLines, context: tuple[int, int]
+) -> SearchHit:
     """A search hit labelled with the definition its best chunk holds: a class's chunk is the class's even
     when the query named one of its members; of sibling definitions merged into one chunk, the one named.
     A short preview starts at that definition, or at the best chunk (a full one shows the whole span);
@@ -341,26 +477,39 @@ def _hit(span: Span, preview: str, wanted: set[str], file_lines: FileLines, cont
     if f.get("language") == "markdown" and kind == "module":
         kind = "section"
     rows = span.content.split("\n")
-    own = max(span.start, min(int(f["start_line"]), span.end))  # the best chunk's start (a span may begin before)
+    own = max(
+        span.start, min(int(f["start_line"]), span.end)
+    )  # the best chunk's start (a span may begin before)
     first = _definition_line(span, symbol, own) if symbol and preview == "short" else own
     if preview == "full":
         first = span.start
     if preview == "none":
         shown: list[str] = []
     else:
-        stop = len(rows) if preview == "full" else min(len(rows), first - span.start + SHORT_PREVIEW_LINES)
-        shown = rows[first - span.start:stop]
+        stop = (
+            len(rows)
+            if preview == "full"
+            else min(len(rows), first - span.start + SHORT_PREVIEW_LINES)
+        )
+        shown = rows[first - span.start : stop]
     before, after = context
     lines = file_lines(span.path) if shown and (before or after) else None
     if lines is not None and span.end <= len(lines):
         last = first + len(shown) - 1
         low, high = max(1, first - before), min(len(lines), last + after)
-        shown, first = lines[low - 1:high], low
+        shown, first = lines[low - 1 : high], low
     return {
-        "path": f["path"], "start_line": span.start, "end_line": span.end,
-        "score": round(span.score, 4), "symbol": symbol, "symbol_kind": kind,
-        "scope": f.get("scope") or None, "language": f.get("language"), "matched_by": sorted(span.routes),
-        "preview": "\n".join(shown), "preview_start_line": first,
+        "path": f["path"],
+        "start_line": span.start,
+        "end_line": span.end,
+        "score": round(span.score, 4),
+        "symbol": symbol,
+        "symbol_kind": kind,
+        "scope": f.get("scope") or None,
+        "language": f.get("language"),
+        "matched_by": sorted(span.routes),
+        "preview": "\n".join(shown),
+        "preview_start_line": first,
     }
 
 
@@ -369,6 +518,9 @@ def _definition_line(span: Span, name: str, own: int) -> int:
     from the best chunk's start `own` on; `own` when the span holds no such definition (a piece of a long one)."""
     from zgrep.chunking import extract_symbols
 
-    found = [span.start + s.start - 1 for s in extract_symbols(span.content, str(span.fields.get("language") or ""))
-             if s.name == name]
+    found = [
+        span.start + s.start - 1
+        for s in extract_symbols(span.content, str(span.fields.get("language") or ""))
+        if s.name == name
+    ]
     return next((line for line in found if line >= own), found[0] if found else own)

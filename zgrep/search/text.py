@@ -29,7 +29,14 @@ def split_identifier(word: str) -> list[str]:
 
 # Nouns made from verbs end as the verb's stem does: normalization/normalizer/normalize → normaliz,
 # validation/validator/validate → validat (English derivation, as Porter's step 2 reads it).
-_DERIVED = (("ization", "iz"), ("isation", "is"), ("ation", "at"), ("izer", "iz"), ("iser", "is"), ("ator", "at"))
+_DERIVED = (
+    ("ization", "iz"),
+    ("isation", "is"),
+    ("ation", "at"),
+    ("izer", "iz"),
+    ("iser", "is"),
+    ("ator", "at"),
+)
 
 
 def stem(word: str) -> str:

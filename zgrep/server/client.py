@@ -28,7 +28,9 @@ if TYPE_CHECKING:
 POLL_S = 0.2
 READ_ONLY_DEADLINE_S = 600.0
 BUSY_PROBE_MS = 1000
-STOPPED_GRACE_S = 1.0  # a daemon stopped (SIGSTOP, Ctrl-Z) this long during a request counts as lost
+STOPPED_GRACE_S = (
+    1.0  # a daemon stopped (SIGSTOP, Ctrl-Z) this long during a request counts as lost
+)
 STARTING_WAIT_S = 15.0  # for a daemon being started (autostart, zg server on) to answer
 ASK_WAIT_S = 1.5  # for the daemon to acknowledge a shutdown request
 RETIRE_WAIT_S = 15.0  # for an autostarted daemon of another install to stop once asked
@@ -53,8 +55,13 @@ def pid_stopped(pid: int) -> bool:
     return process_state(pid) in (b"T", b"t")
 
 
-def exchange(endpoint: str, request: protocol.Request, timeout_s: float | None, pid: int | None = None,
-             on_progress: Progress | None = None) -> protocol.Reply:
+def exchange(
+    endpoint: str,
+    request: protocol.Request,
+    timeout_s: float | None,
+    pid: int | None = None,
+    on_progress: Progress | None = None,
+) -> protocol.Reply:
     """Send one request to the daemon's ROUTER (a ZMTP DEALER peer, zgrep.server.zmtp) and wait for its final
     response. Gives up after `timeout_s` (None: no limit), as soon as process `pid` is gone, or once it
     has been stopped for STOPPED_GRACE_S."""
@@ -126,7 +133,10 @@ def wait_starting() -> DaemonInfo | None:
     """While a daemon is being started (its starter holds the start lock until it answers), wait for it:
     its endpoint info once it answers, None once the start ends without one or takes too long."""
     deadline = time.monotonic() + STARTING_WAIT_S
-    while lock_holder(runtime.runtime_dir() / runtime.START_LOCK) is not None and time.monotonic() < deadline:
+    while (
+        lock_holder(runtime.runtime_dir() / runtime.START_LOCK) is not None
+        and time.monotonic() < deadline
+    ):
         if (info := probe(200)) is not None:
             return info
         time.sleep(0.05)
@@ -174,9 +184,16 @@ def daemon_state(timeout_ms: int = 500) -> DaemonState:
         return {"running": False, "ready": False}
     ready = probe(timeout_ms) is not None
     started = info.get("started")
-    return {"running": True, "ready": ready, "stopped": pid_stopped(info["pid"]), "pid": info["pid"], "endpoint": info["endpoint"],
-            "version": info.get("version"), "uptime_s": round(time.time() - started, 1) if started else None,
-            "started_by": info.get("started_by")}
+    return {
+        "running": True,
+        "ready": ready,
+        "stopped": pid_stopped(info["pid"]),
+        "pid": info["pid"],
+        "endpoint": info["endpoint"],
+        "version": info.get("version"),
+        "uptime_s": round(time.time() - started, 1) if started else None,
+        "started_by": info.get("started_by"),
+    }
 
 
 class Autostart(NamedTuple):
@@ -205,8 +222,14 @@ def start_daemon(autostart: Autostart, root: str, config: dict[str, Setting] | N
     try:
         if lock_holder(runtime.runtime_dir() / runtime.ALIVE_LOCK) is not None:
             return False  # a daemon runs (loading, busy or hung): the probe's fallback handles it
-        runtime.spawn(autostart.endpoint, autostart.idle_timeout, "autostart", warm=root, start_lock_fd=fd,
-                      warm_config=config)
+        runtime.spawn(
+            autostart.endpoint,
+            autostart.idle_timeout,
+            "autostart",
+            warm=root,
+            start_lock_fd=fd,
+            warm_config=config,
+        )
         return True
     except OSError:
         return False  # could not start one: this command's answer stands, the next one tries again
@@ -218,18 +241,26 @@ def env_config() -> dict[str, str]:
     """This shell's ZG_* settings, forwarded so the daemon answers as direct mode would."""
     from zgrep.config import DEFAULTS, env_name
 
-    return {key: os.environ[env_name(key)] for key in DEFAULTS
-            if key != "mode" and not key.startswith("server.") and env_name(key) in os.environ}
+    return {
+        key: os.environ[env_name(key)]
+        for key in DEFAULTS
+        if key != "mode" and not key.startswith("server.") and env_name(key) in os.environ
+    }
 
 
-def call_server(info: DaemonInfo, op: str, root: str, args: Args,
-                on_progress: Progress | None = None) -> JSONObject:
+def call_server(
+    info: DaemonInfo, op: str, root: str, args: Args, on_progress: Progress | None = None
+) -> JSONObject:
     """Run `op` in the daemon described by `info`; DaemonLost when it fails mid-way."""
     from zgrep.progress import stderr_progress
 
     served = operation(op)
     show = (on_progress or stderr_progress()) if served.progress else None
-    sent: Args = {**args, "config": {**env_config(), **(args.get("config") or {})}, "progress": show is not None}
+    sent: Args = {
+        **args,
+        "config": {**env_config(), **(args.get("config") or {})},
+        "progress": show is not None,
+    }
     request = protocol.make_request(op, root, sent, token=runtime.read_token())
     timeout = READ_ONLY_DEADLINE_S if served.read_only else None
     response = exchange(info["endpoint"], request, timeout, info["pid"], show)
@@ -244,7 +275,9 @@ def call_direct(op: str, root: str, args: Args, on_progress: Progress | None = N
     served = operation(op)
     if served.daemon_only is not None and (why := served.daemon_only(args)):
         raise ClientError(ErrorCode.NEEDS_DAEMON, why)
-    from zgrep.dispatch import run_direct  # the engine stack: loaded only in direct mode (thin client)
+    from zgrep.dispatch import (
+        run_direct,
+    )  # the engine stack: loaded only in direct mode (thin client)
     from zgrep.progress import stderr_progress
 
     request = protocol.make_request(op, root, args)
@@ -286,8 +319,10 @@ def daemon_holding(root: str) -> int | None:
 
 def unresponsive(pid: int) -> ClientError:
     """The daemon holds the workspace (so direct mode cannot open it) but does not answer."""
-    return ClientError(ErrorCode.WORKSPACE_BUSY,
-                       f"the zg daemon (pid {pid}) holds this index and is not answering; {RESTART}")
+    return ClientError(
+        ErrorCode.WORKSPACE_BUSY,
+        f"the zg daemon (pid {pid}) holds this index and is not answering; {RESTART}",
+    )
 
 
 def refuse_if_daemon_holds(root: str) -> None:
@@ -295,13 +330,16 @@ def refuse_if_daemon_holds(root: str) -> None:
     pid = daemon_holding(root)
     if pid is None:
         return
-    raise ClientError(ErrorCode.WORKSPACE_BUSY,
-                      f"the index of {root} is held by the zg daemon (pid {pid}); drop --mode direct "
-                      "(auto and server mode use the daemon), or release it first: zg server off")
+    raise ClientError(
+        ErrorCode.WORKSPACE_BUSY,
+        f"the index of {root} is held by the zg daemon (pid {pid}); drop --mode direct "
+        "(auto and server mode use the daemon), or release it first: zg server off",
+    )
 
 
-def call_direct_checked(op: str, root: str, args: Args, mode: str,
-                        on_progress: Progress | None = None) -> tuple[JSONObject, str]:
+def call_direct_checked(
+    op: str, root: str, args: Args, mode: str, on_progress: Progress | None = None
+) -> tuple[JSONObject, str]:
     """call_direct, naming the daemon when it turns out to hold the workspace after all; in auto mode a
     daemon that started meanwhile (autostart) and took the workspace answers instead."""
     try:
@@ -330,12 +368,16 @@ def retire(info: DaemonInfo, root: str) -> bool:
     return True
 
 
-def call_beside(info: DaemonInfo, other: str, op: str, root: str, args: Args,
-                on_progress: Progress | None) -> tuple[JSONObject, str]:
+def call_beside(
+    info: DaemonInfo, other: str, op: str, root: str, args: Args, on_progress: Progress | None
+) -> tuple[JSONObject, str]:
     """Answer in-process beside a daemon of another install (which this one must not use), saying so in one line."""
     pid = info["pid"]
-    print(f"zg: the zg daemon (pid {pid}) is another install ({other}); answering in direct mode (to serve this "
-          f"install from the daemon: {RESTART.removeprefix('restart it: ')})", file=sys.stderr)
+    print(
+        f"zg: the zg daemon (pid {pid}) is another install ({other}); answering in direct mode (to serve this "
+        f"install from the daemon: {RESTART.removeprefix('restart it: ')})",
+        file=sys.stderr,
+    )
     try:
         return call_direct(op, root, args, on_progress), "direct"
     except ClientError as exc:
@@ -346,13 +388,22 @@ def call_beside(info: DaemonInfo, other: str, op: str, root: str, args: Args,
 
 def held_by_other_install(root: str, pid: int, other: str) -> ClientError:
     """The workspace is held by a daemon this install must not use (so direct mode cannot open it either)."""
-    return ClientError(ErrorCode.WORKSPACE_BUSY, f"the index of {root} is held by the zg daemon (pid {pid}) of "
-                       f"another install ({other}); stop it: zg server off")
+    return ClientError(
+        ErrorCode.WORKSPACE_BUSY,
+        f"the index of {root} is held by the zg daemon (pid {pid}) of "
+        f"another install ({other}); stop it: zg server off",
+    )
 
 
-def call(op: str, root: str, args: Args, mode: str = "auto",
-         probe_ms: int | None = None,
-         on_progress: Progress | None = None, autostart: Autostart | None = None) -> tuple[JSONObject, str]:
+def call(
+    op: str,
+    root: str,
+    args: Args,
+    mode: str = "auto",
+    probe_ms: int | None = None,
+    on_progress: Progress | None = None,
+    autostart: Autostart | None = None,
+) -> tuple[JSONObject, str]:
     """Run `op` for workspace `root`; return (result, mode actually used). `on_progress` gets a progress
     op's events (default: a stderr line when stderr is a terminal). `autostart`: in auto mode, an op the
     table marks `autostart` answered in-process because no daemon ran then starts one (after its store is closed).
@@ -364,13 +415,22 @@ def call(op: str, root: str, args: Args, mode: str = "auto",
 
         probe_ms = ServerSection.probe_timeout_ms
     if mode not in MODES:
-        raise ClientError(ErrorCode.BAD_REQUEST, f"unknown mode {mode!r}; choose from {', '.join(MODES)}")
+        raise ClientError(
+            ErrorCode.BAD_REQUEST, f"unknown mode {mode!r}; choose from {', '.join(MODES)}"
+        )
     with runtime.following(root):
         return route(op, root, args, mode, probe_ms, on_progress, autostart)
 
 
-def route(op: str, root: str, args: Args, mode: str, probe_ms: int, on_progress: Progress | None,
-          autostart: Autostart | None) -> tuple[JSONObject, str]:
+def route(
+    op: str,
+    root: str,
+    args: Args,
+    mode: str,
+    probe_ms: int,
+    on_progress: Progress | None,
+    autostart: Autostart | None,
+) -> tuple[JSONObject, str]:
     """call()'s routing, inside the runtime dir it follows."""
     if mode == "direct":
         refuse_if_daemon_holds(root)
@@ -385,11 +445,16 @@ def route(op: str, root: str, args: Args, mode: str, probe_ms: int, on_progress:
             if (pid := daemon_holding(root)) is not None:
                 raise unresponsive(pid)  # direct mode could not open the index either: say so now
             if mode == "server":
-                raise ClientError(ErrorCode.NO_DAEMON,
-                                  f"the zg daemon (pid {running['pid']}) is not answering; {RESTART}")
+                raise ClientError(
+                    ErrorCode.NO_DAEMON,
+                    f"the zg daemon (pid {running['pid']}) is not answering; {RESTART}",
+                )
     if info is not None and (other := runtime.other_install(info)) is not None:
         if mode == "server":
-            raise ClientError(ErrorCode.NO_DAEMON, f"the zg daemon (pid {info['pid']}) is another install ({other}); {RESTART}")
+            raise ClientError(
+                ErrorCode.NO_DAEMON,
+                f"the zg daemon (pid {info['pid']}) is another install ({other}); {RESTART}",
+            )
         if info.get("started_by") != "autostart" or not retire(info, root):
             return call_beside(info, other, op, root, args, on_progress)
         info = None
@@ -408,5 +473,8 @@ def route(op: str, root: str, args: Args, mode: str, probe_ms: int, on_progress:
         if mode == "auto" and operation(op).read_only:
             wait_workspace_free(root)
             return call_direct_checked(op, root, args, mode, on_progress)
-        raise ClientError(ErrorCode.DAEMON_LOST, f"the zgrep daemon failed during {op}: {exc}; check "
-                          "`zg server status`, or run with --mode direct") from None
+        raise ClientError(
+            ErrorCode.DAEMON_LOST,
+            f"the zgrep daemon failed during {op}: {exc}; check "
+            "`zg server status`, or run with --mode direct",
+        ) from None

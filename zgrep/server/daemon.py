@@ -47,8 +47,15 @@ from zgrep.locking import FileLock
 from zgrep.search.run import refuse_unasked_tree
 from zgrep.server import protocol, runtime
 from zgrep.server.client import env_config
-from zgrep.server.holder import (SHUTDOWN_GRACE_S, STOPPED, EmbedderPool, Held, Holdings, settings_key,
-                                 workspace_identity)
+from zgrep.server.holder import (
+    SHUTDOWN_GRACE_S,
+    STOPPED,
+    EmbedderPool,
+    Held,
+    Holdings,
+    settings_key,
+    workspace_identity,
+)
 from zgrep.server.jobrunner import STALL_S
 from zgrep.server.transport import Transport
 from zgrep.service import ErrorCode, Job, Scope, ZgError
@@ -57,7 +64,9 @@ log = logging.getLogger("zgrep.server.daemon")
 
 WORKERS = 4
 LOOP_TICK_MS = 250
-SETTLE_DELAY_S = 0.2  # after the first search of an index, its reply goes out before settle_heap runs
+SETTLE_DELAY_S = (
+    0.2  # after the first search of an index, its reply goes out before settle_heap runs
+)
 
 
 class Daemon:
@@ -66,8 +75,14 @@ class Daemon:
     op goes through the workspace's job runner, a `refreshes` op waits for the pass its `refresh` asks for,
     every read runs on a snapshot; no op is named here."""
 
-    def __init__(self, endpoint: str, token: str, idle_timeout: float, embedders: EmbedderPool,
-                 started_by: str = "command") -> None:
+    def __init__(
+        self,
+        endpoint: str,
+        token: str,
+        idle_timeout: float,
+        embedders: EmbedderPool,
+        started_by: str = "command",
+    ) -> None:
         self.idle_timeout = idle_timeout
         self.started_by = started_by
         self.transport = Transport(endpoint, token)
@@ -87,7 +102,10 @@ class Daemon:
             self.holdings.check()
             self.holdings.release_idle(self.idle_timeout)
             if self.started_by == "autostart" and self.idle():
-                log.info("idle for %gs with no workspace held: exiting (started by autostart)", self.idle_timeout)
+                log.info(
+                    "idle for %gs with no workspace held: exiting (started by autostart)",
+                    self.idle_timeout,
+                )
                 break
         return self.close()
 
@@ -99,7 +117,9 @@ class Daemon:
             return protocol.ok(service.handler(operation)(self, request.get("args") or {}, None))
         identity = workspace_identity(request.get("root"))
         if identity is None:
-            return protocol.error(ErrorCode.BAD_REQUEST, "workspace root must be an existing absolute directory")
+            return protocol.error(
+                ErrorCode.BAD_REQUEST, "workspace root must be an existing absolute directory"
+            )
         flags = (request.get("args") or {}).get("config") or {}
         try:
             key = settings_key(identity.real, flags)
@@ -119,7 +139,10 @@ class Daemon:
         if identity is None:
             return
         root = identity.real
-        flags: dict[str, Setting] = {**env_config(), **config}  # what the next search from that shell sends
+        flags: dict[str, Setting] = {
+            **env_config(),
+            **config,
+        }  # what the next search from that shell sends
         try:
             key = settings_key(root, flags)
         except ConfigError:
@@ -133,10 +156,14 @@ class Daemon:
                 # Milvus loads the collection and its BM25 index on the first query, the ranker its caches
                 for op in service.OPERATIONS.values():
                     if op.warm is not None:
-                        dispatch.serve(held.view(), protocol.make_request(op.name, str(root), op.warm.copy()))
+                        dispatch.serve(
+                            held.view(), protocol.make_request(op.name, str(root), op.warm.copy())
+                        )
                 settle_heap()
                 held.settled = True
-                held.jobs.submit(Job())  # edits between the starting search's refresh and the watcher's start
+                held.jobs.submit(
+                    Job()
+                )  # edits between the starting search's refresh and the watcher's start
             log.info("warmed workspace %s", root)
         except Exception as exc:  # e.g. the lock is still held: the next request opens it
             log.warning("could not warm %s: %s", root, exc)
@@ -161,13 +188,26 @@ class Daemon:
         if response is not None:
             finish(response)
 
-    def finish(self, held: Held, envelope: list[bytes], request: protocol.Request, response: protocol.Reply,
-               started: float) -> None:
+    def finish(
+        self,
+        held: Held,
+        envelope: list[bytes],
+        request: protocol.Request,
+        response: protocol.Reply,
+        started: float,
+    ) -> None:
         """Queue an answered request's reply, account for it, and settle the heap after an index's first search."""
-        log.info("%s %s: %s in %.1f ms", request["op"], held.root, "ok" if response["ok"] else response["error"]["code"],
-                 (time.monotonic() - started) * 1000)
+        log.info(
+            "%s %s: %s in %.1f ms",
+            request["op"],
+            held.root,
+            "ok" if response["ok"] else response["error"]["code"],
+            (time.monotonic() - started) * 1000,
+        )
         settle = service.operation(request["op"]).settles and response["ok"] and not held.settled
-        if settle:  # decided (and logged) before the reply, so the client knows whether a pass follows
+        if (
+            settle
+        ):  # decided (and logged) before the reply, so the client knows whether a pass follows
             held.settled = True
             log.info("heap settle scheduled for %s", held.root)
         self.transport.send(envelope, response)
@@ -180,8 +220,13 @@ class Daemon:
             timer.daemon = True
             timer.start()
 
-    def answer(self, held: Held, envelope: list[bytes], request: protocol.Request,
-               finish: Callable[[protocol.Reply], None]) -> protocol.Reply | None:
+    def answer(
+        self,
+        held: Held,
+        envelope: list[bytes],
+        request: protocol.Request,
+        finish: Callable[[protocol.Reply], None],
+    ) -> protocol.Reply | None:
         """Route one op: index work goes through the job queue (None: `finish` gets the answer once the job
         ends), reads use a snapshot."""
         operation = service.operation(request["op"])
@@ -189,7 +234,9 @@ class Daemon:
         listener = envelope if args.pop("progress", False) and operation.progress else None
         if operation.scope is Scope.RELATIONS:  # the relations database only: no model, no Milvus
             reader = Engine(held.root, Config.load(held.root, held.flags))
-            return dispatch.serve(reader, protocol.make_request(operation.name, str(held.root), args))
+            return dispatch.serve(
+                reader, protocol.make_request(operation.name, str(held.root), args)
+            )
         work = operation.job(args) if operation.job is not None else None
         if work is not None:
             held.jobs.submit(work, self.later(finish), listener)
@@ -197,7 +244,9 @@ class Daemon:
         engine = held.prepare(open_store=False)
         if operation.refreshes:
             refresh = args.get("refresh") or ("off" if held.watching() else "wait")
-            if engine.manifest() is None:  # build it first, unless --no-index (then the searcher says so)
+            if (
+                engine.manifest() is None
+            ):  # build it first, unless --no-index (then the searcher says so)
                 refresh = "off" if args.get("no_index") else "wait"
                 if refresh == "wait":
                     try:
@@ -220,11 +269,15 @@ class Daemon:
 
     def later(self, then: Callable[[protocol.Reply], None]) -> Callable[[protocol.Reply], None]:
         """A waiter's reply that runs `then` on a worker (never on the job thread or the main loop)."""
+
         def reply(response: protocol.Reply) -> None:
             try:
                 self.pool.submit(then, response)
-            except RuntimeError:  # the pool is shut down: the daemon is exiting and so is this request
+            except (
+                RuntimeError
+            ):  # the pool is shut down: the daemon is exiting and so is this request
                 pass
+
         return reply
 
     def read(self, held: Held, op: str, args: Args) -> protocol.Reply:
@@ -243,15 +296,23 @@ class Daemon:
     def status(self) -> ServerStatus:
         workspaces = self.holdings.describe()
         models = self.embedders.describe()
-        return {"pid": os.getpid(), "endpoint": self.transport.endpoint, "version": __version__,
-                "protocol": protocol.PROTOCOL_VERSION, "started": self.started,
-                "uptime_s": round(time.time() - self.started, 1), "workspaces": workspaces,
-                "models": models["models"], "model_instances": models["model_instances"],
-                "requests_served": self.served,
-                "jobs_running": sum(w["job_running"] for w in workspaces),
-                "jobs_queued": sum(w["job_queued"] for w in workspaces),
-                "idle_timeout_s": self.idle_timeout, "max_rss_mb": round(max_rss_mb(), 1),
-                "started_by": self.started_by}
+        return {
+            "pid": os.getpid(),
+            "endpoint": self.transport.endpoint,
+            "version": __version__,
+            "protocol": protocol.PROTOCOL_VERSION,
+            "started": self.started,
+            "uptime_s": round(time.time() - self.started, 1),
+            "workspaces": workspaces,
+            "models": models["models"],
+            "model_instances": models["model_instances"],
+            "requests_served": self.served,
+            "jobs_running": sum(w["job_running"] for w in workspaces),
+            "jobs_queued": sum(w["job_queued"] for w in workspaces),
+            "idle_timeout_s": self.idle_timeout,
+            "max_rss_mb": round(max_rss_mb(), 1),
+            "started_by": self.started_by,
+        }
 
     def close(self) -> bool:
         """Release every workspace and the sockets, giving running jobs SHUTDOWN_GRACE_S in all; False
@@ -266,7 +327,9 @@ class Daemon:
         flush_until = time.monotonic() + 1.0
         while True:
             with self.holdings.lock:
-                answering = sum(held.active for held in helds)  # a reply is queued before its request stops counting
+                answering = sum(
+                    held.active for held in helds
+                )  # a reply is queued before its request stops counting
             self.transport.forward(0 if answering else 50)
             if not answering or time.monotonic() > flush_until:
                 break
@@ -275,8 +338,6 @@ class Daemon:
             log.warning("index jobs still running in %s: exiting without them", ", ".join(stuck))
         log.info("daemon stopped")
         return not stuck
-
-
 
 
 def ping(daemon: Daemon, args: NoArgs, progress: Any = None) -> Pong:
@@ -313,7 +374,11 @@ def settle_heap() -> None:
     if libc:
         with contextlib.suppress(OSError, AttributeError):  # not glibc: its allocator decides
             ctypes.CDLL(libc).malloc_trim(0)
-    log.info("settled the heap: %d objects frozen, %.0f ms", gc.get_freeze_count(), (time.monotonic() - started) * 1000)
+    log.info(
+        "settled the heap: %d objects frozen, %.0f ms",
+        gc.get_freeze_count(),
+        (time.monotonic() - started) * 1000,
+    )
 
 
 def warm_up(pool: EmbedderPool) -> None:
@@ -332,7 +397,9 @@ def warm_up(pool: EmbedderPool) -> None:
 def setup_logging(foreground: bool) -> Path:
     """A rotating log file in the state dir (plus stderr in the foreground)."""
     path = runtime.state_dir(create=True) / runtime.LOG_FILE
-    handler = logging.handlers.RotatingFileHandler(path, maxBytes=1_000_000, backupCount=3, encoding="utf-8")
+    handler = logging.handlers.RotatingFileHandler(
+        path, maxBytes=1_000_000, backupCount=3, encoding="utf-8"
+    )
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(threadName)s %(message)s"))
     root = logging.getLogger("zgrep")
     root.setLevel(logging.INFO)
@@ -355,9 +422,15 @@ def take_alive_lock() -> FileLock:
     return lock
 
 
-def run_daemon(endpoint: str, idle_timeout: float, foreground: bool = False, started_by: str = "command",
-               warm: str | None = None, start_lock_fd: int | None = None,
-               warm_config: dict[str, Setting] | None = None) -> None:
+def run_daemon(
+    endpoint: str,
+    idle_timeout: float,
+    foreground: bool = False,
+    started_by: str = "command",
+    warm: str | None = None,
+    start_lock_fd: int | None = None,
+    warm_config: dict[str, Setting] | None = None,
+) -> None:
     """Run the daemon in this process until it is stopped; cleans its files on the way out. `warm`: a
     workspace to open once listening, with `warm_config` (the starting command's settings);
     `start_lock_fd`: the starter's start lock, closed once answering."""
@@ -372,15 +445,27 @@ def run_daemon(endpoint: str, idle_timeout: float, foreground: bool = False, sta
     warm_up(pool)  # before binding: once the daemon answers, it answers fast
     try:
         token = runtime.new_token()
-        daemon = Daemon(endpoint or runtime.default_endpoint(), token, idle_timeout, pool, started_by)
+        daemon = Daemon(
+            endpoint or runtime.default_endpoint(), token, idle_timeout, pool, started_by
+        )
     except Exception:
         alive.release()
         raise
     rdir = runtime.runtime_dir()
     atomic_write(rdir / runtime.PID_FILE, f"{os.getpid()}\n")
-    atomic_write(rdir / runtime.INFO_FILE, json.dumps(
-        {"pid": os.getpid(), "endpoint": daemon.endpoint, **runtime.install(),
-         "protocol": protocol.PROTOCOL_VERSION, "started": daemon.started, "started_by": started_by}))
+    atomic_write(
+        rdir / runtime.INFO_FILE,
+        json.dumps(
+            {
+                "pid": os.getpid(),
+                "endpoint": daemon.endpoint,
+                **runtime.install(),
+                "protocol": protocol.PROTOCOL_VERSION,
+                "started": daemon.started,
+                "started_by": started_by,
+            }
+        ),
+    )
     log.info("started by %s", started_by)
     if start_lock_fd is not None:
         os.close(start_lock_fd)  # answering from now on: the next starter sees this daemon
@@ -394,6 +479,8 @@ def run_daemon(endpoint: str, idle_timeout: float, foreground: bool = False, sta
     finally:
         runtime.remove_files(daemon.endpoint)
         alive.release()
-    if not clean:  # a job blocked where no cancellation reaches (a lock, a pipe): end without waiting on it
+    if (
+        not clean
+    ):  # a job blocked where no cancellation reaches (a lock, a pipe): end without waiting on it
         logging.shutdown()
         os._exit(0)

@@ -48,9 +48,18 @@ class EmbedderPool:
         """Models are shared per settings; a remote one also per consent (value and source), so a
         model loaded under one request's opt-in is never handed to a request without it."""
         provider = config.embedding.provider
-        consent = ("", "") if provider == "local" else (str(config.embedding.allow_remote),
-                                                        config.source("embedding.allow_remote"))
-        return (provider, config.embedding.model, config.embedding.url, config.embedding.api_key_env, *consent)
+        consent = (
+            ("", "")
+            if provider == "local"
+            else (str(config.embedding.allow_remote), config.source("embedding.allow_remote"))
+        )
+        return (
+            provider,
+            config.embedding.model,
+            config.embedding.url,
+            config.embedding.api_key_env,
+            *consent,
+        )
 
     def get(self, config: Config, root: Path) -> Any:
         """The shared model for `config`, loaded on first use (ZgError without a remote opt-in)."""
@@ -62,14 +71,24 @@ class EmbedderPool:
 
     def describe(self) -> Models:
         with self._lock:
-            return {"models": sorted({m.model_id for m in self._models.values()}), "model_instances": len(self._models)}
+            return {
+                "models": sorted({m.model_id for m in self._models.values()}),
+                "model_instances": len(self._models),
+            }
 
 
 class Held:
     """One workspace the daemon serves: its engine, its index jobs (`JobRunner`) and watcher."""
 
-    def __init__(self, identity: Identity, key: str, flags: dict[str, Setting], pool: EmbedderPool,
-                 send: Callable[[list[bytes], protocol.Reply], None], predecessor: threading.Event | None = None) -> None:
+    def __init__(
+        self,
+        identity: Identity,
+        key: str,
+        flags: dict[str, Setting],
+        pool: EmbedderPool,
+        send: Callable[[list[bytes], protocol.Reply], None],
+        predecessor: threading.Event | None = None,
+    ) -> None:
         self.root = identity.real
         self.identity = identity
         self.predecessor = predecessor  # set once a dropped Held of this path has closed its store
@@ -83,7 +102,9 @@ class Held:
         self.active = 0
         self.last_used = time.monotonic()
         self.closed = False
-        self.settled = False  # its index's long-lived objects are out of the cyclic GC's way (settle_heap)
+        self.settled = (
+            False  # its index's long-lived objects are out of the cyclic GC's way (settle_heap)
+        )
 
     # ----- engine ------------------------------------------------------------------------
     def prepare(self, open_store: bool, request: bool = True) -> Any:
@@ -93,8 +114,11 @@ class Held:
         deadline = time.monotonic() + OPEN_WAIT_S
         while not self.lock.acquire(timeout=0.1):
             if request and (self.other_holder() or time.monotonic() > deadline):
-                raise ZgError(ErrorCode.WORKSPACE_BUSY, f"{self.root} is busy: its index is held by "
-                              f"{self.other_holder() or 'an index job opening it'}; retry once it is free")
+                raise ZgError(
+                    ErrorCode.WORKSPACE_BUSY,
+                    f"{self.root} is busy: its index is held by "
+                    f"{self.other_holder() or 'an index job opening it'}; retry once it is free",
+                )
         try:
             if self.engine is None:
                 config = Config.load(self.root, self.flags)
@@ -106,8 +130,11 @@ class Held:
             if open_store and not self.engine.has_store():
                 holder = self.other_holder() if request else None
                 if holder:
-                    raise ZgError(ErrorCode.WORKSPACE_BUSY, f"{self.root} is busy: its index is held by {holder}; "
-                                  "retry once it is free")
+                    raise ZgError(
+                        ErrorCode.WORKSPACE_BUSY,
+                        f"{self.root} is busy: its index is held by {holder}; "
+                        "retry once it is free",
+                    )
                 self.after_predecessor()
                 self.open_store(create=False)
             return self.engine
@@ -118,14 +145,23 @@ class Held:
         """Wait for the store of the workspace this one replaced to close: a Milvus Lite engine's socket is one
         per data-file path, so a store opened before would take over the deleted directory's."""
         if self.predecessor is not None and not self.predecessor.wait(SHUTDOWN_GRACE_S + 1):
-            raise ZgError(ErrorCode.WORKSPACE_BUSY, f"the index of the workspace deleted at {self.root} is still "
-                          "closing (its job does not stop); retry shortly, or restart: zg server off; zg server on")
+            raise ZgError(
+                ErrorCode.WORKSPACE_BUSY,
+                f"the index of the workspace deleted at {self.root} is still "
+                "closing (its job does not stop); retry shortly, or restart: zg server off; zg server on",
+            )
         self.predecessor = None
 
     def other_holder(self) -> str | None:
         """Who holds this workspace's lock when it is another process (as it names itself), else None."""
         holder = lock_holder(self.root / STATE_DIR / ENGINE_LOCK)
-        return holder if holder is not None and not holder.startswith(f"pid {os.getpid()} ") and holder != f"pid {os.getpid()}" else None
+        return (
+            holder
+            if holder is not None
+            and not holder.startswith(f"pid {os.getpid()} ")
+            and holder != f"pid {os.getpid()}"
+            else None
+        )
 
     def open_store(self, create: bool) -> None:
         """Open the engine's store (taking the workspace lock), then record this daemon as the workspace's
@@ -141,12 +177,17 @@ class Held:
     def consent_is_per_request(self) -> bool:
         """Whether code goes to a remote embedder only on the sending command's opt-in (a forwarded flag)."""
         config = self.engine.config
-        return config.embedding.provider != "local" and config.source("embedding.allow_remote") == "flag"
+        return (
+            config.embedding.provider != "local"
+            and config.source("embedding.allow_remote") == "flag"
+        )
 
     def start_watcher(self) -> None:
         """Watch for edits, unless indexing them would outlive a one-command remote opt-in."""
         if self.watcher is None and not self.closed and not self.consent_is_per_request():
-            self.watcher = Watcher(self.root, bool(self.engine.config.index.include_hidden), self.on_change)
+            self.watcher = Watcher(
+                self.root, bool(self.engine.config.index.include_hidden), self.on_change
+            )
             self.watcher.start()
 
     def watching(self) -> bool:
@@ -156,15 +197,22 @@ class Held:
     def on_change(self, paths: list[str] | None) -> None:
         """Watcher callback: queue an incremental refresh of `paths` (None = everything)."""
         if not self.closed:
-            log.info("watcher: %s changed in %s", "files" if paths is None else f"{len(paths)} file(s)", self.root)
+            log.info(
+                "watcher: %s changed in %s",
+                "files" if paths is None else f"{len(paths)} file(s)",
+                self.root,
+            )
             self.jobs.submit(Job(paths=None if paths is None else frozenset(paths)))
 
     # ----- index jobs (run by self.jobs) --------------------------------------------------
     def _check(self) -> None:
         """A job's cancellation point: the workspace must still be this one."""
         if not self.current():
-            raise JobCancelled(ErrorCode.WORKSPACE, f"{self.root} was deleted or re-created during its index job; "
-                               "run the command again")
+            raise JobCancelled(
+                ErrorCode.WORKSPACE,
+                f"{self.root} was deleted or re-created during its index job; "
+                "run the command again",
+            )
 
     def _ran(self, response: protocol.Reply) -> None:
         """A job changed the index: its first search settles the heap again."""
@@ -175,16 +223,25 @@ class Held:
     def _run_job(self, work: Job, progress: Progress) -> protocol.Reply:
         """Run one index pass with the engine, unless the workspace's settings changed since it was built."""
         if self.stale():  # e.g. remote consent withdrawn: this engine must not embed another file
-            return protocol.error(ErrorCode.CONFIG_CHANGED, f"the settings of {self.root} changed; run the command again")
-        if not self.current():  # e.g. a watcher's event from a deleted tree: never write into its successor
-            return protocol.error(ErrorCode.WORKSPACE, f"{self.root} was deleted or re-created; run the command again")
+            return protocol.error(
+                ErrorCode.CONFIG_CHANGED,
+                f"the settings of {self.root} changed; run the command again",
+            )
+        if (
+            not self.current()
+        ):  # e.g. a watcher's event from a deleted tree: never write into its successor
+            return protocol.error(
+                ErrorCode.WORKSPACE, f"{self.root} was deleted or re-created; run the command again"
+            )
         try:
             engine = self.prepare(open_store=False, request=False)
             with self.lock:
                 self.after_predecessor()
                 self.open_store(create=True)
             self.start_watcher()
-            request = protocol.make_request(service.job_operation().name, str(self.root), work.args())
+            request = protocol.make_request(
+                service.job_operation().name, str(self.root), work.args()
+            )
             return serve(engine, request, progress)
         except Exception as exc:  # engine construction failures become the job's error reply
             return error_response(exc)
@@ -223,7 +280,9 @@ class Held:
         then release the engine; False when the job still runs (its engine stays open)."""
         if not self.closed:
             self.stop(protocol.error(ErrorCode.SHUTTING_DOWN, STOPPED))
-        finished = self.jobs.wait(deadline if deadline is not None else time.monotonic() + SHUTDOWN_GRACE_S)
+        finished = self.jobs.wait(
+            deadline if deadline is not None else time.monotonic() + SHUTDOWN_GRACE_S
+        )
         if self.engine is not None and finished:
             self.engine.close()
             runtime.forget_holder(self.root)
@@ -231,23 +290,37 @@ class Held:
 
     def describe(self) -> HeldWorkspace:
         jobs = self.jobs.state()
-        return {"root": str(self.root), "idle_s": round(self.idle_for(), 1), "active_requests": self.active,
-                "job_running": jobs.running, "job_queued": jobs.queued, "jobs_done": jobs.done,
-                "watching": self.watching(), "waiting_requests": jobs.waiting,
-                "job_silent_s": round(jobs.silent_s, 1), "busy": jobs.silent_s >= STALL_S}
+        return {
+            "root": str(self.root),
+            "idle_s": round(self.idle_for(), 1),
+            "active_requests": self.active,
+            "job_running": jobs.running,
+            "job_queued": jobs.queued,
+            "jobs_done": jobs.done,
+            "watching": self.watching(),
+            "waiting_requests": jobs.waiting,
+            "job_silent_s": round(jobs.silent_s, 1),
+            "busy": jobs.silent_s >= STALL_S,
+        }
 
 
 class Holdings:
     """The workspaces the daemon holds, by real path; `lock` guards the table and each Held's `active` count."""
 
-    def __init__(self, embedders: EmbedderPool, send: Callable[[list[bytes], protocol.Reply], None]) -> None:
+    def __init__(
+        self, embedders: EmbedderPool, send: Callable[[list[bytes], protocol.Reply], None]
+    ) -> None:
         self.embedders = embedders
         self.send = send
         self.held: dict[Path, Held] = {}
-        self.closing: dict[Path, threading.Event] = {}  # dropped workspaces' stores, set once closed
+        self.closing: dict[
+            Path, threading.Event
+        ] = {}  # dropped workspaces' stores, set once closed
         self.lock = threading.Lock()
 
-    def take(self, identity: Identity, key: str, flags: dict[str, Setting]) -> Held | protocol.Reply:
+    def take(
+        self, identity: Identity, key: str, flags: dict[str, Setting]
+    ) -> Held | protocol.Reply:
         """The Held of `identity` under settings `key`, counted active (created, or reopened when it was
         re-created or its settings changed); an error response when it is busy with other settings."""
         root = identity.real
@@ -258,13 +331,22 @@ class Holdings:
                 held = None
             if held is not None and held.key != key:
                 if held.active or held.jobs.busy():
-                    return protocol.error(ErrorCode.WORKSPACE_BUSY, f"the daemon is serving {root} with other settings right now; retry shortly")
+                    return protocol.error(
+                        ErrorCode.WORKSPACE_BUSY,
+                        f"the daemon is serving {root} with other settings right now; retry shortly",
+                    )
                 self.release(held)
                 held = None
             if held is None:
                 closing = self.closing.pop(root, None)
-                held = self.held[root] = Held(identity, key, flags, self.embedders, self.send,
-                                              None if closing is None or closing.is_set() else closing)
+                held = self.held[root] = Held(
+                    identity,
+                    key,
+                    flags,
+                    self.embedders,
+                    self.send,
+                    None if closing is None or closing.is_set() else closing,
+                )
                 log.info("holding workspace %s", root)
             held.active += 1
             held.last_used = time.monotonic()
@@ -296,15 +378,23 @@ class Holdings:
         """Forget a workspace that was deleted or re-created (caller holds self.lock): its engine, watcher and
         lock are on the deleted files; they close on a thread of their own, and the next request reopens it."""
         self.held.pop(held.root, None)
-        held.stop(protocol.error(ErrorCode.WORKSPACE, f"{held.root} was deleted or re-created; run the command again"))
+        held.stop(
+            protocol.error(
+                ErrorCode.WORKSPACE, f"{held.root} was deleted or re-created; run the command again"
+            )
+        )
         closed = self.closing[held.root] = threading.Event()
 
         def close() -> None:
             try:
-                while not held.close():  # a job that outlives the grace: its store closes once it ends
+                while (
+                    not held.close()
+                ):  # a job that outlives the grace: its store closes once it ends
                     pass
                 closed.set()
-            except Exception:  # its files are gone: whatever closing them says, the successor may open its own
+            except (
+                Exception
+            ):  # its files are gone: whatever closing them says, the successor may open its own
                 log.exception("closing the dropped workspace %s", held.root)
                 closed.set()
 
@@ -369,5 +459,3 @@ def workspace_identity(raw: Any) -> Identity | None:
         return identity if identity.real.is_dir() else None
     except (OSError, ValueError):
         return None
-
-

@@ -54,8 +54,14 @@ class JobRunner:
     `check()` raises JobCancelled when the workspace is gone; `send(envelope, msg)` queues a progress event;
     `ran(response)` hears every job's response."""
 
-    def __init__(self, root: Path, run: Callable[[Job, Progress], protocol.Reply], check: Callable[[], None],
-                 send: Callable[[list[bytes], protocol.Reply], None], ran: Reply) -> None:
+    def __init__(
+        self,
+        root: Path,
+        run: Callable[[Job, Progress], protocol.Reply],
+        check: Callable[[], None],
+        send: Callable[[list[bytes], protocol.Reply], None],
+        ran: Reply,
+    ) -> None:
         self.root = root
         self.run = run
         self.check = check
@@ -72,14 +78,22 @@ class JobRunner:
         self.waiters: list[Waiter] = []
         self.stopped = False
 
-    def submit(self, work: Job, reply: Reply | None = None, listener: list[bytes] | None = None,
-               patient: bool = True) -> None:
+    def submit(
+        self,
+        work: Job,
+        reply: Reply | None = None,
+        listener: list[bytes] | None = None,
+        patient: bool = True,
+    ) -> None:
         """Queue index work (coalescing with what is pending: `Job.merge`); `reply` gets the response of the job
         that covers it (at once: busy, when MAX_WAITERS requests wait already)."""
         with self.cond:
             if reply is not None and len(self.waiters) >= MAX_WAITERS:
-                busy = protocol.error(ErrorCode.WORKSPACE_BUSY, f"{len(self.waiters)} requests wait for the index "
-                                      f"jobs of {self.root} (busy); retry once they end")
+                busy = protocol.error(
+                    ErrorCode.WORKSPACE_BUSY,
+                    f"{len(self.waiters)} requests wait for the index "
+                    f"jobs of {self.root} (busy); retry once they end",
+                )
             else:
                 busy = None
                 self.pending = work if self.pending is None else self.pending.merge(work)
@@ -89,7 +103,9 @@ class JobRunner:
                 if not self.running:
                     self.running = True
                     self.job_started = self.progressed = time.monotonic()
-                    threading.Thread(target=self._loop, name=f"index {self.root.name}", daemon=True).start()
+                    threading.Thread(
+                        target=self._loop, name=f"index {self.root.name}", daemon=True
+                    ).start()
         if busy is not None and reply is not None:
             reply(busy)
 
@@ -103,9 +119,12 @@ class JobRunner:
             return time.monotonic() - self.progressed if self.running else 0.0
 
     def busy_error(self) -> protocol.Reply:
-        return protocol.error(ErrorCode.WORKSPACE_BUSY, f"{self.root} is busy: its index job has reported no progress "
-                              f"for {self.stalled_for():.0f}s; retry once it ends (zg server status shows it), or "
-                              "search the index as it is with --refresh off")
+        return protocol.error(
+            ErrorCode.WORKSPACE_BUSY,
+            f"{self.root} is busy: its index job has reported no progress "
+            f"for {self.stalled_for():.0f}s; retry once it ends (zg server status shows it), or "
+            "search the index as it is with --refresh off",
+        )
 
     def expire(self) -> None:
         """Answer the searches waiting on a job stuck for STALL_S: busy (index requests wait on)."""
@@ -120,7 +139,9 @@ class JobRunner:
     def progress(self, event: ProgressEvent) -> None:
         """A job's progress: a cancellation point, then the event for every waiter that asked for it."""
         if self.stopped:
-            raise JobCancelled(ErrorCode.SHUTTING_DOWN, "the daemon stopped the index job; run it again")
+            raise JobCancelled(
+                ErrorCode.SHUTTING_DOWN, "the daemon stopped the index job; run it again"
+            )
         self.check()
         with self.cond:
             self.progressed = time.monotonic()
@@ -140,8 +161,12 @@ class JobRunner:
                 self.progressed = time.monotonic()
             started = time.monotonic()
             response = self.run(work, self.progress)
-            log.info("index job %s: %s in %.2fs", self.root, "ok" if response["ok"] else response["error"]["code"],
-                     time.monotonic() - started)
+            log.info(
+                "index job %s: %s in %.2fs",
+                self.root,
+                "ok" if response["ok"] else response["error"]["code"],
+                time.monotonic() - started,
+            )
             with self.cond:
                 self.completed = covered
                 self.jobs_done += 1
@@ -170,4 +195,6 @@ class JobRunner:
     def state(self) -> JobState:
         with self.cond:
             silent = time.monotonic() - self.progressed if self.running else 0.0
-            return JobState(self.running, self.pending is not None, self.jobs_done, len(self.waiters), silent)
+            return JobState(
+                self.running, self.pending is not None, self.jobs_done, len(self.waiters), silent
+            )

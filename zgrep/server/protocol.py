@@ -10,7 +10,17 @@ import json
 from collections.abc import Callable
 from functools import cache
 from types import UnionType
-from typing import Any, Literal, NotRequired, TypedDict, Union, cast, get_args, get_origin, get_type_hints
+from typing import (
+    Any,
+    Literal,
+    NotRequired,
+    TypedDict,
+    Union,
+    cast,
+    get_args,
+    get_origin,
+    get_type_hints,
+)
 
 from zgrep.contracts import Args, JSONObject
 from zgrep.progress import ProgressEvent
@@ -52,7 +62,9 @@ class Reply(TypedDict, total=False):
     progress: ProgressEvent
 
 
-def make_request(op: str, root: str | None, args: Args | None = None, token: str | None = None) -> Request:
+def make_request(
+    op: str, root: str | None, args: Args | None = None, token: str | None = None
+) -> Request:
     """Build a request message for `op` on workspace `root`."""
     msg: Request = {"v": PROTOCOL_VERSION, "op": op, "root": root, "args": args or {}}
     if token is not None:
@@ -81,7 +93,11 @@ def encode(msg: Request | Reply) -> bytes:
 
 def _brief(value: Any) -> str:
     """A short repr of a scalar, or the type of a container, for error messages (hostile values are big or deep)."""
-    text = repr(value) if value is None or isinstance(value, (str, int, float)) else f"a JSON {type(value).__name__}"
+    text = (
+        repr(value)
+        if value is None or isinstance(value, (str, int, float))
+        else f"a JSON {type(value).__name__}"
+    )
     return text if len(text) <= 60 else f"{text[:57]}..."
 
 
@@ -90,7 +106,9 @@ def _parse(data: bytes, what: str) -> Any:
     try:
         return json.loads(data.decode("utf-8"))
     except Exception as exc:  # RecursionError, ValueError and whatever else the decoder raises
-        raise ProtocolError(ErrorCode.MALFORMED, f"{what} is not UTF-8 JSON: {_brief(str(exc))}") from None
+        raise ProtocolError(
+            ErrorCode.MALFORMED, f"{what} is not UTF-8 JSON: {_brief(str(exc))}"
+        ) from None
 
 
 def _is_text(value: Any) -> bool:
@@ -144,14 +162,19 @@ CHECKS: dict[frozenset[type], Check] = {
     frozenset({int}): (_is_number, "a number or null"),
     frozenset({float}): (_is_number, "a number or null"),
     frozenset({bool}): (_is_flag, "true or false"),
-    frozenset({dict}): (_is_settings, "an object of settings (strings, numbers, booleans or lists of strings)"),
+    frozenset({dict}): (
+        _is_settings,
+        "an object of settings (strings, numbers, booleans or lists of strings)",
+    ),
 }
 
 
 def kinds(annotation: Any) -> frozenset[type]:
     """The JSON kinds a contract field's type admits besides null: `list[str] | None` -> {list}, a Literal of
     strings -> {str}."""
-    members = get_args(annotation) if get_origin(annotation) in (Union, UnionType) else (annotation,)
+    members = (
+        get_args(annotation) if get_origin(annotation) in (Union, UnionType) else (annotation,)
+    )
     kinds: set[type] = set()
     for member in members:
         origin = get_origin(member) or member
@@ -186,7 +209,10 @@ def _check_args(args: Any) -> None:
 def decode_request(data: bytes) -> Request:
     """Parse and validate a request (size, JSON, the type of every field); raise ProtocolError with a precise reason."""
     if len(data) > MAX_MESSAGE_BYTES:
-        raise ProtocolError(ErrorCode.TOO_LARGE, f"message of {len(data)} bytes exceeds the {MAX_MESSAGE_BYTES}-byte limit")
+        raise ProtocolError(
+            ErrorCode.TOO_LARGE,
+            f"message of {len(data)} bytes exceeds the {MAX_MESSAGE_BYTES}-byte limit",
+        )
     msg = _parse(data, "request")
     if not isinstance(msg, dict):
         raise ProtocolError(ErrorCode.MALFORMED, "request must be a JSON object")
@@ -194,7 +220,8 @@ def decode_request(data: bytes) -> Request:
     if version is not None and type(version) is not int:
         raise ProtocolError(ErrorCode.MALFORMED, "v must be an integer protocol version")
     if version != PROTOCOL_VERSION:
-        raise ProtocolError(ErrorCode.VERSION_MISMATCH,
+        raise ProtocolError(
+            ErrorCode.VERSION_MISMATCH,
             f"client speaks protocol {_brief(version)}, daemon speaks {PROTOCOL_VERSION}; restart the daemon (zg server off; zg server on)",
         )
     op = msg.get("op")
@@ -221,6 +248,8 @@ def decode_response(data: bytes) -> Reply:
     if not isinstance(msg, dict) or ("ok" not in msg and not isinstance(msg.get("progress"), dict)):
         raise ProtocolError(ErrorCode.MALFORMED, "daemon reply lacks 'ok'")
     if msg.get("v") != PROTOCOL_VERSION:
-        raise ProtocolError(ErrorCode.VERSION_MISMATCH, f"daemon speaks protocol {msg.get('v')!r}, client speaks {PROTOCOL_VERSION}; restart the daemon"
+        raise ProtocolError(
+            ErrorCode.VERSION_MISMATCH,
+            f"daemon speaks protocol {msg.get('v')!r}, client speaks {PROTOCOL_VERSION}; restart the daemon",
         )
     return cast(Reply, msg)

@@ -32,8 +32,13 @@ START_LOCK = "start.lock"
 LOG_FILE = "daemon.log"
 STDERR_FILE = "daemon.stderr"
 IPC_PATH_MAX = 100  # sockaddr_un.sun_path holds 107 bytes; keep a margin
-STARTED_BY = ("command", "autostart")  # `zg server on` / run, or an auto-mode search that found no daemon
-HOLDER_FILE = "daemon.json"  # in a workspace's state dir: the runtime dir of the daemon holding it (0600)
+STARTED_BY = (
+    "command",
+    "autostart",
+)  # `zg server on` / run, or an auto-mode search that found no daemon
+HOLDER_FILE = (
+    "daemon.json"  # in a workspace's state dir: the runtime dir of the daemon holding it (0600)
+)
 _FOLLOWED: ContextVar[Path | None] = ContextVar("zgrep_runtime_dir", default=None)
 
 if TYPE_CHECKING:
@@ -81,7 +86,10 @@ def record_holder(root: Path) -> None:
     runtime_dir(), holds the workspace: clients started with another environment find it there. Best
     effort: a workspace whose state dir cannot take it is still served."""
     with contextlib.suppress(OSError):
-        atomic_write(root / STATE_DIR / HOLDER_FILE, json.dumps({"pid": os.getpid(), "runtime_dir": str(runtime_dir())}))
+        atomic_write(
+            root / STATE_DIR / HOLDER_FILE,
+            json.dumps({"pid": os.getpid(), "runtime_dir": str(runtime_dir())}),
+        )
 
 
 def forget_holder(root: Path) -> None:
@@ -100,7 +108,12 @@ def _holder_record(path: Path) -> dict[str, Any]:
         return {}
     try:
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077 or st.st_size > 4096:
+        if (
+            not stat.S_ISREG(st.st_mode)
+            or st.st_uid != os.getuid()
+            or st.st_mode & 0o077
+            or st.st_size > 4096
+        ):
             return {}
         record = json.loads(os.read(fd, 4096))
     except (OSError, ValueError):
@@ -120,7 +133,11 @@ def holder_runtime_dir(root: str | Path) -> Path | None:
         return None
     record = _holder_record(state / HOLDER_FILE)
     pid, rdir = record.get("pid"), record.get("runtime_dir")
-    if not isinstance(pid, int) or not isinstance(rdir, str) or holder.split()[:2] != ["pid", str(pid)]:
+    if (
+        not isinstance(pid, int)
+        or not isinstance(rdir, str)
+        or holder.split()[:2] != ["pid", str(pid)]
+    ):
         return None
     if not _own_private_dir(rdir) or lock_holder(Path(rdir) / ALIVE_LOCK) is None:
         return None
@@ -168,7 +185,9 @@ def _short_alias(target: Path) -> Path:
         pass
     st = os.lstat(base)
     if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
-        raise OSError(f"{base} is not a private directory of this user; remove it or set a shorter XDG_RUNTIME_DIR")
+        raise OSError(
+            f"{base} is not a private directory of this user; remove it or set a shorter XDG_RUNTIME_DIR"
+        )
     link = base / hashlib.sha256(os.fsencode(str(target))).hexdigest()[:16]
     if not (link.is_symlink() and os.readlink(link) == str(target)):
         tmp = link.with_name(f".{link.name}.{os.getpid()}")
@@ -214,7 +233,11 @@ def read_info(rdir: Path | None = None) -> DaemonInfo | None:
         info = json.loads(((rdir or runtime_dir()) / INFO_FILE).read_text("utf-8"))
     except (OSError, ValueError):
         return None
-    if not isinstance(info, dict) or not isinstance(info.get("pid"), int) or not isinstance(info.get("endpoint"), str):
+    if (
+        not isinstance(info, dict)
+        or not isinstance(info.get("pid"), int)
+        or not isinstance(info.get("endpoint"), str)
+    ):
         return None
     return cast(DaemonInfo, info)
 
@@ -249,7 +272,7 @@ def remove_files(endpoint: str | None) -> None:
     for name in (PID_FILE, INFO_FILE, TOKEN_FILE):
         (rdir / name).unlink(missing_ok=True)
     if endpoint and endpoint.startswith("ipc://"):
-        Path(endpoint[len("ipc://"):]).unlink(missing_ok=True)
+        Path(endpoint[len("ipc://") :]).unlink(missing_ok=True)
     (rdir / SOCKET_FILE).unlink(missing_ok=True)
 
 
@@ -260,23 +283,49 @@ def take_start_lock() -> int | None:
     return lock.detach() if lock.acquire(blocking=False) else None
 
 
-def spawn(endpoint: str, idle_timeout: float, started_by: str, allow_non_loopback: bool = False,
-          warm: str | None = None, start_lock_fd: int | None = None,
-          warm_config: dict[str, Setting] | None = None) -> subprocess.Popen[bytes]:
+def spawn(
+    endpoint: str,
+    idle_timeout: float,
+    started_by: str,
+    allow_non_loopback: bool = False,
+    warm: str | None = None,
+    start_lock_fd: int | None = None,
+    warm_config: dict[str, Setting] | None = None,
+) -> subprocess.Popen[bytes]:
     """Start `zg server run` detached: its own session, cwd /, stdin and stdout null, stderr to the state
     dir's STDERR_FILE; it outlives the caller. `warm`: a workspace to open as soon as it listens, with the
     settings of the command that started it (`warm_config`: its --model/--milvus-uri, as sent to a daemon)."""
     import subprocess  # only when starting a daemon: the thin client pays nothing for it otherwise
 
-    argv = [sys.executable, "-m", "zgrep.cli.main", "server", "run", "--quiet", "--endpoint", endpoint,
-            "--idle-timeout", str(idle_timeout), "--started-by", started_by,
-            *(["--allow-non-loopback"] if allow_non_loopback else []), *(["--warm", warm] if warm else []),
-            *(["--warm-config", json.dumps(warm_config)] if warm and warm_config else []),
-            *(["--start-lock-fd", str(start_lock_fd)] if start_lock_fd is not None else [])]
+    argv = [
+        sys.executable,
+        "-m",
+        "zgrep.cli.main",
+        "server",
+        "run",
+        "--quiet",
+        "--endpoint",
+        endpoint,
+        "--idle-timeout",
+        str(idle_timeout),
+        "--started-by",
+        started_by,
+        *(["--allow-non-loopback"] if allow_non_loopback else []),
+        *(["--warm", warm] if warm else []),
+        *(["--warm-config", json.dumps(warm_config)] if warm and warm_config else []),
+        *(["--start-lock-fd", str(start_lock_fd)] if start_lock_fd is not None else []),
+    ]
     with open(state_dir(create=True) / STDERR_FILE, "wb") as err:
-        return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
-                                start_new_session=True, close_fds=True, cwd="/",
-                                pass_fds=() if start_lock_fd is None else (start_lock_fd,))
+        return subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            start_new_session=True,
+            close_fds=True,
+            cwd="/",
+            pass_fds=() if start_lock_fd is None else (start_lock_fd,),
+        )
 
 
 def is_loopback(host: str) -> bool:

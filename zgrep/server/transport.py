@@ -36,7 +36,7 @@ class Transport:
         self.router.bind(endpoint)
         self.endpoint: str = self.router.getsockopt_string(zmq.LAST_ENDPOINT)
         if self.endpoint.startswith("ipc://"):
-            os.chmod(self.endpoint[len("ipc://"):], 0o600)
+            os.chmod(self.endpoint[len("ipc://") :], 0o600)
         self.replies = self.ctx.socket(zmq.PULL)
         self.replies.bind(REPLIES)
         self.local = threading.local()
@@ -88,20 +88,29 @@ class Transport:
             reply = protocol.error(exc.code, str(exc))
         except Exception as exc:  # a bug must cost one request, not the daemon
             log.exception("a request failed before reaching a worker")
-            reply = protocol.error(ErrorCode.INTERNAL, f"{type(exc).__name__} while reading the request")
+            reply = protocol.error(
+                ErrorCode.INTERNAL, f"{type(exc).__name__} while reading the request"
+            )
         if reply is not None:
             self.router.send_multipart([*envelope, protocol.encode(reply)])
 
     def checked(self, frames: list[bytes], admit: Admit) -> protocol.Reply | None:
         """Validate a message (shape, size, fields, token), then `admit` it."""
         if sum(len(f) for f in frames) > protocol.MAX_MESSAGE_BYTES:
-            raise protocol.ProtocolError(ErrorCode.TOO_LARGE, f"message exceeds the {protocol.MAX_MESSAGE_BYTES}-byte limit")
+            raise protocol.ProtocolError(
+                ErrorCode.TOO_LARGE, f"message exceeds the {protocol.MAX_MESSAGE_BYTES}-byte limit"
+            )
         if len(frames) > 3 or (len(frames) == 3 and frames[1]):
-            raise protocol.ProtocolError(ErrorCode.MALFORMED, "a request is one frame (after an optional empty delimiter)")
+            raise protocol.ProtocolError(
+                ErrorCode.MALFORMED, "a request is one frame (after an optional empty delimiter)"
+            )
         request = protocol.decode_request(frames[-1])
         if not hmac.compare_digest(request.get("token", "").encode(), self.token.encode()):
             log.warning("rejected a request with a wrong token")
-            return protocol.error(ErrorCode.UNAUTHORIZED, "wrong or missing token (the daemon was restarted? run the command again)")
+            return protocol.error(
+                ErrorCode.UNAUTHORIZED,
+                "wrong or missing token (the daemon was restarted? run the command again)",
+            )
         return admit(frames[:-1], request)
 
     def close(self) -> None:

@@ -35,7 +35,9 @@ class Watcher(threading.Thread):
     """Calls `on_change(paths)` with changed workspace-relative paths, or None when an ignore file or
     the directory tree changed (then everything may be in or out)."""
 
-    def __init__(self, root: Path, include_hidden: bool, on_change: Callable[[list[str] | None], None]) -> None:
+    def __init__(
+        self, root: Path, include_hidden: bool, on_change: Callable[[list[str] | None], None]
+    ) -> None:
         super().__init__(name=f"watch {root.name}", daemon=True)
         self.root = root
         self.include_hidden = include_hidden
@@ -73,15 +75,22 @@ class Watcher(threading.Thread):
             notify: RustNotify | None = None
             try:
                 notify = RustNotify(paths, False, False, POLL_MS, False, False)
-                if "PollWatcher" not in repr(notify):  # watchfiles polls by itself when the kernel lacks inotify
+                if "PollWatcher" not in repr(
+                    notify
+                ):  # watchfiles polls by itself when the kernel lacks inotify
                     self.backend = "inotify"
                     return notify
                 reason = "the kernel offers no inotify"
             except (FileNotFoundError, PermissionError):
                 raise
-            except (OSError, RuntimeError) as exc:  # ENOSPC: raise fs.inotify.max_user_watches; EMFILE: max_user_instances
+            except (
+                OSError,
+                RuntimeError,
+            ) as exc:  # ENOSPC: raise fs.inotify.max_user_watches; EMFILE: max_user_instances
                 reason = f"inotify failed ({exc})"
-            log.warning("watcher: %s; polling %s every %gs instead", reason, self.root, POLL_MS / 1000)
+            log.warning(
+                "watcher: %s; polling %s every %gs instead", reason, self.root, POLL_MS / 1000
+            )
             self.backend = "polling"
             if notify is not None:
                 return notify
@@ -92,7 +101,7 @@ class Watcher(threading.Thread):
         prefix = f"{self.root}{os.sep}"
         paths = set()
         for change, path in raw:
-            rel = path[len(prefix):] if path.startswith(prefix) else ""
+            rel = path[len(prefix) :] if path.startswith(prefix) else ""
             parent, _, name = rel.rpartition("/")
             if not rel or parent not in self._dirs or rel == STATE_DIR:
                 continue  # the root itself, or nothing this walk put a watch on
@@ -101,8 +110,12 @@ class Watcher(threading.Thread):
             except OSError:
                 mode = 0
             if stat.S_ISDIR(mode):
-                if change != MODIFIED and (rel in self._dirs or self._rules.admits(rel, is_dir=True)):
-                    return None  # a directory came (or went and came back): its files need a listing
+                if change != MODIFIED and (
+                    rel in self._dirs or self._rules.admits(rel, is_dir=True)
+                ):
+                    return (
+                        None  # a directory came (or went and came back): its files need a listing
+                    )
             elif name in IGNORE_FILE_NAMES or rel in self._dirs:
                 return None  # the rules changed, or a watched directory went away or became a file or link
             elif self._rules.admits(rel):
@@ -113,7 +126,9 @@ class Watcher(threading.Thread):
         try:
             notify = self._open()
         except Exception:  # a bug or a vanishing root must not take the daemon down
-            log.exception("cannot watch %s; searches there refresh the index before answering", self.root)
+            log.exception(
+                "cannot watch %s; searches there refresh the index before answering", self.root
+            )
             return
         log.info("watching %s with %s (%d directories)", self.root, self.backend, len(self._dirs))
         try:
@@ -124,13 +139,18 @@ class Watcher(threading.Thread):
                 changed = self.changes(raw)
                 if changed is None:
                     self._rules = self._load_rules()
-                    fresh = self._open()  # the new watches first, so nothing changed meanwhile escapes both
+                    fresh = (
+                        self._open()
+                    )  # the new watches first, so nothing changed meanwhile escapes both
                     notify.close()
                     notify = fresh
                     self.on_change(None)
                 elif changed:
                     self.on_change(sorted(changed))
         except Exception:
-            log.exception("the watcher of %s stopped; searches there refresh the index before answering", self.root)
+            log.exception(
+                "the watcher of %s stopped; searches there refresh the index before answering",
+                self.root,
+            )
         finally:
             notify.close()

@@ -14,8 +14,12 @@ import struct
 import time
 
 MORE, LONG, COMMAND = 1, 2, 4
-GREETING = b"\xff" + bytes(8) + b"\x7f" + bytes([3, 0]) + b"NULL".ljust(20, b"\0") + b"\0" + bytes(31)
-MAX_FRAME = 64 * 1024 * 1024  # far above the protocol's message cap: a peer claiming more is not a daemon
+GREETING = (
+    b"\xff" + bytes(8) + b"\x7f" + bytes([3, 0]) + b"NULL".ljust(20, b"\0") + b"\0" + bytes(31)
+)
+MAX_FRAME = (
+    64 * 1024 * 1024
+)  # far above the protocol's message cap: a peer claiming more is not a daemon
 
 
 class PeerError(ConnectionError):
@@ -32,7 +36,14 @@ def frame(body: bytes, flags: int = 0) -> bytes:
 def ready_command(socket_type: bytes) -> bytes:
     """The NULL mechanism's READY command announcing `socket_type`."""
     prop = b"Socket-Type"
-    return frame(b"\x05READY" + bytes([len(prop)]) + prop + struct.pack(">I", len(socket_type)) + socket_type, COMMAND)
+    return frame(
+        b"\x05READY"
+        + bytes([len(prop)])
+        + prop
+        + struct.pack(">I", len(socket_type))
+        + socket_type,
+        COMMAND,
+    )
 
 
 def connect(endpoint: str, timeout_s: float) -> socket.socket:
@@ -66,7 +77,9 @@ class Dealer:
         self.endpoint = endpoint
         self.sock = connect(endpoint, timeout_s)
         self.buf = bytearray()
-        self.outbox: bytearray | None = bytearray(ready_command(b"DEALER"))  # until the peer has greeted
+        self.outbox: bytearray | None = bytearray(
+            ready_command(b"DEALER")
+        )  # until the peer has greeted
         self.ready = False
         try:
             self.sock.sendall(GREETING)
@@ -96,9 +109,14 @@ class Dealer:
         if self.outbox is not None:
             if len(self.buf) < len(GREETING):
                 return None
-            greeting = bytes(self.buf[:len(GREETING)])
-            del self.buf[:len(GREETING)]
-            if greeting[0] != 0xFF or greeting[9] != 0x7F or greeting[10] < 3 or greeting[12:16] != b"NULL":
+            greeting = bytes(self.buf[: len(GREETING)])
+            del self.buf[: len(GREETING)]
+            if (
+                greeting[0] != 0xFF
+                or greeting[9] != 0x7F
+                or greeting[10] < 3
+                or greeting[12:16] != b"NULL"
+            ):
                 raise PeerError(f"{self.endpoint} does not speak ZMTP 3 with the NULL mechanism")
             self.sock.sendall(self.outbox)
             self.outbox = None
@@ -126,7 +144,7 @@ class Dealer:
                 raise PeerError(f"the peer announced a frame of {size} bytes")
             if len(buf) < at + head + size:
                 return None
-            parts.append(bytes(buf[at + head:at + head + size]))
+            parts.append(bytes(buf[at + head : at + head + size]))
             at += head + size
             if flags & COMMAND or not flags & MORE:
                 del buf[:at]

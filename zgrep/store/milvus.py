@@ -22,7 +22,17 @@ from zgrep.types import ChunkFields, RouteHit
 from zgrep.workspace import redact
 
 # the fields a route hit carries: what the rerank and the hits read (mtime only filters, in expressions)
-SCALAR_FIELDS = ("path", "language", "symbol", "names", "symbol_kind", "scope", "start_line", "end_line", "content")
+SCALAR_FIELDS = (
+    "path",
+    "language",
+    "symbol",
+    "names",
+    "symbol_kind",
+    "scope",
+    "start_line",
+    "end_line",
+    "content",
+)
 _DELETE_BATCH = 500
 # rows per insert call: the native engine's CPU per row grows with the call's size (Django's rows, 20k inserted:
 # 0.38 ms a row in calls of 256, 0.52 in calls of 600, 1.1 in calls of 2,000)
@@ -53,7 +63,9 @@ class StoreDamaged(StoreError):
     """The Milvus Lite data file cannot be read as it is."""
 
     def __init__(self, uri: str, detail: str) -> None:
-        super().__init__(f"the Milvus Lite data in {uri} is damaged ({detail}); rebuild it with: zg index --full")
+        super().__init__(
+            f"the Milvus Lite data in {uri} is damaged ({detail}); rebuild it with: zg index --full"
+        )
         self.detail = detail
 
 
@@ -63,12 +75,14 @@ R = TypeVar("R")
 
 def reported(method: Callable[P, R]) -> Callable[P, R]:
     """A store method whose Milvus failures become StoreError (one line, credentials masked)."""
+
     @wraps(method)
     def call(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return method(*args, **kwargs)
         except MilvusException as exc:
             raise StoreError(redact(f"Milvus: {exc.message}")) from None
+
     return call
 
 
@@ -76,8 +90,10 @@ def _open_failure(uri: str, detail: str) -> StoreError:
     """The error for a Milvus that could not be opened, naming the fix."""
     if is_lite(uri):
         return StoreDamaged(uri, detail)
-    return StoreError(f"cannot open Milvus at {redact(uri)}: the server is unreachable ({redact(detail)}); start it, "
-                      "or fix --milvus-uri / ZG_MILVUS_URI")
+    return StoreError(
+        f"cannot open Milvus at {redact(uri)}: the server is unreachable ({redact(detail)}); start it, "
+        "or fix --milvus-uri / ZG_MILVUS_URI"
+    )
 
 
 def collection_name(model_id: str, root_key: str) -> str:
@@ -89,27 +105,40 @@ def collection_name(model_id: str, root_key: str) -> str:
 class MilvusStore:
     """A Milvus collection holding the chunks of one workspace for one model."""
 
-    def __init__(self, uri: str, collection: str, dim: int, token: str | None = None, timeout: float = 30.0,
-                 engine: NativeEngine | None = None) -> None:
+    def __init__(
+        self,
+        uri: str,
+        collection: str,
+        dim: int,
+        token: str | None = None,
+        timeout: float = 30.0,
+        engine: NativeEngine | None = None,
+    ) -> None:
         """Connect to the server at `uri`, or to the native engine on the Milvus Lite file `uri` (`engine`, when
         the caller started it already, else started here)."""
         self.uri = uri
         self.collection = collection
         self.dim = dim
-        self.engine = engine if engine is not None or not is_lite(uri) else NativeEngine(Path(uri), timeout)
+        self.engine = (
+            engine if engine is not None or not is_lite(uri) else NativeEngine(Path(uri), timeout)
+        )
         self._loaded = False
         try:
             if self.engine is not None:
                 self.engine.wait()
                 # a local engine: no keepalive pings (it answers pings without calls with GOAWAY too_many_pings)
-                self.client = MilvusClient(uri=self.engine.uri, timeout=timeout, grpc_options=_LOCAL_GRPC)
+                self.client = MilvusClient(
+                    uri=self.engine.uri, timeout=timeout, grpc_options=_LOCAL_GRPC
+                )
             else:
                 self.client = MilvusClient(uri=uri, token=token or "", timeout=timeout)
         except EngineError as exc:
             self.close()
             if exc.busy:
-                raise StoreBusy(f"the Milvus Lite data in {uri} is held by {exc.busy}; Milvus Lite admits one process "
-                                "at a time: wait for it to finish or stop it") from None
+                raise StoreBusy(
+                    f"the Milvus Lite data in {uri} is held by {exc.busy}; Milvus Lite admits one process "
+                    "at a time: wait for it to finish or stop it"
+                ) from None
             raise _open_failure(uri, str(exc)) from None
         except MilvusException as exc:
             error = self._failure(exc)
@@ -143,13 +172,17 @@ class MilvusStore:
 
     def _failure(self, exc: MilvusException) -> StoreError:
         """The error for a failed check: the engine's own last error line names the damage when it has one."""
-        return _open_failure(self.uri, (self.engine.last_error() if self.engine else "") or exc.message)
+        return _open_failure(
+            self.uri, (self.engine.last_error() if self.engine else "") or exc.message
+        )
 
     @reported
     def rows(self, fields: list[str]) -> list[ChunkFields]:
         """Every stored row with `fields` (checks and benchmarks of what the index holds)."""
         self.ensure_loaded()
-        iterator = self.client.query_iterator(self.collection, batch_size=1000, filter="", output_fields=fields)
+        iterator = self.client.query_iterator(
+            self.collection, batch_size=1000, filter="", output_fields=fields
+        )
         out: list[ChunkFields] = []
         while batch := iterator.next():
             out.extend(batch)
@@ -164,19 +197,36 @@ class MilvusStore:
         schema.add_field("path", DataType.VARCHAR, max_length=4096)
         schema.add_field("language", DataType.VARCHAR, max_length=32)
         schema.add_field("symbol", DataType.VARCHAR, max_length=512)
-        schema.add_field("names", DataType.ARRAY, element_type=DataType.VARCHAR, max_capacity=MAX_NAMES, max_length=512)
+        schema.add_field(
+            "names",
+            DataType.ARRAY,
+            element_type=DataType.VARCHAR,
+            max_capacity=MAX_NAMES,
+            max_length=512,
+        )
         schema.add_field("symbol_kind", DataType.VARCHAR, max_length=16)
         schema.add_field("scope", DataType.VARCHAR, max_length=1024)
         schema.add_field("start_line", DataType.INT64)
         schema.add_field("end_line", DataType.INT64)
         schema.add_field("mtime", DataType.INT64)
         schema.add_field("content", DataType.VARCHAR, max_length=65535)
-        schema.add_field("lexical", DataType.VARCHAR, max_length=65535, enable_analyzer=True,
-                         analyzer_params={"tokenizer": "standard"})
+        schema.add_field(
+            "lexical",
+            DataType.VARCHAR,
+            max_length=65535,
+            enable_analyzer=True,
+            analyzer_params={"tokenizer": "standard"},
+        )
         schema.add_field("dense", DataType.FLOAT_VECTOR, dim=self.dim)
         schema.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
-        schema.add_function(Function(name="lexical_bm25", function_type=FunctionType.BM25,
-                                     input_field_names=["lexical"], output_field_names=["sparse"]))
+        schema.add_function(
+            Function(
+                name="lexical_bm25",
+                function_type=FunctionType.BM25,
+                input_field_names=["lexical"],
+                output_field_names=["sparse"],
+            )
+        )
         index = self.client.prepare_index_params()
         index.add_index("dense", index_type="FLAT", metric_type="IP")
         index.add_index("sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25")
@@ -220,8 +270,15 @@ class MilvusStore:
     def search_dense(self, vector: list[float], limit: int, expr: str = "") -> list[RouteHit]:
         """Nearest chunks by inner product of normalised vectors."""
         self.ensure_loaded()
-        res = self.client.search(self.collection, [vector], anns_field="dense", limit=limit, filter=expr,
-                                 output_fields=list(SCALAR_FIELDS), search_params={"metric_type": "IP"})
+        res = self.client.search(
+            self.collection,
+            [vector],
+            anns_field="dense",
+            limit=limit,
+            filter=expr,
+            output_fields=list(SCALAR_FIELDS),
+            search_params={"metric_type": "IP"},
+        )
         return _route_hits(res)
 
     @reported
@@ -230,20 +287,35 @@ class MilvusStore:
         return self.search_lexical_many([text], limit, expr)[0]
 
     @reported
-    def search_lexical_many(self, texts: list[str], limit: int, expr: str = "") -> list[list[RouteHit]]:
+    def search_lexical_many(
+        self, texts: list[str], limit: int, expr: str = ""
+    ) -> list[list[RouteHit]]:
         """The BM25 hits of each normalised query text, all in one call."""
         asked = [t for t in dict.fromkeys(texts) if t.strip()]
         found: dict[str, list[RouteHit]] = {}
         if asked:
             self.ensure_loaded()
-            res = self.client.search(self.collection, asked, anns_field="sparse", limit=limit, filter=expr,
-                                     output_fields=list(SCALAR_FIELDS), search_params={"metric_type": "BM25"})
+            res = self.client.search(
+                self.collection,
+                asked,
+                anns_field="sparse",
+                limit=limit,
+                filter=expr,
+                output_fields=list(SCALAR_FIELDS),
+                search_params={"metric_type": "BM25"},
+            )
             found = {text: _hits(hits) for text, hits in zip(asked, res)}
         return [found.get(t, []) for t in texts]
 
     @reported
-    def search_symbols(self, names: list[str], limit: int, expr: str = "", lexical: str = "",
-                       lexical_hits: list[RouteHit] | None = None) -> list[RouteHit]:
+    def search_symbols(
+        self,
+        names: list[str],
+        limit: int,
+        expr: str = "",
+        lexical: str = "",
+        lexical_hits: list[RouteHit] | None = None,
+    ) -> list[RouteHit]:
         """Chunks defining one of `names` exactly (as their symbol or merged in), definitions first.
 
         Milvus Lite scans every row for `array_contains_any` (~1 s on Django's 43k chunks), so with
@@ -256,26 +328,49 @@ class MilvusStore:
         wanted = set(names)
         if lexical:
             clause = f"symbol in [{', '.join(quote(n) for n in names)}]"
-            rows = list(self.client.query(self.collection, filter=f"({clause}) and ({expr})" if expr else clause,
-                                          output_fields=["id", *SCALAR_FIELDS], limit=limit))
+            rows = list(
+                self.client.query(
+                    self.collection,
+                    filter=f"({clause}) and ({expr})" if expr else clause,
+                    output_fields=["id", *SCALAR_FIELDS],
+                    limit=limit,
+                )
+            )
             seen = {r["id"] for r in rows}
-            found = self.search_lexical(lexical, limit, expr) if lexical_hits is None else lexical_hits
-            rows += [{"id": h.id, **h.fields} for h in found
-                     if h.id not in seen and wanted.intersection(h.fields.get("names") or ())]
+            found = (
+                self.search_lexical(lexical, limit, expr) if lexical_hits is None else lexical_hits
+            )
+            rows += [
+                {"id": h.id, **h.fields}
+                for h in found
+                if h.id not in seen and wanted.intersection(h.fields.get("names") or ())
+            ]
         else:
             clause = f"array_contains_any(names, [{', '.join(quote(n) for n in names)}])"
-            rows = self.client.query(self.collection, filter=f"({clause}) and ({expr})" if expr else clause,
-                                     output_fields=["id", *SCALAR_FIELDS], limit=limit)
+            rows = self.client.query(
+                self.collection,
+                filter=f"({clause}) and ({expr})" if expr else clause,
+                output_fields=["id", *SCALAR_FIELDS],
+                limit=limit,
+            )
         order = {n: i for i, n in enumerate(names)}
 
         def preference(row: ChunkFields) -> tuple[Any, ...]:
             named = min((order[n] for n in row["names"] if n in order), default=len(order))
-            return (named, row["symbol"] not in order, row["symbol_kind"] not in ("class", "interface", "function"),
-                    row["scope"] != "", len(row["path"]), row["start_line"])
+            return (
+                named,
+                row["symbol"] not in order,
+                row["symbol_kind"] not in ("class", "interface", "function"),
+                row["scope"] != "",
+                len(row["path"]),
+                row["start_line"],
+            )
 
         rows = sorted(rows, key=preference)[:limit]
-        return [RouteHit(r["id"], rank, 0.0, cast(ChunkFields, {k: r[k] for k in SCALAR_FIELDS}))
-                for rank, r in enumerate(rows)]
+        return [
+            RouteHit(r["id"], rank, 0.0, cast(ChunkFields, {k: r[k] for k in SCALAR_FIELDS}))
+            for rank, r in enumerate(rows)
+        ]
 
     def close(self) -> None:
         """Release the connection and, for Milvus Lite, stop its engine (which frees the data file)."""
@@ -294,5 +389,7 @@ def _route_hits(res: Any) -> list[RouteHit]:
 
 
 def _hits(hits: Any) -> list[RouteHit]:
-    return [RouteHit(h["id"], rank, float(h["distance"]), cast(ChunkFields, dict(h["entity"])))
-            for rank, h in enumerate(hits)]
+    return [
+        RouteHit(h["id"], rank, float(h["distance"]), cast(ChunkFields, dict(h["entity"])))
+        for rank, h in enumerate(hits)
+    ]

@@ -26,7 +26,9 @@ from zgrep import procfs
 
 PACKAGE = "milvus-lite"
 ENGINE = "native"  # the manifest's milvus_engine for data this engine wrote (indexes before it name none)
-_EXIT_WAIT_S = 10.0  # how long close waits for the engine to finish its writes and exit before killing it
+_EXIT_WAIT_S = (
+    10.0  # how long close waits for the engine to finish its writes and exit before killing it
+)
 
 
 class EngineError(Exception):
@@ -63,13 +65,15 @@ def lock_path(db: Path) -> Path:
 
 
 def holder(db: Path) -> str | None:
-    """"pid N (command)" of the process holding `db`'s engine lock, from /proc/locks (None when free or unknown).
+    """ "pid N (command)" of the process holding `db`'s engine lock, from /proc/locks (None when free or unknown).
     Read, never probed: closing a probe's descriptor would drop this process's own POSIX lock."""
     try:
         st = os.stat(lock_path(db))
     except OSError:
         return None
-    pid = procfs.lock_holder(f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}", "POSIX")
+    pid = procfs.lock_holder(
+        f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}", "POSIX"
+    )
     return None if pid is None else procfs.describe(pid, procfs.cmdline(pid))
 
 
@@ -99,11 +103,15 @@ def remove_data(db: Path) -> None:
 def command(db: Path, address: str, lock: Path | None = None) -> tuple[list[str], dict[str, str]]:
     """The engine's argv and environment: serving `db` on `address` (`unix:PATH`, or `HOST:PORT` for gRPC over
     TCP: a Milvus server for tests and benches), until the owner of `lock` lets go when one is given."""
-    spec = find_spec("milvus_lite")  # (importing it loads pkg_resources: ~0.2 s for a version string)
+    spec = find_spec(
+        "milvus_lite"
+    )  # (importing it loads pkg_resources: ~0.2 s for a version string)
     if spec is None or not spec.submodule_search_locations:
-        raise EngineError(f"the embedded Milvus engine ({PACKAGE} 2.5) is not installed for this platform; "
-                          "install it (pip install 'milvus-lite>=2.5.1,<2.6'), or point zg at a Milvus server "
-                          "with --milvus-uri / ZG_MILVUS_URI")
+        raise EngineError(
+            f"the embedded Milvus engine ({PACKAGE} 2.5) is not installed for this platform; "
+            "install it (pip install 'milvus-lite>=2.5.1,<2.6'), or point zg at a Milvus server "
+            "with --milvus-uri / ZG_MILVUS_URI"
+        )
     binary = Path(next(iter(spec.submodule_search_locations))) / "lib" / "milvus"
     lib = str(binary.parent)
     env = {k: v for k, v in os.environ.items() if k not in ("LD_LIBRARY_PATH", "DYLD_LIBRARY_PATH")}
@@ -146,8 +154,15 @@ class NativeEngine:
             pass
         try:
             with open(self._log, "wb") as log:
-                self.proc = subprocess.Popen(argv, env=env, cwd=str(self.db.parent), stdin=subprocess.DEVNULL,
-                                             stdout=subprocess.DEVNULL, stderr=log, start_new_session=True)
+                self.proc = subprocess.Popen(
+                    argv,
+                    env=env,
+                    cwd=str(self.db.parent),
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    stderr=log,
+                    start_new_session=True,
+                )
         except OSError as exc:
             os.close(self._lock_fd)
             self._lock_fd = None
@@ -171,7 +186,9 @@ class NativeEngine:
                 os.close(fd)
                 who = who or "another process"
                 raise EngineError(f"{self.db} is held by {who}", busy=who) from None
-            time.sleep(0.02)  # an engine whose owner is gone (it exits once it holds the lock), or a lock just let go
+            time.sleep(
+                0.02
+            )  # an engine whose owner is gone (it exits once it holds the lock), or a lock just let go
 
     def wait(self) -> None:
         """Block until the engine listens on its socket; EngineError when it could not start, with the engine's
@@ -179,10 +196,15 @@ class NativeEngine:
         if self._error is not None:
             raise self._error
         assert self.proc is not None
-        while not _accepts(self.socket):  # bound is not yet listening: a loaded machine shows the gap
+        while not _accepts(
+            self.socket
+        ):  # bound is not yet listening: a loaded machine shows the gap
             if self.proc.poll() is not None or time.monotonic() >= self._deadline:
-                detail = self.last_error() or (f"exit status {self.proc.returncode}" if self.proc.returncode is not None
-                                                else "it did not answer in time")
+                detail = self.last_error() or (
+                    f"exit status {self.proc.returncode}"
+                    if self.proc.returncode is not None
+                    else "it did not answer in time"
+                )
                 self.close()
                 raise EngineError(detail)
             time.sleep(0.005)

@@ -19,16 +19,27 @@ def clip_utf8(text: str, limit: int = MAX_CONTENT_BYTES) -> str:
 
 def chunk_id(path: str, start: int, end: int, content_hash: str) -> str:
     """A stable primary key for a chunk."""
-    return hashlib.sha256(f"{path}\0{start}\0{end}\0{content_hash}".encode("utf-8", "surrogateescape")).hexdigest()[:40]
+    return hashlib.sha256(
+        f"{path}\0{start}\0{end}\0{content_hash}".encode("utf-8", "surrogateescape")
+    ).hexdigest()[:40]
 
 
-def chunk_row(chunk: Chunk, content_hash: str, lexical: str, vector: Any, mtime: float) -> ChunkFields:
+def chunk_row(
+    chunk: Chunk, content_hash: str, lexical: str, vector: Any, mtime: float
+) -> ChunkFields:
     """The collection row of one chunk (every field of the schema except the BM25 `sparse` output)."""
     return {
         "id": chunk_id(chunk.path, chunk.start_line, chunk.end_line, content_hash),
-        "path": chunk.path, "language": chunk.language, "symbol": chunk.symbol[:500],
+        "path": chunk.path,
+        "language": chunk.language,
+        "symbol": chunk.symbol[:500],
         "names": [n[:500] for n in chunk.names[:MAX_NAMES]],
-        "symbol_kind": chunk.symbol_kind, "scope": chunk.scope[:1000], "start_line": chunk.start_line,
-        "end_line": chunk.end_line, "mtime": int(mtime), "content": clip_utf8(chunk.content),
-        "lexical": clip_utf8(lexical), "dense": [float(x) for x in vector],
+        "symbol_kind": chunk.symbol_kind,
+        "scope": chunk.scope[:1000],
+        "start_line": chunk.start_line,
+        "end_line": chunk.end_line,
+        "mtime": int(mtime),
+        "content": clip_utf8(chunk.content),
+        "lexical": clip_utf8(lexical),
+        "dense": [float(x) for x in vector],
     }

@@ -11,14 +11,22 @@ import re
 
 from zgrep.adr.formats import madr, nygard
 from zgrep.adr.formats.body import Fields, Line, body_lines, file_number, zg_block
-from zgrep.adr.model import ID_RE, Adr, AdrError, Meta, front_matter_lines, optional_fields, read_adr
+from zgrep.adr.model import (
+    ID_RE,
+    Adr,
+    AdrError,
+    Meta,
+    front_matter_lines,
+    optional_fields,
+    read_adr,
+)
 
 FORMATS = ("zg", "madr", "nygard")
 TITLE_PREFIX_RE = re.compile(r"^(?:ADR[-_ ]?\d+|\d+)\s*[:.]\s+", re.IGNORECASE)
 
 
 def detect(front: dict[str, object] | None, body: list[Line]) -> str:
-    """"zg", "nygard", "madr", or "" when the text is none of them."""
+    """ "zg", "nygard", "madr", or "" when the text is none of them."""
     front = front if front is not None else {}
     if "title" in front:
         return "zg"
@@ -41,7 +49,7 @@ def split(text: str) -> tuple[Meta | None, list[Line], list[AdrError]]:
     if fm_lines is None:
         return None, lines, []
     front, err = Meta.parse(fm_lines, 2)
-    return front, lines[len(fm_lines) + 2:], [err] if err else []
+    return front, lines[len(fm_lines) + 2 :], [err] if err else []
 
 
 def record_format(text: str) -> str:
@@ -59,42 +67,85 @@ def read_record(text: str, path: str) -> tuple[Adr | None, list[AdrError]]:
     if fmt == "zg":
         return read_adr(text, path)
     if not fmt:
-        return None, [AdrError("not a decision record zg can read: no YAML front matter (zg, MADR 3/4), no `## Status` "
-                               "section (adr-tools) and no MADR status or sections", 1)]
+        return None, [
+            AdrError(
+                "not a decision record zg can read: no YAML front matter (zg, MADR 3/4), no `## Status` "
+                "section (adr-tools) and no MADR status or sections",
+                1,
+            )
+        ]
     block, errors = zg_block(text)
     meta = front or Meta()
     meta = meta.merged(block) if block else meta
-    fields = nygard.parse(body, errors) if fmt == "nygard" else madr.parse(meta.data, meta.key_lines, body, errors)
-    body_text = "".join(text.splitlines(keepends=True)[body[0].no - 1:]) if body else ""
+    fields = (
+        nygard.parse(body, errors)
+        if fmt == "nygard"
+        else madr.parse(meta.data, meta.key_lines, body, errors)
+    )
+    body_text = "".join(text.splitlines(keepends=True)[body[0].no - 1 :]) if body else ""
     return _record(path, fmt, meta, fields, body_text, errors), sorted(errors, key=lambda e: e.line)
 
 
-def _record(path: str, fmt: str, meta: Meta, fields: Fields, body: str, errors: list[AdrError]) -> Adr:
+def _record(
+    path: str, fmt: str, meta: Meta, fields: Fields, body: str, errors: list[AdrError]
+) -> Adr:
     """The Adr of a foreign-format record: its own fields plus the zg metadata it carries."""
     opt = optional_fields(meta, errors)
     links = fields.links or {}
     number = file_number(path) if file_number(path) is not None else fields.number
     adr_id = str(meta.data.get("id") or "")
     if adr_id and not ID_RE.match(adr_id):
-        errors.append(AdrError(f"bad id {adr_id!r} (expected ADR-NNNN)", meta.key_lines.get("id", 1), "bad_id"))
+        errors.append(
+            AdrError(
+                f"bad id {adr_id!r} (expected ADR-NNNN)", meta.key_lines.get("id", 1), "bad_id"
+            )
+        )
         adr_id = ""
     elif not adr_id and number is not None:
         adr_id = f"ADR-{number:04d}"
     elif not adr_id:
-        errors.append(AdrError("no id: name the file NNNN-title.md or add `id: ADR-NNNN` in a ```zg block", 1,
-                               "missing_id"))
+        errors.append(
+            AdrError(
+                "no id: name the file NNNN-title.md or add `id: ADR-NNNN` in a ```zg block",
+                1,
+                "missing_id",
+            )
+        )
     title = TITLE_PREFIX_RE.sub("", fields.title).strip()
     if not title:
-        errors.append(AdrError("no title: the record needs a `# Title` heading", fields.title_line, "empty_title"))
-    lines = {"title": fields.title_line, "status": fields.status_line, "date": 1, **(fields.link_lines or {}),
-             **meta.key_lines}
+        errors.append(
+            AdrError(
+                "no title: the record needs a `# Title` heading", fields.title_line, "empty_title"
+            )
+        )
+    lines = {
+        "title": fields.title_line,
+        "status": fields.status_line,
+        "date": 1,
+        **(fields.link_lines or {}),
+        **meta.key_lines,
+    }
     return Adr(
-        path=path, id=adr_id, title=title, status=fields.status, change_type=opt.change_type, date=fields.date,
+        path=path,
+        id=adr_id,
+        title=title,
+        status=fields.status,
+        change_type=opt.change_type,
+        date=fields.date,
         supersedes=_union(opt.supersedes, links.get("supersedes")),
         superseded_by=_union(opt.superseded_by, links.get("superseded_by")),
-        anchors=opt.anchors, constraints=opt.constraints, tags=opt.tags, body=body, meta=meta.data, key_lines=lines,
-        anchor_lines=opt.anchor_lines, format=fmt, amends=list(links.get("amends") or []),
-        amended_by=list(links.get("amended_by") or []), deciders=fields.deciders or [], declared=frozenset(meta.data),
+        anchors=opt.anchors,
+        constraints=opt.constraints,
+        tags=opt.tags,
+        body=body,
+        meta=meta.data,
+        key_lines=lines,
+        anchor_lines=opt.anchor_lines,
+        format=fmt,
+        amends=list(links.get("amends") or []),
+        amended_by=list(links.get("amended_by") or []),
+        deciders=fields.deciders or [],
+        declared=frozenset(meta.data),
     )
 
 

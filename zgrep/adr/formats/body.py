@@ -12,8 +12,15 @@ ZG_OPEN_RE = re.compile(r"^```\s*zg\s*$")
 HEADING_RE = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 FILE_NUMBER_RE = re.compile(r"^(\d{1,})-")
 # `Supersedes [2. Use X](0002-use-x.md)`, `* Superseded by [ADR-0005](0005-x.md)`, `Amended by ADR-0007`
-LINK_LINE_RE = re.compile(r"^\s*(?:[*-]\s+)?(Supersedes|Superseded by|Amends|Amended by)\b:?\s*(.+?)\s*$", re.IGNORECASE)
-LINK_FIELD = {"supersedes": "supersedes", "superseded by": "superseded_by", "amends": "amends", "amended by": "amended_by"}
+LINK_LINE_RE = re.compile(
+    r"^\s*(?:[*-]\s+)?(Supersedes|Superseded by|Amends|Amended by)\b:?\s*(.+?)\s*$", re.IGNORECASE
+)
+LINK_FIELD = {
+    "supersedes": "supersedes",
+    "superseded by": "superseded_by",
+    "amends": "amends",
+    "amended by": "amended_by",
+}
 STATUS_ALIASES = {"draft": "proposed", "approved": "accepted", "obsolete": "deprecated"}
 
 
@@ -65,7 +72,12 @@ def section(lines: list[Line], name: str) -> list[Line] | None:
 
 def target_id(text: str) -> str:
     """The ADR a link names: `[3. Title](0003-title.md)`, `[ADR-0005](...)`, `ADR-0123`, `3. Title`."""
-    for pattern in (r"\]\(\s*(?:[^)\s]*/)?(\d+)-[^)]*\)", r"\bADR[-_ ]?(\d+)\b", r"^\[?\s*(\d+)[.:]", r"^(\d+)\b"):
+    for pattern in (
+        r"\]\(\s*(?:[^)\s]*/)?(\d+)-[^)]*\)",
+        r"\bADR[-_ ]?(\d+)\b",
+        r"^\[?\s*(\d+)[.:]",
+        r"^(\d+)\b",
+    ):
         m = re.search(pattern, text, flags=re.IGNORECASE)
         if m:
             return f"ADR-{int(m.group(1)):04d}"
@@ -83,8 +95,14 @@ def links(lines: list[Line], errors: list[AdrError]) -> tuple[dict[str, list[str
         name = LINK_FIELD[m.group(1).lower()]
         target = target_id(m.group(2))
         if not target:
-            errors.append(AdrError(f"`{m.group(1)}` link names no ADR (expected a link to NNNN-title.md or ADR-NNNN)",
-                                   line.no, "unknown_link", "warning"))
+            errors.append(
+                AdrError(
+                    f"`{m.group(1)}` link names no ADR (expected a link to NNNN-title.md or ADR-NNNN)",
+                    line.no,
+                    "unknown_link",
+                    "warning",
+                )
+            )
             continue
         if target not in out[name]:
             out[name].append(target)
@@ -99,8 +117,15 @@ def status_word(text: str, line: int, errors: list[AdrError]) -> str:
     word = words[0].lower() if words else ""
     word = STATUS_ALIASES.get(word, word)
     if word not in FOREIGN_STATUSES:
-        errors.append(AdrError(f"unknown status {text.strip()!r}: zg treats the record as not live "
-                               f"(known: {', '.join(FOREIGN_STATUSES)})", line, "bad_status", "warning"))
+        errors.append(
+            AdrError(
+                f"unknown status {text.strip()!r}: zg treats the record as not live "
+                f"(known: {', '.join(FOREIGN_STATUSES)})",
+                line,
+                "bad_status",
+                "warning",
+            )
+        )
     return word
 
 
@@ -114,7 +139,7 @@ def zg_block(text: str) -> tuple[Meta | None, list[AdrError]]:
         close = zg_close(lines, opener)
     except AdrError as exc:
         return None, [exc]
-    meta, err = Meta.parse([f"{line}\n" for line in lines[opener + 1:close]], opener + 2)
+    meta, err = Meta.parse([f"{line}\n" for line in lines[opener + 1 : close]], opener + 2)
     return meta, [err] if err else []
 
 
@@ -129,7 +154,9 @@ def zg_opener(text: str) -> int | None:
 
 def zg_close(lines: list[str], opener: int) -> int:
     """Index of the ``` line that closes the ```zg block opened at line index `opener`."""
-    close = next((j for j in range(opener + 1, len(lines)) if lines[j].strip().startswith("```")), None)
+    close = next(
+        (j for j in range(opener + 1, len(lines)) if lines[j].strip().startswith("```")), None
+    )
     if close is None:
         raise AdrError("the ```zg block is not closed by a ``` line", opener + 1, "yaml")
     return close

@@ -24,20 +24,33 @@ def parse(body: list[Line], errors: list[AdrError]) -> Fields:
         m = TITLE_RE.match(title.text)
         out.number, out.title = (int(m.group(1)), m.group(2)) if m else (None, title.text)
         out.title_line = title.no
-    date = next((m.group(1) for line in body if not line.fenced and (m := DATE_RE.match(line.text))), "")
+    date = next(
+        (m.group(1) for line in body if not line.fenced and (m := DATE_RE.match(line.text))), ""
+    )
     out.date = date
     status = section(body, "status") or []
     out.links, out.link_lines = links(status, errors)
-    text = next((line for line in status if line.text.strip() and not line.fenced
-                 and not LINK_LINE_RE.match(line.text)), None)
+    text = next(
+        (
+            line
+            for line in status
+            if line.text.strip() and not line.fenced and not LINK_LINE_RE.match(line.text)
+        ),
+        None,
+    )
     if text is not None:
         out.status, out.status_line = status_word(text.text, text.no, errors), text.no
     elif out.links["superseded_by"]:  # adr-tools removes "Accepted" when it adds "Superseded by"
         out.status, out.status_line = "superseded", out.link_lines["superseded_by"]
     else:
         line = status[0].no - 1 if status else 1
-        errors.append(AdrError("the `## Status` section is empty (write Accepted, Proposed, ...)", line, "bad_status"))
+        errors.append(
+            AdrError(
+                "the `## Status` section is empty (write Accepted, Proposed, ...)",
+                line,
+                "bad_status",
+            )
+        )
     if out.links["superseded_by"] and out.status in ("accepted", "proposed"):
         out.status = "superseded"
     return out
-
