@@ -1,10 +1,9 @@
 """`zg init`: wire `zg mcp` into a project's agent configuration, and take exactly that out again.
 
-Each client's JSON file gets one `zgrep` server entry merged in (nothing else is touched; a file that
-is not a plain JSON object is refused, not rewritten); the instructions file gets one marked block.
-What a file held before is remembered in the user's state dir, so `--remove` restores it byte for byte
-(or, with no record, takes out just the entry and the block).
-"""
+Each client's JSON file gets one `zgrep` server entry merged in (nothing else is touched; a file
+that is not a plain JSON object is refused, not rewritten); the instructions file gets one marked
+block. What a file held before is remembered in the user's state dir, so `--remove` restores it byte
+for byte (or, with no record, takes out just the entry and the block)."""
 
 from __future__ import annotations
 
@@ -54,8 +53,8 @@ commands in a shell with `--json`.
 
 
 class InitError(FixedCodeError):
-    """A file `zg init` must not rewrite (not JSON, not an object, not UTF-8, or reached through a symlink out of
-    the workspace); the message names it."""
+    """A file `zg init` must not rewrite (not JSON, not an object, not UTF-8, or reached through a
+    symlink out of the workspace); the message names it."""
 
     CODE = ErrorCode.BAD_REQUEST
 
@@ -113,8 +112,8 @@ def _read(root: Path, rel: str) -> str | None:
 
 
 def zg_command() -> str:
-    """How an agent starts this zg: `zg` when that name on PATH is this very program, else its absolute path
-    (e.g. a virtualenv's `bin/zg` not on PATH)."""
+    """How an agent starts this zg: `zg` when that name on PATH is this very program, else its
+    absolute path (e.g. a virtualenv's `bin/zg` not on PATH)."""
     here = os.path.abspath(sys.argv[0])
     if os.path.basename(here) != "zg" or not os.path.isfile(here):
         return (
@@ -141,7 +140,8 @@ def _ours(rel: str, entry: Any) -> bool:
 
 
 def _load_object(rel: str, text: str, key: str) -> dict[str, Any]:
-    """The JSON object in `text` whose `key` (if present) is an object; InitError naming the problem."""
+    """The JSON object in `text` whose `key` (if present) is an object; InitError naming the
+    problem."""
     hint = f'add "{NAME}": {json.dumps(_client_of(rel)[1])} under "{key}" by hand'
     try:
         doc = json.loads(text) if text.strip() else {}
@@ -171,7 +171,8 @@ def _dump(doc: dict[str, Any], like: str = "") -> str:
 
 
 def add_entry(rel: str, text: str | None) -> tuple[str, str]:
-    """`text` with the zgrep server entry merged in, and a note (an existing, different entry is kept)."""
+    """`text` with the zgrep server entry merged in, and a note (an existing, different entry is
+    kept)."""
     key, entry = _client_of(rel)
     doc = _load_object(rel, text or "", key)
     servers = doc.get(key, {})
@@ -269,7 +270,8 @@ def save_record(root: Path, files: dict[str, Written]) -> None:
 
 
 def _edit(rel: str, text: str | None, adding: bool) -> Change:
-    """`rel`'s change: zg init's block (the instructions file) or server entry added, or taken out of `text`."""
+    """`rel`'s change: zg init's block (the instructions file) or server entry added, or taken out
+    of `text`."""
     if rel == INSTRUCTIONS_FILE:
         return Change(rel, text, add_block(text) if adding else drop_block(text or ""))
     after, note = add_entry(rel, text) if adding else drop_entry(rel, text or "")
@@ -282,8 +284,8 @@ def plan_init(root: Path, files: list[str]) -> list[Change]:
 
 
 def plan_remove(root: Path, files: list[str], record: dict[str, Written]) -> list[Change]:
-    """The change `zg init --remove` makes: back to the recorded bytes when the file is as zg init left it,
-    else just the entry or block taken out."""
+    """The change `zg init --remove` makes: back to the recorded bytes when the file is as zg init
+    left it, else just the entry or block taken out."""
     changes = []
     for rel in files:
         current = _read(root, rel)

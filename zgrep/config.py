@@ -64,9 +64,10 @@ SECTIONS: list[type[Section]] = []
 
 
 class Section:
-    """One [section] of settings. A subclass names it (`class SearchSection(Section, name="search")`) and
-    declares each setting as an annotated class attribute holding its default; an instance holds merged values.
-    Plain classes, not dataclasses: the thin client builds these on every command."""
+    """One [section] of settings. A subclass names it (`class SearchSection(Section,
+    name="search")`) and declares each setting as an annotated class attribute holding its default;
+    an instance holds merged values. Plain classes, not dataclasses: the thin client builds these on
+    every command."""
 
     section: ClassVar[str]
 
@@ -80,7 +81,8 @@ class Section:
 
     @classmethod
     def defaults(cls) -> dict[str, Value]:
-        """The section's settings by dotted name (`search.limit`) with their defaults, in declaration order."""
+        """The section's settings by dotted name (`search.limit`) with their defaults, in
+        declaration order."""
         return {f"{cls.section}.{key}": getattr(cls, key) for key in cls.__annotations__}
 
 
@@ -178,9 +180,9 @@ MINIMUMS: dict[str, float] = {
     "server.autostart_idle_timeout": 1,
     "server.probe_timeout_ms": 1,
 }
-# Milvus caps a search's top-k (16,384): search.candidates x5 (path filters) stays within the widest pool search
-# itself asks for, --limit 1000 x3 x5 = 15,000 (MAX_LIMIT and POST_FILTER_POOL_FACTOR in search/run.py);
-# search.limit is the default --limit, so it has the flag's bound.
+# Milvus caps a search's top-k (16,384): search.candidates x5 (path filters) stays within the widest
+# pool search itself asks for, --limit 1000 x3 x5 = 15,000 (MAX_LIMIT and POST_FILTER_POOL_FACTOR in
+# search/run.py); search.limit is the default --limit, so it has the flag's bound.
 MAXIMUMS: dict[str, float] = {"search.candidates": 3000, "search.limit": 1000}
 FALSE_WORDS = (
     "0",
@@ -209,7 +211,8 @@ def user_config_path() -> Path:
 
 
 def in_ci() -> bool:
-    """Whether the `CI` variable says this runs under CI: any value but 0, false, no, off or empty (any case)."""
+    """Whether the `CI` variable says this runs under CI: any value but 0, false, no, off or empty
+    (any case)."""
     return os.environ.get("CI", "").strip().lower() not in FALSE_WORDS
 
 
@@ -237,7 +240,8 @@ def _kind(key: str) -> str:
 
 
 def _has_type(key: str, value: Any) -> bool:
-    """Whether `value` already is of `key`'s type (an int may stand for a float; a bool is no number)."""
+    """Whether `value` already is of `key`'s type (an int may stand for a float; a bool is no
+    number)."""
     default = DEFAULTS[key]
     if isinstance(default, bool) or isinstance(value, bool):
         return isinstance(default, bool) and isinstance(value, bool)
@@ -355,8 +359,9 @@ def trusted_digests() -> dict[str, str]:
 
 
 def trust_digest(root: Path, toml_digest: str | None) -> str | None:
-    """What `zg trust` records: the workspace file's SHA-256 alone, or, when the root holds `.zgignore` or
-    `.ignore`, one SHA-256 over it and them (an edit of any withdraws the trust). None: no workspace file."""
+    """What `zg trust` records: the workspace file's SHA-256 alone, or, when the root holds
+    `.zgignore` or `.ignore`, one SHA-256 over it and them (an edit of any withdraws the trust).
+    None: no workspace file."""
     if toml_digest is None:
         return None
     import hashlib  # only when a workspace file exists: the thin client imports this module
@@ -406,7 +411,8 @@ def _exceeds_default(key: str, value: Any) -> bool:
 
 
 class Config:
-    """Merged settings by section (`cfg.search.limit`), by dotted name (`values`), and the source of each."""
+    """Merged settings by section (`cfg.search.limit`), by dotted name (`values`), and the source of
+    each."""
 
     mode: Mode
     embedding: EmbeddingSection
@@ -461,9 +467,9 @@ class Config:
 
 
 def _workspace_layer(root: Path) -> tuple[dict[str, object], str]:
-    """The workspace file's settings, without the GATED ones and with LIMITS capped at their defaults unless
-    its content (and the root's ignore files) is trusted; never the USER_ONLY ones. And the notice naming what
-    was left out ("" when nothing was)."""
+    """The workspace file's settings, without the GATED ones and with LIMITS capped at their
+    defaults unless its content (and the root's ignore files) is trusted; never the USER_ONLY ones.
+    And the notice naming what was left out ("" when nothing was)."""
     data, digest = read_toml(root / WORKSPACE_FILE)
     data = {k: v for k, v in data.items() if k not in USER_ONLY}
     gated = [key for key in GATED if key in data]

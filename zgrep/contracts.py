@@ -75,7 +75,8 @@ class SearchGroup(TypedDict):
 
 
 class SearchResult(TypedDict, total=False):
-    """One query: `query` and `hits`; several: `groups` and `distinct_locations` (the client adds `mode`)."""
+    """One query: `query` and `hits`; several: `groups` and `distinct_locations` (the client adds
+    `mode`)."""
 
     query: str
     root: str
@@ -113,7 +114,8 @@ class IndexReport(TypedDict, total=False):
 
 
 class Status(TypedDict, total=False):
-    """The index's own status (an unindexed workspace has the first five fields and milvus_engine only)."""
+    """The index's own status (an unindexed workspace has the first five fields and milvus_engine
+    only)."""
 
     root: str
     indexed: bool
@@ -165,7 +167,8 @@ class ImpactArgs(CommonArgs, total=False):
 
 
 class DefinitionDoc(TypedDict):
-    """A definition as JSON: `callers`' definitions, `impact`'s changed ones, and the base of the entries below."""
+    """A definition as JSON: `callers`' definitions, `impact`'s changed ones, and the base of the
+    entries below."""
 
     path: str
     start_line: int
@@ -187,9 +190,9 @@ class Caller(DefinitionDoc):
 
 
 class TraceNode(TypedDict, total=False):
-    """A trace tree's node: a definition (DefinitionDoc's fields) with the line and edge that reached it (the
-    roots have none), its children and marks; or, for an ambiguous entry, `symbol`, `ambiguous` and one child
-    per definition."""
+    """A trace tree's node: a definition (DefinitionDoc's fields) with the line and edge that
+    reached it (the roots have none), its children and marks; or, for an ambiguous entry, `symbol`,
+    `ambiguous` and one child per definition."""
 
     path: str
     start_line: int

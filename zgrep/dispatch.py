@@ -42,9 +42,10 @@ def serve(
 
 
 class _Direct:
-    """This process's direct-mode calls of each workspace, for front ends that serve many (`zg mcp`, `zg serve`):
-    one engine at a time, except that while a write op (index) holds it, reads borrow a snapshot of it, as the
-    daemon serves reads during a job, rather than wait; relations ops read their database and never wait."""
+    """This process's direct-mode calls of each workspace, for front ends that serve many (`zg mcp`,
+    `zg serve`): one engine at a time, except that while a write op (index) holds it, reads borrow a
+    snapshot of it, as the daemon serves reads during a job, rather than wait; relations ops read
+    their database and never wait."""
 
     def __init__(self) -> None:
         self.cond = threading.Condition()
@@ -53,7 +54,8 @@ class _Direct:
         self.borrowers: dict[Path, int] = {}
 
     def enter(self, root: Path, op: service.Operation) -> Engine | None:
-        """Wait until `root` is free (then it is this call's: None) or a write op's engine can be read."""
+        """Wait until `root` is free (then it is this call's: None) or a write op's engine can be
+        read."""
         with self.cond:
             while root in self.open:
                 writer = self.writers.get(root)

@@ -76,8 +76,8 @@ class FileRecord:
 
 
 def load_embedder(config: Config, root: Path, timeout: float | None = None) -> Any:
-    """The configured embedding model; a remote provider needs the workspace's opt-in (`timeout` caps the
-    provider's own)."""
+    """The configured embedding model; a remote provider needs the workspace's opt-in (`timeout`
+    caps the provider's own)."""
     from zgrep.embedding.factory import make_embedder
 
     provider = config.embedding.provider
@@ -103,7 +103,8 @@ def load_embedder(config: Config, root: Path, timeout: float | None = None) -> A
 
 
 def _signature(path: Path) -> list[int] | None:
-    """Size, mtime and inode of `path` (an atomic rewrite is a new inode), or None when it is missing."""
+    """Size, mtime and inode of `path` (an atomic rewrite is a new inode), or None when it is
+    missing."""
     try:
         st = os.stat(path)
     except OSError:
@@ -112,8 +113,8 @@ def _signature(path: Path) -> list[int] | None:
 
 
 def _where_code_goes(provider: str, config: Config) -> str:
-    """What an HTTP embedder does with the code: a loopback server is another program on this machine (it
-    still needs the workspace's opt-in), any other host takes it off the machine."""
+    """What an HTTP embedder does with the code: a loopback server is another program on this
+    machine (it still needs the workspace's opt-in), any other host takes it off the machine."""
     from zgrep.embedding import http
 
     url = (
@@ -131,8 +132,8 @@ def _where_code_goes(provider: str, config: Config) -> str:
 
 
 def _store_class() -> Any:
-    """MilvusStore, its module imported with the cyclic GC paused: importing pymilvus (pandas, grpc, numpy)
-    runs ~200 collections that free nothing and cost ~0.1 s of its ~0.7 s."""
+    """MilvusStore, its module imported with the cyclic GC paused: importing pymilvus (pandas, grpc,
+    numpy) runs ~200 collections that free nothing and cost ~0.1 s of its ~0.7 s."""
     collecting = gc.isenabled()
     gc.disable()
     try:
@@ -158,7 +159,8 @@ class Engine:
         self.ws = StateDir(root)
         self.config = config or Config.load(root)
         self._embedder = embedder
-        # shared with snapshot views (they open it once for all); "pending": an opening begun by prepare_store
+        # shared with snapshot views (they open it once for all); "pending": an opening begun by
+        # prepare_store
         self._stores: dict[str, Any] = {"live": None, "pending": None}
         self._cache: Any = None
         self._lock = WorkspaceLock(self.ws.path(ENGINE_LOCK))
@@ -188,8 +190,9 @@ class Engine:
         return self._embedder
 
     def model_identity(self) -> tuple[str, int]:
-        """The configured model's id and dimension: read from its folder while the model is not loaded and is
-        a local one read on first embedding (no numpy, no tokenizer), else the model's own."""
+        """The configured model's id and dimension: read from its folder while the model is not
+        loaded and is a local one read on first embedding (no numpy, no tokenizer), else the model's
+        own."""
         if self._embedder is None and self.config.embedding.provider == "local":
             from zgrep.embedding.factory import local_identity
 
@@ -224,8 +227,9 @@ class Engine:
         )
 
     def open_store(self, create: bool) -> Any:
-        """The workspace's Milvus store, opened (and created when `create`) under the workspace lock.
-        With `create`, damaged Milvus Lite data that zg owns is recreated empty (`self.repaired` says why)."""
+        """The workspace's Milvus store, opened (and created when `create`) under the workspace
+        lock. With `create`, damaged Milvus Lite data that zg owns is recreated empty
+        (`self.repaired` says why)."""
         with self._opening:
             if self._stores["live"] is None:
                 pending, self._stores["pending"] = self._stores["pending"], None
@@ -237,10 +241,11 @@ class Engine:
             return self._stores["live"]
 
     def prepare_store(self) -> None:
-        """Begin opening the Milvus Lite store: the engine starts and pymilvus is imported here (side by side),
-        then a thread connects and has the engine load the collection while the caller goes on; open_store()
-        takes it over, with the same outcome as opening it itself. Nothing when it is open or being opened,
-        not Milvus Lite, or the workspace lock is held (open_store waits for it and names the holder)."""
+        """Begin opening the Milvus Lite store: the engine starts and pymilvus is imported here
+        (side by side), then a thread connects and has the engine load the collection while the
+        caller goes on; open_store() takes it over, with the same outcome as opening it itself.
+        Nothing when it is open or being opened, not Milvus Lite, or the workspace lock is held
+        (open_store waits for it and names the holder)."""
         from zgrep.store.native import NativeEngine
 
         with self._opening:
@@ -281,8 +286,9 @@ class Engine:
         pending.set_result((store, present))
 
     def _attach(self, engine: Any = None) -> tuple[Any, bool]:
-        """The store connected (with its engine started first, unless `engine` was: its ~0.5 s start-up
-        overlaps importing pymilvus), and whether its collection exists; StoreDamaged when the data cannot be read."""
+        """The store connected (with its engine started first, unless `engine` was: its ~0.5 s
+        start-up overlaps importing pymilvus), and whether its collection exists; StoreDamaged when
+        the data cannot be read."""
         from zgrep.store.native import NativeEngine
 
         if engine is None and is_lite(self.milvus_uri):
@@ -359,8 +365,9 @@ class Engine:
         return self._relations
 
     def close(self) -> None:
-        """Release Milvus, the vector cache, the relations database and the workspace lock (recording, once the
-        engine has exited, that the Milvus Lite rows agree with the file state when this session found so)."""
+        """Release Milvus, the vector cache, the relations database and the workspace lock
+        (recording, once the engine has exited, that the Milvus Lite rows agree with the file state
+        when this session found so)."""
         pending, self._stores["pending"] = self._stores["pending"], None
         if (
             pending is not None
@@ -475,7 +482,8 @@ class Engine:
 
     def verify_store(self) -> None:
         """Refuse (ZgError INDEX_DAMAGED) an index whose Milvus rows disagree with its file state.
-        Once they agree, nothing is asked of Milvus again until the open store or a state file changes."""
+        Once they agree, nothing is asked of Milvus again until the open store or a state file
+        changes."""
         manifest = self.check_manifest()
         key = (
             self._state_key()
@@ -503,11 +511,13 @@ class Engine:
         return [_signature(self.ws.path(name)) for name in (MANIFEST, FILES_STATE)]
 
     def remember_agreement(self) -> None:
-        """Note that Milvus holds exactly the rows the file state records, as the state files are now."""
+        """Note that Milvus holds exactly the rows the file state records, as the state files are
+        now."""
         self._verified["agrees"] = self._state_files()
 
     def _record_agreement(self) -> None:
-        """Write the signatures (data file last: the engine has exited) that known_consistent() compares."""
+        """Write the signatures (data file last: the engine has exited) that known_consistent()
+        compares."""
         if not is_lite(self.milvus_uri):
             return
         data = _signature(Path(self.milvus_uri))
@@ -518,8 +528,9 @@ class Engine:
             )
 
     def known_consistent(self) -> bool:
-        """Whether the Milvus Lite file and the state files are exactly as when their rows last agreed (so no
-        engine need start to check them); a change to any of them, damage included, says no."""
+        """Whether the Milvus Lite file and the state files are exactly as when their rows last
+        agreed (so no engine need start to check them); a change to any of them, damage included,
+        says no."""
         if not is_lite(self.milvus_uri) or self.has_store():
             return False
         try:
@@ -533,8 +544,8 @@ class Engine:
         }
 
     def store_problem(self, manifest: Manifest) -> str | None:
-        """Why Milvus disagrees with the recorded file state (damaged, missing, other row count), naming
-        the fix; None when they agree or another process holds the workspace."""
+        """Why Milvus disagrees with the recorded file state (damaged, missing, other row count),
+        naming the fix; None when they agree or another process holds the workspace."""
         if manifest.get("complete", True) and self.known_consistent():
             return None
         from zgrep.store.milvus import (

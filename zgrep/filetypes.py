@@ -32,7 +32,8 @@ _TEST_PATH = re.compile(
 
 
 def is_test(path: str) -> bool:
-    """Whether a path is test code (tests/ folders, test_*.py, *_test.go, *.test.ts, FooTest.java, conftest.py)."""
+    """Whether a path is test code (tests/ folders, test_*.py, *_test.go, *.test.ts, FooTest.java,
+    conftest.py)."""
     return bool(_TEST_PATH.search(path))
 
 
@@ -95,8 +96,9 @@ class GlobFilter:
 
 
 def _compile(glob: str, icase: bool) -> Pattern:
-    """Parse a gitignore-style glob (`!`, leading/trailing `/`, `**`, `{a,b}`, `[..]`) with the one glob translator
-    (`zgrep.wildmatch`); ValueError when it is malformed (an unclosed `[` or `{`, as ripgrep says)."""
+    """Parse a gitignore-style glob (`!`, leading/trailing `/`, `**`, `{a,b}`, `[..]`) with the one
+    glob translator (`zgrep.wildmatch`); ValueError when it is malformed (an unclosed `[` or `{`, as
+    ripgrep says)."""
     negated = glob.startswith("!")
     body = glob[1:] if negated else glob
     dir_only = body.endswith("/") and len(body) > 1

@@ -1,8 +1,7 @@
-"""File-system helpers shared by every layer: the one atomic writer, the one stat signature and the one
-non-blocking open of a regular file.
+"""File-system helpers shared by every layer: the one atomic writer, the one stat signature and the
+one non-blocking open of a regular file.
 
-Standard library only (the thin client and the git hooks import it).
-"""
+Standard library only (the thin client and the git hooks import it)."""
 
 from __future__ import annotations
 
@@ -12,7 +11,8 @@ from pathlib import Path
 
 
 def atomic_write(path: Path, data: str | bytes, mode: int = 0o600) -> None:
-    """Write `data` to `path` with permissions `mode` via a temp file + fsync + rename; parents are created."""
+    """Write `data` to `path` with permissions `mode` via a temp file + fsync + rename; parents are
+    created."""
     import tempfile  # tempfile imports shutil, random and more: only where something is written
 
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -46,8 +46,9 @@ class TooLarge(OSError):
 
 
 def open_regular(path: str | Path, *, follow_symlinks: bool) -> tuple[int, os.stat_result]:
-    """A read-only descriptor of a regular file, opened non-blocking (a FIFO cannot wedge the caller) and checked
-    with `fstat` before any byte is read; NotRegularFile otherwise. The caller closes it."""
+    """A read-only descriptor of a regular file, opened non-blocking (a FIFO cannot wedge the
+    caller) and checked with `fstat` before any byte is read; NotRegularFile otherwise. The caller
+    closes it."""
     flags = os.O_RDONLY | os.O_NONBLOCK | (0 if follow_symlinks else os.O_NOFOLLOW)
     fd = os.open(path, flags)
     try:
@@ -74,8 +75,8 @@ def read_at_most(fd: int, limit: int) -> bytes:
 
 
 def read_regular(path: str | Path, max_bytes: int) -> bytes:
-    """The bytes of a small regular file (a config or ignore file), symlinks followed: NotRegularFile, TooLarge
-    or the OSError of the open."""
+    """The bytes of a small regular file (a config or ignore file), symlinks followed:
+    NotRegularFile, TooLarge or the OSError of the open."""
     fd, st = open_regular(path, follow_symlinks=True)
     try:
         data = read_at_most(fd, max_bytes + 1)

@@ -1,10 +1,10 @@
-"""Every git command zgrep runs: queries, changed paths, the `--name-status -z` parser, a blob reader.
+"""Every git command zgrep runs: queries, changed paths, the `--name-status -z` parser, a blob
+reader.
 
 Standard library only and cheap to import: the git hooks load it on their fast path. Git runs
 without the repository-local variables a hook inherits (`git rev-parse --local-env-vars`), so a
 command looks at the repository of the directory it names; `own_index=True` keeps GIT_INDEX_FILE,
-which a staged check needs under `git commit -a` / `git commit PATH` (a temporary index).
-"""
+which a staged check needs under `git commit -a` / `git commit PATH` (a temporary index)."""
 
 from __future__ import annotations
 
@@ -42,7 +42,8 @@ class GitError(RuntimeError):
 
 @functools.cache
 def local_env_vars() -> frozenset[str]:
-    """The variables that point git at a repository (GIT_DIR, GIT_INDEX_FILE, ...), as git lists them."""
+    """The variables that point git at a repository (GIT_DIR, GIT_INDEX_FILE, ...), as git lists
+    them."""
     try:
         proc = subprocess.run(
             ["git", "rev-parse", "--local-env-vars"],
@@ -56,7 +57,8 @@ def local_env_vars() -> frozenset[str]:
 
 
 def environment(own_index: bool = False) -> dict[str, str]:
-    """os.environ without git's repository-local variables (GIT_INDEX_FILE kept, absolute, if `own_index`)."""
+    """os.environ without git's repository-local variables (GIT_INDEX_FILE kept, absolute, if
+    `own_index`)."""
     if not any(name.startswith("GIT_") and not name.startswith(_NOT_LOCAL) for name in os.environ):
         return dict(os.environ)  # nothing to remove: spare the `--local-env-vars` call
     drop = local_env_vars() - ({INDEX_VAR} if own_index else set())
@@ -231,7 +233,8 @@ class StagedFile:
 
 
 def staged_diff(root: Path) -> list[StagedFile]:
-    """The staged change (`git diff --cached -U0`, no renames), file by file; GitError when git fails."""
+    """The staged change (`git diff --cached -U0`, no renames), file by file; GitError when git
+    fails."""
     out = run(
         root,
         "diff",

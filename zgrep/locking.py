@@ -1,7 +1,7 @@
-"""File locks (flock): the one exclusive lock, the workspace lock naming its holder, and who holds a lock.
+"""File locks (flock): the one exclusive lock, the workspace lock naming its holder, and who holds a
+lock.
 
-Standard library only: the git hooks take the queue lock on their fast path.
-"""
+Standard library only: the git hooks take the queue lock on their fast path."""
 
 from __future__ import annotations
 
@@ -54,8 +54,9 @@ class FileLock:
         return self._fd is not None
 
     def acquire(self, blocking: bool = True) -> bool:
-        """Take the lock; False when `blocking` is off and another process holds it. A lock taken on a
-        file that was deleted or replaced meanwhile is dropped and taken again on the file `path` names."""
+        """Take the lock; False when `blocking` is off and another process holds it. A lock taken on
+        a file that was deleted or replaced meanwhile is dropped and taken again on the file `path`
+        names."""
         while True:
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT, self.mode)
             try:
@@ -69,7 +70,8 @@ class FileLock:
             self.release()
 
     def current(self) -> bool:
-        """Whether this object holds the lock on the file `path` names now (not a deleted or replaced one)."""
+        """Whether this object holds the lock on the file `path` names now (not a deleted or
+        replaced one)."""
         if self._fd is None:
             return False
         try:
@@ -85,7 +87,8 @@ class FileLock:
         os.pwrite(self._fd, text.encode(), 0)
 
     def detach(self) -> int:
-        """The held lock's descriptor, handed over (to a child process) with the lock: this object no longer holds it."""
+        """The held lock's descriptor, handed over (to a child process) with the lock: this object
+        no longer holds it."""
         assert self._fd is not None
         fd, self._fd = self._fd, None
         return fd
@@ -125,8 +128,9 @@ class WorkspaceLock:
             return "unknown process"
 
     def acquire(self, timeout: float = 10.0) -> None:
-        """Take the lock, waiting up to `timeout` seconds; LockBusy when still held. A lock held on a file
-        deleted since (the state dir removed or re-created) is dropped and taken on the file there now."""
+        """Take the lock, waiting up to `timeout` seconds; LockBusy when still held. A lock held on
+        a file deleted since (the state dir removed or re-created) is dropped and taken on the file
+        there now."""
         if self._lock.current():
             return
         self._lock.release()

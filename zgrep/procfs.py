@@ -35,8 +35,8 @@ def cmdline(pid: int) -> list[str]:
 
 
 def lock_holder(device: str, kind: str = "FLOCK") -> int | None:
-    """The pid holding a lock of `kind` (FLOCK, or POSIX for lockf) on the file `MAJ:MIN:INODE` (hex major/minor, as
-    /proc/locks writes it; waiters, marked `->`, are not holders), or None."""
+    """The pid holding a lock of `kind` (FLOCK, or POSIX for lockf) on the file `MAJ:MIN:INODE` (hex
+    major/minor, as /proc/locks writes it; waiters, marked `->`, are not holders), or None."""
     try:
         with open("/proc/locks", encoding="ascii", errors="replace") as fh:
             for line in fh:

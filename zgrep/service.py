@@ -1,13 +1,13 @@
-"""The one table of operations and the one error family with its codes. An op's row holds its handler, its
-typed arguments and result (`zgrep.contracts`), the arguments the agent front ends offer (`Param`) and the
-policy the client and the daemon apply to it (autostart, a daemon-only argument, index jobs, refreshing);
-the protocol's validation, the MCP tools, the HTTP routes and `frontends.api.Workspace`'s methods are built
-from it. Outside this table, only a command, its handler and its human output name an op.
+"""The one table of operations and the one error family with its codes. An op's row holds its
+handler, its typed arguments and result (`zgrep.contracts`), the arguments the agent front ends
+offer (`Param`) and the policy the client and the daemon apply to it (autostart, a daemon-only
+argument, index jobs, refreshing); the protocol's validation, the MCP tools, the HTTP routes and
+`frontends.api.Workspace`'s methods are built from it. Outside this table, only a command, its
+handler and its human output name an op.
 
-Standard library only (the thin client imports it); handlers are "module:function" strings
-resolved on first use, so importing the table loads no engine. Its records are NamedTuples, not dataclasses:
-`dataclasses` imports inspect, ~45M instructions of a thin `zg` call (zgrep.cli.fast).
-"""
+Standard library only (the thin client imports it); handlers are "module:function" strings resolved
+on first use, so importing the table loads no engine. Its records are NamedTuples, not dataclasses:
+`dataclasses` imports inspect, ~45M instructions of a thin `zg` call (zgrep.cli.fast)."""
 
 from __future__ import annotations
 
@@ -71,8 +71,8 @@ class Scope(StrEnum):
 
 
 class Param(NamedTuple):
-    """One argument as `zg mcp` and `zg serve` offer it and `frontends.api.Workspace` takes it (by `key`); its
-    type is the contract's (`Operation.args`)."""
+    """One argument as `zg mcp` and `zg serve` offer it and `frontends.api.Workspace` takes it (by
+    `key`); its type is the contract's (`Operation.args`)."""
 
     key: str  # the contract's argument
     name: str  # the MCP tool's argument and the HTTP query parameter: the CLI's long flag without `--`
@@ -92,7 +92,8 @@ class Param(NamedTuple):
 
 
 class Job(NamedTuple):
-    """Index work the daemon's job runner coalesces: a full rebuild, or a pass over `paths` (None = all)."""
+    """Index work the daemon's job runner coalesces: a full rebuild, or a pass over `paths` (None =
+    all)."""
 
     full: bool = False
     paths: frozenset[str] | None = None
@@ -108,8 +109,8 @@ class Job(NamedTuple):
 
 class Operation(NamedTuple):
     """One op: `handler(target, args, progress) -> result`, target an Engine (workspace and
-    relations scope) or the Daemon (daemon scope); then how the front ends offer it and the policy the
-    client and the daemon apply to it."""
+    relations scope) or the Daemon (daemon scope); then how the front ends offer it and the policy
+    the client and the daemon apply to it."""
 
     name: str
     handler: str  # "module:function"
@@ -149,7 +150,8 @@ class Operation(NamedTuple):
 
 
 def _index_job(args: Mapping[str, Any]) -> Job | None:
-    """An index request's work for the job runner; a dry run writes nothing and is answered at once (None)."""
+    """An index request's work for the job runner; a dry run writes nothing and is answered at once
+    (None)."""
     if args.get("dry_run"):
         return None
     paths = args.get("paths")
@@ -397,7 +399,8 @@ def operation(name: str) -> Operation:
 
 
 def job_operation() -> Operation:
-    """The op the daemon's job runner runs (for index requests, refreshes before a read and the watcher's edits)."""
+    """The op the daemon's job runner runs (for index requests, refreshes before a read and the
+    watcher's edits)."""
     return next(op for op in OPERATIONS.values() if op.job is not None)
 
 

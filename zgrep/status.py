@@ -1,4 +1,5 @@
-"""A workspace's status: the index's own report (the `status` op) with the daemon's and the git hooks' state."""
+"""A workspace's status: the index's own report (the `status` op) with the daemon's and the git
+hooks' state."""
 
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ class HooksSummary(TypedDict):
 
 
 class WorkspaceStatus(Status, total=False):
-    """`zg status --json`: the index's status, the mode that answered, the daemon's and the hooks' state."""
+    """`zg status --json`: the index's status, the mode that answered, the daemon's and the hooks'
+    state."""
 
     mode: str
     daemon: DaemonState
@@ -30,8 +32,8 @@ class WorkspaceStatus(Status, total=False):
 
 
 def workspace_status(root: Path, index_status: Mapping[str, object]) -> WorkspaceStatus:
-    """`index_status` with `daemon` (running, pid, ...: the one holding `root`, whatever runtime dir this
-    environment names) and `hooks` (None outside a git work tree) added."""
+    """`index_status` with `daemon` (running, pid, ...: the one holding `root`, whatever runtime dir
+    this environment names) and `hooks` (None outside a git work tree) added."""
     with following(root):
         daemon = daemon_state()
     hooks = hooks_status(root) if git_toplevel(root) else None

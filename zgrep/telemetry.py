@@ -1,9 +1,8 @@
-"""Opt-in local usage lines (`[telemetry] enabled = true`): one JSON line per search, index or status in
-the user's state dir, read back by `zg stats`. Never code, paths or query text (queries only with
-`include_queries = true`); nothing is ever sent anywhere.
+"""Opt-in local usage lines (`[telemetry] enabled = true`): one JSON line per search, index or
+status in the user's state dir, read back by `zg stats`. Never code, paths or query text (queries
+only with `include_queries = true`); nothing is ever sent anywhere.
 
-Standard library only: the thin client path records through here.
-"""
+Standard library only: the thin client path records through here."""
 
 from __future__ import annotations
 
@@ -44,7 +43,8 @@ def log_path() -> Path:
 
 
 class UsageLine(TypedDict, total=False):
-    """One line of the log: numbers and names of modes, never code or paths (`queries` only when asked)."""
+    """One line of the log: numbers and names of modes, never code or paths (`queries` only when
+    asked)."""
 
     ts: float
     command: str
@@ -86,8 +86,8 @@ def line(
     exit_code: int | None,
     queries: list[str] | None,
 ) -> UsageLine:
-    """The one JSON object recorded for a finished command: numbers and names of modes, nothing of the code.
-    `exit_code` None: derived as the CLI does (a search without hits exits 1)."""
+    """The one JSON object recorded for a finished command: numbers and names of modes, nothing of
+    the code. `exit_code` None: derived as the CLI does (a search without hits exits 1)."""
     doc: UsageLine = {
         "ts": round(time.time(), 3),
         "command": command,
@@ -135,8 +135,9 @@ def recorded_call(
     frontend: str = "cli",
     on_progress: Progress | None = None,
 ) -> tuple[JSONObject, str]:
-    """`client.call` with the config's probe and autostart settings, recorded (when telemetry is on);
-    a ClientError is recorded with its exit code and raised again. Every front end calls through here."""
+    """`client.call` with the config's probe and autostart settings, recorded (when telemetry is
+    on); a ClientError is recorded with its exit code and raised again. Every front end calls
+    through here."""
     started = time.monotonic()
     try:
         result, used = call(
@@ -165,7 +166,8 @@ def record(
     frontend: str = "cli",
     queries: list[str] | None = None,
 ) -> None:
-    """Append one line for `command` (begun at monotonic `started`) when telemetry is on; never raises."""
+    """Append one line for `command` (begun at monotonic `started`) when telemetry is on; never
+    raises."""
     if command not in RECORDED or not cfg.telemetry.enabled:
         return
     doc = line(
@@ -241,7 +243,8 @@ class Interval(TypedDict):
 def bootstrap(
     values: list[float], stat: Callable[[list[float]], float], level: float = 0.95, seed: int = 0
 ) -> Interval:
-    """`stat(values)` with a percentile-bootstrap confidence interval (`RESAMPLES` resamples, fixed seed)."""
+    """`stat(values)` with a percentile-bootstrap confidence interval (`RESAMPLES` resamples, fixed
+    seed)."""
     import random
 
     values = values[-MAX_SAMPLE:]
@@ -290,8 +293,9 @@ def _latency(docs: list[UsageLine]) -> Latency:
 
 
 def summarize(docs: list[UsageLine]) -> dict[str, CommandSummary]:
-    """Per command (and per mode): count, p50/p95 latency; searches' zero-hit rate; index runs' files and
-    chunks. Each statistic with its 95% bootstrap interval; failed runs (exit 2) are counted, not timed."""
+    """Per command (and per mode): count, p50/p95 latency; searches' zero-hit rate; index runs'
+    files and chunks. Each statistic with its 95% bootstrap interval; failed runs (exit 2) are
+    counted, not timed."""
     out: dict[str, CommandSummary] = {}
     for command in RECORDED:
         runs = [d for d in docs if d["command"] == command]

@@ -17,13 +17,13 @@ def qualify(scope: str, name: str) -> str:
 
 @dataclass(frozen=True)
 class Definition:
-    """A definition in a source file: what chunking, the ADR checker, relations extraction and the relations
-    graph all mean by one.
+    """A definition in a source file: what chunking, the ADR checker, relations extraction and the
+    relations graph all mean by one.
 
-    Lines are 1-based inclusive. `scope` is the qualified name of what encloses it ("" at the top level);
-    `path` the workspace file it is in (known once stored: "" while one file is extracted); `type` the class
-    (or call, `f()`) its value or result is, when the source says so ("", and not part of its identity).
-    """
+    Lines are 1-based inclusive. `scope` is the qualified name of what encloses it ("" at the top
+    level); `path` the workspace file it is in (known once stored: "" while one file is extracted);
+    `type` the class (or call, `f()`) its value or result is, when the source says so ("", and not
+    part of its identity)."""
 
     name: str
     kind: str
@@ -93,7 +93,8 @@ class Chunk:
 
 
 class ChunkFields(TypedDict, total=False):
-    """A chunk's stored fields (store/rows.chunk_row writes them all; a route or query returns those it asks for)."""
+    """A chunk's stored fields (store/rows.chunk_row writes them all; a route or query returns those
+    it asks for)."""
 
     id: str
     path: str

@@ -1,7 +1,7 @@
-"""The closed word lists of the operations' arguments and results: one Literal type each, and its values.
+"""The closed word lists of the operations' arguments and results: one Literal type each, and its
+values.
 
-Standard library only: the thin client's option parsing and `zgrep.contracts` use these.
-"""
+Standard library only: the thin client's option parsing and `zgrep.contracts` use these."""
 
 from __future__ import annotations
 

@@ -1,12 +1,13 @@
-"""Globs as regexes that cannot backtrack exponentially: git's ignore-file lines (gitignore(5), git's dir.c and
-wildmatch.c), and with `ripgrep` ripgrep's `-g` globs (`{a,b}` alternates), which `filetypes` parses.
+"""Globs as regexes that cannot backtrack exponentially: git's ignore-file lines (gitignore(5),
+git's dir.c and wildmatch.c), and with `ripgrep` ripgrep's `-g` globs (`{a,b}` alternates), which
+`filetypes` parses.
 
-A run of `*` inside a path segment is one star; a star followed by another in the same segment, and a `**/`
-followed by another `**`, match their next piece at its leftmost place inside an atomic group (`(?>…)`), which
-gives the same answer as trying every place (the next star absorbs the rest) in time polynomial in the path's
-length and the pattern's. A line git cannot use (a trailing backslash, an unclosed `[`, an empty pattern) never
-matches, as in git, and is returned as a `BadLine` for one warning.
-"""
+A run of `*` inside a path segment is one star; a star followed by another in the same segment, and
+a `**/` followed by another `**`, match their next piece at its leftmost place inside an atomic
+group (`(?>…)`), which gives the same answer as trying every place (the next star absorbs the rest)
+in time polynomial in the path's length and the pattern's. A line git cannot use (a trailing
+backslash, an unclosed `[`, an empty pattern) never matches, as in git, and is returned as a
+`BadLine` for one warning."""
 
 from __future__ import annotations
 
@@ -31,8 +32,8 @@ _POSIX_CLASSES = {
 
 
 class Unusable(ValueError):
-    """Why a glob can never match (git skips such a line; ripgrep refuses such a glob); `what` names the part
-    at fault: "class" for an unclosed `[`, "group" for an unclosed `{`, "" otherwise."""
+    """Why a glob can never match (git skips such a line; ripgrep refuses such a glob); `what` names
+    the part at fault: "class" for an unclosed `[`, "group" for an unclosed `{`, "" otherwise."""
 
     def __init__(self, why: str, what: str = "") -> None:
         super().__init__(why)
@@ -41,8 +42,8 @@ class Unusable(ValueError):
 
 @dataclass(frozen=True)
 class Pattern:
-    """One usable line: `regex` matches the whole subject (the basename when `basename`, else the path relative
-    to the ignore file's directory)."""
+    """One usable line: `regex` matches the whole subject (the basename when `basename`, else the
+    path relative to the ignore file's directory)."""
 
     regex: re.Pattern[str]
     negated: bool
@@ -84,7 +85,8 @@ def parse_lines(lines: list[str], source: str) -> tuple[list[Pattern], list[BadL
 
 
 def parse_line(text: str) -> Pattern:
-    """One non-comment line as dir.c's parse_path_pattern reads it; Unusable when it can never match."""
+    """One non-comment line as dir.c's parse_path_pattern reads it; Unusable when it can never
+    match."""
     negated = text.startswith("!")
     body = text[1:] if negated else text
     dir_only = body.endswith("/")
@@ -128,13 +130,15 @@ _OPEN, _OR, _CLOSE = "(?:", "|", ")"  # ripgrep's `{`, `,` and `}`
 
 
 def translate(pattern: str, ripgrep: bool = False) -> str:
-    """A regex (for fullmatch) equivalent to git's wildmatch of `pattern` with WM_PATHNAME; with `ripgrep`, as
-    ripgrep's globs: `{a,b}` matches either alternate, and only `**` itself (not `***`) spans directories."""
+    """A regex (for fullmatch) equivalent to git's wildmatch of `pattern` with WM_PATHNAME; with
+    `ripgrep`, as ripgrep's globs: `{a,b}` matches either alternate, and only `**` itself (not
+    `***`) spans directories."""
     return _render(_tokens(pattern, ripgrep))
 
 
 def _tokens(pattern: str, ripgrep: bool) -> list[str]:
-    """Regex pieces for single characters and classes, the three star tokens and the alternates' tokens."""
+    """Regex pieces for single characters and classes, the three star tokens and the alternates'
+    tokens."""
     out: list[str] = []
     i, n = 0, len(pattern)
     depth = 0
@@ -183,7 +187,8 @@ def _tokens(pattern: str, ripgrep: bool) -> list[str]:
 
 
 def _bracket(pattern: str, i: int) -> tuple[str, int]:
-    """The class starting at `pattern[i] == "["` as a regex piece that never matches `/`, and the index after it."""
+    """The class starting at `pattern[i] == "["` as a regex piece that never matches `/`, and the
+    index after it."""
     n = len(pattern)
     i += 1
     negated = i < n and pattern[i] in "!^"
@@ -245,8 +250,9 @@ def _bracket(pattern: str, i: int) -> tuple[str, int]:
 
 
 def _render(tokens: list[str]) -> str:
-    """Join the pieces; a star or `**/` that another of its kind follows matches lazily inside an atomic group
-    (an alternate's bounds end the piece a star is followed by: a group never straddles an atomic one)."""
+    """Join the pieces; a star or `**/` that another of its kind follows matches lazily inside an
+    atomic group (an alternate's bounds end the piece a star is followed by: a group never straddles
+    an atomic one)."""
     out: list[str] = []
     i, n = 0, len(tokens)
     while i < n:

@@ -65,8 +65,8 @@ def read_json(path: Path) -> Any:
 
 
 class Manifest(TypedDict, total=False):
-    """`.zgrep/manifest.json`: what the index was built with and how far its last run got. Read back from disk
-    (an older zg's file may lack any field), so readers use `.get`."""
+    """`.zgrep/manifest.json`: what the index was built with and how far its last run got. Read back
+    from disk (an older zg's file may lack any field), so readers use `.get`."""
 
     format_version: int
     schema_version: int
@@ -86,7 +86,8 @@ class Manifest(TypedDict, total=False):
 
 
 def read_object(path: Path) -> dict[str, Any] | None:
-    """Load a JSON object from `path`; None when missing; WorkspaceError when unreadable or not an object."""
+    """Load a JSON object from `path`; None when missing; WorkspaceError when unreadable or not an
+    object."""
     data = read_json(path)
     if data is not None and not isinstance(data, dict):
         raise WorkspaceError(
@@ -102,8 +103,9 @@ def redact(text: str) -> str:
 
 
 class Identity(NamedTuple):
-    """What makes a workspace the same one: its real path and the device and inode of the root and of
-    `.zgrep/` (None before it exists). A directory deleted and re-created at the same path is another one."""
+    """What makes a workspace the same one: its real path and the device and inode of the root and
+    of `.zgrep/` (None before it exists). A directory deleted and re-created at the same path is
+    another one."""
 
     real: Path
     root: tuple[int, int]
@@ -160,8 +162,9 @@ class StateDir(NamedTuple):
     def check_manifest(
         self, manifest: Manifest, model_id: str, dim: int, milvus_uri: str, engine: str
     ) -> None:
-        """Refuse a manifest from another format, schema, model, Milvus URI or Milvus Lite engine (`engine`: the
-        manifest's milvus_engine this zg writes; a Milvus Lite index without one was written by Milvus Lite 3)."""
+        """Refuse a manifest from another format, schema, model, Milvus URI or Milvus Lite engine
+        (`engine`: the manifest's milvus_engine this zg writes; a Milvus Lite index without one was
+        written by Milvus Lite 3)."""
         problems = []
         if manifest.get("format_version") != FORMAT_VERSION:
             problems.append(

@@ -39,7 +39,8 @@ def is_binary(data: bytes) -> bool:
 
 
 def find_symbol(text: str, language: str, name: str) -> list[Definition]:
-    """Definitions of `name` (`Scope.name` pins the enclosing scope) found by the indexing extractor."""
+    """Definitions of `name` (`Scope.name` pins the enclosing scope) found by the indexing
+    extractor."""
     from zgrep.chunking import extract_symbols
 
     scope, _, base = name.rpartition(".")

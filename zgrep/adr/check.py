@@ -51,7 +51,8 @@ STRICT_FIELDS = (("id", "ADR-NNNN"), ("code_anchors", "[]"))
 
 def validate_records(adrs: AdrSet, strict: bool = False) -> list[Problem]:
     """Front matter, unique ids, supersession links both ways, no cycles, paths inside the repo;
-    `strict`: every record also writes zg's own fields (not inferred from its file name or format)."""
+    `strict`: every record also writes zg's own fields (not inferred from its file name or format).
+    """
     out = [
         Problem(err.code, path, err.line, str(err), severity=err.severity)
         for path, err in adrs.errors
@@ -249,7 +250,8 @@ HINT = (
 
 
 def check_anchors(adrs: AdrSet, tree: Any, scope: set[str] | None) -> list[Problem]:
-    """Resolve anchors of live ADRs; `scope` limits it to anchors on those paths and ADRs in those files."""
+    """Resolve anchors of live ADRs; `scope` limits it to anchors on those paths and ADRs in those
+    files."""
     out = []
     for adr in [*adrs.adrs, *adrs.unnamed]:
         if not adr.live:

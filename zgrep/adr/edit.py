@@ -46,9 +46,9 @@ class FrontMatter:
 
     @classmethod
     def of_record(cls, text: str, key: str) -> FrontMatter:
-        """The zg metadata of a record in any format, to edit `key` in: the front matter when it holds the
-        key or the record has no ```zg block (zg records, MADR 3/4), else the ```zg block (a new one at
-        the end of a record that has neither)."""
+        """The zg metadata of a record in any format, to edit `key` in: the front matter when it
+        holds the key or the record has no ```zg block (zg records, MADR 3/4), else the ```zg block
+        (a new one at the end of a record that has neither)."""
         lines = text.splitlines(keepends=True)
         fm_lines = front_matter_lines(text)
         opener = zg_opener(text)

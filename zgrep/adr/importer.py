@@ -32,7 +32,8 @@ class Plan:
 
 
 def plan(settings: AdrSettings, adrs: AdrSet) -> list[Plan]:
-    """What `zg adr import` adds to each record lacking `id` or `code_anchors` (records in path order)."""
+    """What `zg adr import` adds to each record lacking `id` or `code_anchors` (records in path
+    order)."""
     out = []
     number = adrs.next_number()
     for adr in sorted([*adrs.adrs, *adrs.unnamed], key=lambda a: a.path):

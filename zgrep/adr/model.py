@@ -34,7 +34,8 @@ class AdrError(ValueError):
 
 
 class AnchorDoc(TypedDict, total=False):
-    """A code anchor as written into `code_anchors`: `path`, and `symbol` and `lines` when it has them."""
+    """A code anchor as written into `code_anchors`: `path`, and `symbol` and `lines` when it has
+    them."""
 
     path: str
     symbol: str
@@ -87,8 +88,8 @@ class AdrDoc(TypedDict):
 @dataclass
 class Adr:
     """One parsed decision record of any format (`format`: zg, nygard, madr); `meta` is the raw zg
-    metadata (front matter and/or ```zg block), `key_lines` maps fields to file lines, `declared` names
-    the zg fields written in the record (not inferred from its file name or body)."""
+    metadata (front matter and/or ```zg block), `key_lines` maps fields to file lines, `declared`
+    names the zg fields written in the record (not inferred from its file name or body)."""
 
     path: str
     id: str
@@ -319,7 +320,8 @@ class Meta:
         )
 
     def merged(self, other: Meta) -> Meta:
-        """This metadata with `other`'s keys added (a ```zg block beside front matter); `other` wins."""
+        """This metadata with `other`'s keys added (a ```zg block beside front matter); `other`
+        wins."""
         return Meta(
             {**self.data, **other.data},
             {**self.key_lines, **other.key_lines},
@@ -348,7 +350,8 @@ class ZgFields:
 
 
 def optional_fields(meta: Meta, errors: list[AdrError]) -> ZgFields:
-    """Parse change_type, supersedes/superseded_by, code_anchors, constraints, tags; errors collected."""
+    """Parse change_type, supersedes/superseded_by, code_anchors, constraints, tags; errors
+    collected."""
     data, line_of = meta.data, meta.key_lines.get
     out = ZgFields()
     out.change_type = str(data.get("change_type") or "")

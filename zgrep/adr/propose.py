@@ -1,4 +1,5 @@
-"""`zg adr anchor DOC`: propose code_anchors from the paths and code identifiers a document mentions."""
+"""`zg adr anchor DOC`: propose code_anchors from the paths and code identifiers a document
+mentions."""
 
 from __future__ import annotations
 

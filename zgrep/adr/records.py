@@ -69,7 +69,8 @@ def _render_foreign(
     anchors: list[Anchor],
     constraints: list[str],
 ) -> str:
-    """An adr-tools or MADR record; zg's fields (id, change_type, anchors, constraints) in a ```zg block."""
+    """An adr-tools or MADR record; zg's fields (id, change_type, anchors, constraints) in a ```zg
+    block."""
     text = template_text(fmt)
     values = {
         "NUMBER": str(number),
@@ -87,7 +88,8 @@ def _render_foreign(
 
 
 def anchor_matcher(spec: Anchor) -> Callable[[Any], bool]:
-    """A predicate on raw `code_anchors` items: same path, and same symbol/lines where the spec gives them."""
+    """A predicate on raw `code_anchors` items: same path, and same symbol/lines where the spec
+    gives them."""
 
     def match(value: Any) -> bool:
         try:

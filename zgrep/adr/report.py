@@ -74,9 +74,9 @@ def run_check(
     strict: bool = False,
     suggest_mode: str | None = None,
 ) -> CheckReport:
-    """Check the staged tree (`staged`), the given paths, or everything in the working copy; `strict`
-    also asks every record for zg's own fields; `suggest_mode` (staged only) also looks for the live
-    ADRs close to the change through `server.client.call` in that mode."""
+    """Check the staged tree (`staged`), the given paths, or everything in the working copy;
+    `strict` also asks every record for zg's own fields; `suggest_mode` (staged only) also looks for
+    the live ADRs close to the change through `server.client.call` in that mode."""
     root = settings.root
     report = CheckReport("staged" if staged else "paths" if paths else "all")
     tree: WorkTree | IndexTree = IndexTree(root) if staged else WorkTree(root)
@@ -156,7 +156,8 @@ def render(report: CheckReport) -> str:
 
 
 def suggestion_lines(report: CheckReport) -> list[str]:
-    """`this change may concern ADR-0007 (Retry idempotent requests): src/http.py`, one per suggestion."""
+    """`this change may concern ADR-0007 (Retry idempotent requests): src/http.py`, one per
+    suggestion."""
     return [
         f"this change may concern {s.adr.id} ({s.adr.title}): {', '.join(s.files)}"
         for s in report.suggestions

@@ -1,4 +1,5 @@
-"""`zg adr search`: the normal search restricted to decision/spec/plan documents, hits labelled by kind."""
+"""`zg adr search`: the normal search restricted to decision/spec/plan documents, hits labelled by
+kind."""
 
 from __future__ import annotations
 
@@ -33,7 +34,8 @@ def doc_kind(settings: AdrSettings, path: str) -> str:
 
 
 class LabelledHit(SearchHit, total=False):
-    """A search hit with the kind of document it is in, and the ADR's id, title and status for an ADR."""
+    """A search hit with the kind of document it is in, and the ADR's id, title and status for an
+    ADR."""
 
     doc_kind: str
     id: str

@@ -72,8 +72,9 @@ def load(tree: WorkTree | IndexTree, adr_dir: str) -> AdrSet:
 
 
 def complete_links(adrs: list[Adr]) -> None:
-    """Fill in the back links a foreign-format record cannot write itself: MADR's successor rarely says
-    "Supersedes", and an amendment link names only one side. zg's own records must say both sides."""
+    """Fill in the back links a foreign-format record cannot write itself: MADR's successor rarely
+    says "Supersedes", and an amendment link names only one side. zg's own records must say both
+    sides."""
     by_id = {a.id: a for a in adrs}
     for adr in adrs:
         for attr, back in (

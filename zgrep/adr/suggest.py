@@ -1,9 +1,10 @@
-"""`zg adr check --staged --suggest`: live decisions whose text is close to the staged change although
-they anchor nothing in it. Advisory only: it never fails the check and is silent when nothing is close.
+"""`zg adr check --staged --suggest`: live decisions whose text is close to the staged change
+although they anchor nothing in it. Advisory only: it never fails the check and is silent when
+nothing is close.
 
 The staged diff's added lines and the symbols they touch become one hybrid search query per changed
-file over the ADR directory, through `server.client.call` (the daemon when it runs, else in-process).
-"""
+file over the ADR directory, through `server.client.call` (the daemon when it runs, else
+in-process)."""
 
 from __future__ import annotations
 
@@ -142,7 +143,8 @@ def rank(
 def suggest(
     settings: AdrSettings, adrs: AdrSet, tree: IndexTree, governing: set[str], mode: str
 ) -> tuple[list[Suggestion], str]:
-    """Live decisions close to the staged change, and why none could be looked for ("" when the search ran)."""
+    """Live decisions close to the staged change, and why none could be looked for ("" when the
+    search ran)."""
     if not any(a.live for a in adrs.adrs):
         return [], ""
     asked = queries(settings, tree)

@@ -24,8 +24,8 @@ class UnsafeRead(ValueError):
 
 
 class WorkTree:
-    """The files on disk under `root`, read through the indexer's guarded open (confined, regular files only,
-    non-blocking, capped)."""
+    """The files on disk under `root`, read through the indexer's guarded open (confined, regular
+    files only, non-blocking, capped)."""
 
     label = "working copy"
 
@@ -41,8 +41,8 @@ class WorkTree:
         return (self.root / rel).is_dir()
 
     def read(self, rel: str) -> bytes | None:
-        """File bytes, or None when absent; UnsafeRead for a path out of the workspace, a FIFO or device, or a
-        file over READ_MAX_BYTES."""
+        """File bytes, or None when absent; UnsafeRead for a path out of the workspace, a FIFO or
+        device, or a file over READ_MAX_BYTES."""
         norm = posixpath.normpath(rel.replace("\\", "/")).strip("/")
         got = read_bytes(self.root, norm, max_bytes=READ_MAX_BYTES)
         if isinstance(got, Skip):

@@ -81,11 +81,10 @@ _PARSERS = threading.local()
 class DefinitionNode(Definition):
     """A definition as the walker finds it, with its place in the tree.
 
-    `start` includes decorators/export wrappers, `lead` also the comments and attributes directly above,
-    `head` is the line of the definition keyword itself; `children` are the definitions nested in it.
-    `is_symbol` False: a named scope that is not itself a symbol (a Rust impl block); `is_value`: a
-    declaration of data, not of a function or class.
-    """
+    `start` includes decorators/export wrappers, `lead` also the comments and attributes directly
+    above, `head` is the line of the definition keyword itself; `children` are the definitions
+    nested in it. `is_symbol` False: a named scope that is not itself a symbol (a Rust impl block);
+    `is_value`: a declaration of data, not of a function or class."""
 
     head: int = 0
     lead: int = 0
@@ -295,7 +294,8 @@ class _Walker:
             self._call_definition(child, scope, found)
 
     def _call_definition(self, node: Node, scope: str, found: list[DefinitionNode]) -> None:
-        """A definition made by a macro call (`defmodule Phoenix.Channel do`, `def join(topic) when ...`)."""
+        """A definition made by a macro call (`defmodule Phoenix.Channel do`, `def join(topic) when
+        ...`)."""
         target = node.child_by_field_name("target")
         kind = self.spec.calls.get(node_text(target)) if target is not None else None
         arguments = next((c for c in node.named_children if c.type == "arguments"), None)
@@ -359,7 +359,8 @@ class _Walker:
         if body is not None:
             children = self.level(body, qualify(full_scope, name))
         elif kind == "function" and not is_value and (inner := _body(node, spec)) is not None:
-            # functions and classes defined in a function (redux's createStore defines dispatch), not its locals
+            # functions and classes defined in a function (redux's createStore defines dispatch),
+            # not its locals
             children = [d for d in self.level(inner, qualify(full_scope, name)) if not d.is_value]
         found.append(
             DefinitionNode(
@@ -398,7 +399,8 @@ def outermost_first(definitions: Sequence[DefinitionNode]) -> Iterator[Definitio
 
 
 def symbols(definitions: Sequence[DefinitionNode]) -> list[Definition]:
-    """The symbols of a forest (every definition but unnamed scopes), outermost first, as plain definitions."""
+    """The symbols of a forest (every definition but unnamed scopes), outermost first, as plain
+    definitions."""
     return [
         Definition(d.name, d.kind, d.start, d.end, d.scope)
         for d in outermost_first(definitions)

@@ -1,4 +1,5 @@
-"""The tree-sitter query matching every identifier node of a language (relations extraction reads it)."""
+"""The tree-sitter query matching every identifier node of a language (relations extraction reads
+it)."""
 
 from __future__ import annotations
 

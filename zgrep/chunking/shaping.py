@@ -65,8 +65,9 @@ def _gap(
                 Piece(low, high, owner.name, owner.kind, owner.scope, 0, HEADER_WEIGHT, mergeable)
             )
         else:
-            # a body line between members (`include Helpers`), or a window of a doc comment too long to share
-            # a chunk with the header (340 lines above `class Engine < Railtie`): the container's, not defining it
+            # a body line between members (`include Helpers`), or a window of a doc comment too long
+            # to share a chunk with the header (340 lines above `class Engine < Railtie`): the
+            # container's, not defining it
             pieces.append(
                 Piece(
                     low,
@@ -118,7 +119,8 @@ def _definition_pieces(
 
 
 def _nested_names(definition: DefinitionNode) -> list[str]:
-    """The definitions inside one that fits a chunk whole (a small class's methods), outermost first."""
+    """The definitions inside one that fits a chunk whole (a small class's methods), outermost
+    first."""
     return [
         child.name
         for child in outermost_first(definition.children)
@@ -158,8 +160,9 @@ def _short_header(piece: Piece) -> bool:
 
 
 def _lead(header: Piece, piece: Piece) -> Piece:
-    """`piece` extended up to start with `header`, labelled by the header unless `piece` opens a container
-    nested in it (`module Rails` / `class Engine` / `class Configuration`: the innermost one names the chunk)."""
+    """`piece` extended up to start with `header`, labelled by the header unless `piece` opens a
+    container nested in it (`module Rails` / `class Engine` / `class Configuration`: the innermost
+    one names the chunk)."""
     piece.start, piece.ctx, piece.mergeable = header.start, header.ctx, False
     if piece.weight < HEADER_WEIGHT:
         if piece.symbol:

@@ -1,4 +1,5 @@
-"""`zg adr`: decision records — new, update, list, show, for, constraints, search, anchor, import, check."""
+"""`zg adr`: decision records — new, update, list, show, for, constraints, search, anchor, import,
+check."""
 
 from __future__ import annotations
 
@@ -40,7 +41,8 @@ def _fail(message: str) -> None:
 
 
 def _settings() -> AdrSettings:
-    """The ADR settings; a warning when another conventional ADR directory exists beside the one read."""
+    """The ADR settings; a warning when another conventional ADR directory exists beside the one
+    read."""
     settings = load_settings()
     if settings.unread:
         click.echo(
@@ -168,15 +170,17 @@ def new_cmd(
 
 
 def _usual_format(adrs: AdrSet) -> str:
-    """The format most records of the directory are written in (the newest record breaks a tie); zg if none."""
+    """The format most records of the directory are written in (the newest record breaks a tie); zg
+    if none."""
     records = sorted([*adrs.adrs, *adrs.unnamed], key=lambda a: a.path)
     counts = {r.format: sum(1 for o in records if o.format == r.format) for r in records}
     return max(reversed(records), key=lambda r: counts[r.format]).format if records else "zg"
 
 
 def _refuse_cycle(adrs: AdrSet, record: Adr, successor: Adr) -> None:
-    """Fail when `record` superseded by `successor` closes a supersession cycle (`zg adr check` would then
-    block every commit); the same cycle test the check runs, on the records as they would be."""
+    """Fail when `record` superseded by `successor` closes a supersession cycle (`zg adr check`
+    would then block every commit); the same cycle test the check runs, on the records as they would
+    be."""
     from dataclasses import replace
 
     from zgrep.adr.check import validate_records
@@ -206,8 +210,8 @@ def update_cmd(
     superseded_by: str | None,
     add_constraint: tuple[str, ...],
 ) -> None:
-    """Edit an ADR's zg fields in place (front matter, or the ```zg block of an adr-tools/MADR record);
-    everything else stays byte for byte."""
+    """Edit an ADR's zg fields in place (front matter, or the ```zg block of an adr-tools/MADR
+    record); everything else stays byte for byte."""
     from zgrep.adr.edit import FrontMatter
     from zgrep.adr.records import anchor_matcher
     from zgrep.fsutil import atomic_write
@@ -445,7 +449,8 @@ def anchor_cmd(doc: str, write: bool, as_json: bool) -> None:
 @adr.command("import")
 @click.option("--dry-run", is_flag=True, help="Print the lines it would add; write nothing.")
 def import_cmd(dry_run: bool) -> None:
-    """Give existing records (adr-tools, MADR, zg) an id and proposed code_anchors, adding lines only."""
+    """Give existing records (adr-tools, MADR, zg) an id and proposed code_anchors, adding lines
+    only."""
     from zgrep.adr.importer import apply, plan
 
     settings, adrs = _load_work()

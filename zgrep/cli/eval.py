@@ -1,5 +1,5 @@
-"""`zg eval ANNOTATIONS...`: score the current workspace against semble-format annotation files, or against
-its own last N commits (`--from-history N`)."""
+"""`zg eval ANNOTATIONS...`: score the current workspace against semble-format annotation files, or
+against its own last N commits (`--from-history N`)."""
 
 from __future__ import annotations
 
@@ -33,7 +33,8 @@ from zgrep.server.client import ClientError
 )
 @click.option("--json", "as_json", is_flag=True)
 def eval_cmd(annotations: tuple[str, ...], history: int | None, as_json: bool) -> None:
-    """Score retrieval on semble-format annotated query sets (see bench/semble.py) or on your own history."""
+    """Score retrieval on semble-format annotated query sets (see bench/semble.py) or on your own
+    history."""
     if history is not None and (annotations or history < 1):
         fail("--from-history takes a number of commits (at least 1) and no annotation files")
     if history is None and not annotations:

@@ -1,5 +1,5 @@
-"""How a `zg` command ends early: a one-line failure, Ctrl-C, or a reader that went away (standard library
-only, for the commands `zgrep.cli.fast` serves without click as for the click CLI)."""
+"""How a `zg` command ends early: a one-line failure, Ctrl-C, or a reader that went away (standard
+library only, for the commands `zgrep.cli.fast` serves without click as for the click CLI)."""
 
 from __future__ import annotations
 
@@ -19,8 +19,9 @@ def fail(message: str, code: int = 2) -> NoReturn:
 
 
 def interrupted() -> NoReturn:
-    """Exit 130 after Ctrl-C, at once: a Milvus Lite server thread cut off mid-call can keep the interpreter
-    from exiting, and every write made so far survives a kill (an index run resumes next time)."""
+    """Exit 130 after Ctrl-C, at once: a Milvus Lite server thread cut off mid-call can keep the
+    interpreter from exiting, and every write made so far survives a kill (an index run resumes next
+    time)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if sys.stderr.isatty():
         echo(err=True)  # end the terminal's ^C echo
@@ -32,6 +33,7 @@ def interrupted() -> NoReturn:
 
 
 def reader_gone() -> NoReturn:
-    """stdout's reader went away (`zg ... | head`): exit 141 as grep does when SIGPIPE ends it, silently."""
+    """stdout's reader went away (`zg ... | head`): exit 141 as grep does when SIGPIPE ends it,
+    silently."""
     os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     sys.exit(141)

@@ -1,10 +1,10 @@
-"""The `zg` entry point: `zg server status`, which only the daemon answers, runs here without click (about
-30 ms of every command); anything else, including help, flags this does not know and bad values, goes to
-the click CLI (`zgrep.cli.main`) unchanged, which gives its own output and exit codes.
+"""The `zg` entry point: `zg server status`, which only the daemon answers, runs here without click
+(about 30 ms of every command); anything else, including help, flags this does not know and bad
+values, goes to the click CLI (`zgrep.cli.main`) unchanged, which gives its own output and exit
+codes.
 
-Standard library, the client and the output module only. The click command `zg server status` runs the
-same `server_status`.
-"""
+Standard library, the client and the output module only. The click command `zg server status` runs
+the same `server_status`."""
 
 from __future__ import annotations
 
@@ -34,8 +34,8 @@ class StatusOptions(TypedDict):
 
 
 def server_status(as_json: bool, check_ready: bool, timeout_ms: int) -> None:
-    """`zg server status`: the daemon's pid, endpoint, uptime, workspaces, models, jobs and memory; exit 1 when
-    none answers (`check_ready`: print nothing, exit 0 when ready)."""
+    """`zg server status`: the daemon's pid, endpoint, uptime, workspaces, models, jobs and memory;
+    exit 1 when none answers (`check_ready`: print nothing, exit 0 when ready)."""
     if check_ready:
         sys.exit(0 if client.probe(timeout_ms) is not None else 1)
     reply = client.ask_server_status(
@@ -63,8 +63,8 @@ def server_status(as_json: bool, check_ready: bool, timeout_ms: int) -> None:
 
 
 def server_status_options(args: list[str]) -> StatusOptions | None:
-    """`zg server status`'s options as the click command would read them, or None for anything this does not
-    parse exactly as click does (the click CLI then answers, errors and help included)."""
+    """`zg server status`'s options as the click command would read them, or None for anything this
+    does not parse exactly as click does (the click CLI then answers, errors and help included)."""
     options: StatusOptions = {"as_json": False, "check_ready": False, "timeout_ms": TIMEOUT_MS}
     rest = iter(args)
     for arg in rest:
@@ -85,7 +85,8 @@ def server_status_options(args: list[str]) -> StatusOptions | None:
 
 
 def main() -> None:
-    """`zg`: `zg server status [--json] [--check-ready] [--timeout-ms N] [--mode M]` here, else the click CLI."""
+    """`zg`: `zg server status [--json] [--check-ready] [--timeout-ms N] [--mode M]` here, else the
+    click CLI."""
     options = server_status_options(sys.argv[3:]) if sys.argv[1:3] == ["server", "status"] else None
     if options is None:
         from zgrep.cli.main import main as cli

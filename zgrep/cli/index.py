@@ -1,4 +1,5 @@
-"""`zg index`: build or refresh the workspace's index (all of it, listed paths, or a revision range)."""
+"""`zg index`: build or refresh the workspace's index (all of it, listed paths, or a revision
+range)."""
 
 from __future__ import annotations
 
@@ -66,8 +67,8 @@ def index(
 
 
 def check_range(spec: str) -> None:
-    """--changed takes A..B, A.., A...B or A...; a bare revision (A..A, nothing) or a missing A (everything)
-    is refused."""
+    """--changed takes A..B, A.., A...B or A...; a bare revision (A..A, nothing) or a missing A
+    (everything) is refused."""
     left = spec.partition("...")[0] if "..." in spec else spec.partition("..")[0]
     if ".." not in spec or not left.strip():
         fail(f"--changed {spec}: give a revision range A..B, e.g. --changed HEAD~1..HEAD")

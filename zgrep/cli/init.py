@@ -42,8 +42,8 @@ def init(
     remove: bool,
     root_dir: str | None,
 ) -> None:
-    """Register `zg mcp` with coding agents (merging into existing configs, never clobbering) and add a
-    zgrep section to AGENTS.md. Run it again: nothing changes. `--remove` undoes it."""
+    """Register `zg mcp` with coding agents (merging into existing configs, never clobbering) and
+    add a zgrep section to AGENTS.md. Run it again: nothing changes. `--remove` undoes it."""
     root, _ = resolve(root_dir)
     files = targets(list(clients) or sorted(CLIENTS), not no_instructions)
     try:

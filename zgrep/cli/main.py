@@ -1,9 +1,9 @@
-"""The `zg` root group: the command table, global options, and the exit plumbing every command shares.
+"""The `zg` root group: the command table, global options, and the exit plumbing every command
+shares.
 
 Thin path: click, the client and the protocol; what only some commands need (config, telemetry, the
 model spec parser) is imported where used. Each command lives in its own module under `zgrep.cli`,
-imported by name only when invoked (those modules import their helpers from here).
-"""
+imported by name only when invoked (those modules import their helpers from here)."""
 
 from __future__ import annotations
 
@@ -97,8 +97,9 @@ class LazyGroup(click.Group):
         sys.exit(result or 0)  # an int only when a command called ctx.exit(code)
 
     def invoke(self, ctx: click.Context) -> None:
-        """Run the command (its return value is no exit code); Ctrl-C exits 130 (128 + SIGINT) as shells
-        expect and a closed stdout 141, not click's 1, which scripts would read as 'no hits'."""
+        """Run the command (its return value is no exit code); Ctrl-C exits 130 (128 + SIGINT) as
+        shells expect and a closed stdout 141, not click's 1, which scripts would read as 'no hits'.
+        """
         try:
             try:
                 super().invoke(ctx)
@@ -156,7 +157,8 @@ def common_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def config_flags(model: str | None, milvus_uri: str | None) -> dict[str, Setting]:
-    """Config overrides from the common flags; a bad --model exits 2 with the embedding factory's reason."""
+    """Config overrides from the common flags; a bad --model exits 2 with the embedding factory's
+    reason."""
     from zgrep.embedding.base import EmbeddingError
     from zgrep.embedding.factory import parse_model_spec
 
@@ -191,8 +193,8 @@ def resolve(path: str | None) -> tuple[Path, Config]:
 def run(
     op: Operation, root: Path, cfg: Config, args: Args, mode: str | None
 ) -> tuple[JSONObject, str]:
-    """Send a request through the client; errors become one line and exit 2. Telemetry (off by default)
-    records search, index and status here, for every command that runs them."""
+    """Send a request through the client; errors become one line and exit 2. Telemetry (off by
+    default) records search, index and status here, for every command that runs them."""
     from zgrep import telemetry
 
     try:

@@ -1,5 +1,6 @@
-"""Every human and JSON output of `zg`: one place writes JSON and adds `mode`. Standard library only: `echo`
-is click.echo whenever click is loaded, and its bytes without it (the commands `zgrep.cli.fast` serves)."""
+"""Every human and JSON output of `zg`: one place writes JSON and adds `mode`. Standard library
+only: `echo` is click.echo whenever click is loaded, and its bytes without it (the commands
+`zgrep.cli.fast` serves)."""
 
 from __future__ import annotations
 
@@ -38,9 +39,9 @@ _LEADING = ("query", "root")  # a result's identity: `mode` follows it (README's
 
 
 def echo(message: str = "", err: bool = False) -> None:
-    """One line on stdout (stderr with `err`), flushed. Under the click CLI (click loaded) it is click.echo;
-    without click, click.echo's bytes for text: ANSI codes stripped unless the stream is a terminal, and click
-    itself for a stream that says it is ASCII (click re-encodes those)."""
+    """One line on stdout (stderr with `err`), flushed. Under the click CLI (click loaded) it is
+    click.echo; without click, click.echo's bytes for text: ANSI codes stripped unless the stream is
+    a terminal, and click itself for a stream that says it is ASCII (click re-encodes those)."""
     stream = sys.stderr if err else sys.stdout
     if "click" in sys.modules or stream is None or _ascii(stream):
         import click
@@ -70,7 +71,8 @@ def _ascii(stream: TextIO) -> bool:
 
 
 def with_mode(doc: Mapping[str, object], mode: str, *, lead: bool = True) -> dict[str, object]:
-    """`doc` saying which mode answered: right after its query and root (a result), or last (a report)."""
+    """`doc` saying which mode answered: right after its query and root (a result), or last (a
+    report)."""
     if not lead:
         return {**doc, "mode": mode}
     ordered = {key: doc[key] for key in _LEADING if key in doc}
@@ -87,8 +89,9 @@ def write_json(
     ascii_only: bool = False,
     indent: int | None = None,
 ) -> None:
-    """One JSON document on stdout; with `mode` added as `with_mode` places it. `ascii_only` and `indent`
-    keep each command's established bytes (reports escape non-ASCII; results and ADR documents do not)."""
+    """One JSON document on stdout; with `mode` added as `with_mode` places it. `ascii_only` and
+    `indent` keep each command's established bytes (reports escape non-ASCII; results and ADR
+    documents do not)."""
     if mode is not None:
         doc = with_mode(doc, mode, lead=lead)
     echo(json.dumps(doc, ensure_ascii=ascii_only, indent=indent))
@@ -118,8 +121,9 @@ def _qualified(item: Mapping[str, object]) -> str:
 
 
 class PathView:
-    """How human output names a workspace file: relative to the cwd when that is inside the workspace (as rg
-    prints it), else relative to the root. JSON keeps the root-relative `path` beside `root`."""
+    """How human output names a workspace file: relative to the cwd when that is inside the
+    workspace (as rg prints it), else relative to the root. JSON keeps the root-relative `path`
+    beside `root`."""
 
     def __init__(self, root: Path, cwd: Path) -> None:
         self.base = cwd if cwd.is_relative_to(root) else root
@@ -138,8 +142,8 @@ def hit_header(hit: SearchHit, shown: PathView, colour: bool) -> str:
 
 
 def write_hits(out: TextIO, hits: list[SearchHit], shown: PathView, colour: bool) -> None:
-    """Human output: a header per hit and its numbered preview lines (`N:` inside the hit, `N-` for context
-    lines outside it, as rg marks them)."""
+    """Human output: a header per hit and its numbered preview lines (`N:` inside the hit, `N-` for
+    context lines outside it, as rg marks them)."""
     for hit in hits:
         out.write(hit_header(hit, shown, colour) + "\n")
         if hit.get("preview"):
@@ -169,7 +173,8 @@ def write_search(result: SearchResult, shown: PathView, colour: bool) -> None:
 
 
 def write_files(result: SearchResult, shown: PathView, with_counts: bool) -> None:
-    """`-l`: each file with hits once, best first; `-c`: with its number of hits (`path:N`, as rg -c)."""
+    """`-l`: each file with hits once, best first; `-c`: with its number of hits (`path:N`, as rg
+    -c)."""
     counts: dict[str, int] = {}
     for group in _groups(result):
         for hit in group["hits"]:
@@ -179,8 +184,9 @@ def write_files(result: SearchResult, shown: PathView, with_counts: bool) -> Non
 
 
 def write_markdown(result: SearchResult, shown: PathView) -> None:
-    """`--format markdown`: per hit a `path:start-end symbol` heading and its preview fenced with its language,
-    ready to paste into a prompt (a query heading above each group of several queries)."""
+    """`--format markdown`: per hit a `path:start-end symbol` heading and its preview fenced with
+    its language, ready to paste into a prompt (a query heading above each group of several
+    queries)."""
     several = "groups" in result
     for group in _groups(result):
         if several:
@@ -306,7 +312,8 @@ def write_trace(result: TraceResult, entry: str, source_file: str | None, forwar
 
 
 def _write_node(node: TraceNode, forward: bool, level: int) -> None:
-    """One line per node, indented by depth: callers at the referencing line, callees at their definition."""
+    """One line per node, indented by depth: callers at the referencing line, callees at their
+    definition."""
     line = node["start_line"] if forward or not level else node["line"]
     marks = [
         m
@@ -442,14 +449,16 @@ def write_checks(checks: list[Any]) -> None:
 
 
 def _masked(value: Value) -> Value:
-    """A setting's value with the credentials of any URI in it masked, as every other output masks them."""
+    """A setting's value with the credentials of any URI in it masked, as every other output masks
+    them."""
     from zgrep.workspace import redact
 
     return redact(value) if isinstance(value, str) else value
 
 
 def config_doc(cfg: Config) -> dict[str, ConfigEntry]:
-    """`{key: {"value", "source"}}`: the merged configuration and where each value came from (credentials masked)."""
+    """`{key: {"value", "source"}}`: the merged configuration and where each value came from
+    (credentials masked)."""
     return {
         key: {"value": _masked(value), "source": cfg.source(key)}
         for key, value in cfg.values.items()

@@ -33,8 +33,9 @@ def parse_span(span: str) -> tuple[int, int | None]:
 
 
 def confined_path(root: Path, rel: str) -> str | None:
-    """The real path of the workspace-relative `rel` (the root itself for `.`), or None when it leaves the
-    workspace: `..` out of it, an absolute path, a symlinked directory on the way, a symlink pointing out."""
+    """The real path of the workspace-relative `rel` (the root itself for `.`), or None when it
+    leaves the workspace: `..` out of it, an absolute path, a symlinked directory on the way, a
+    symlink pointing out."""
     norm = os.path.normpath(rel)
     if os.path.isabs(norm) or norm == os.pardir or norm.startswith(os.pardir + os.sep):
         return None
@@ -47,8 +48,9 @@ class ReadRefused(ValueError):
 
 
 def _split_location(root: Path, location: str) -> tuple[str, str]:
-    """(path, span) of `PATH[:SPAN]`: the whole location when it names a file (`docs/a:b.md`), else split at
-    the last colon when that leaves a file (`docs/a:b.md:2-3`), else at the first (`f.py:1-2`, `f.py:x`)."""
+    """(path, span) of `PATH[:SPAN]`: the whole location when it names a file (`docs/a:b.md`), else
+    split at the last colon when that leaves a file (`docs/a:b.md:2-3`), else at the first
+    (`f.py:1-2`, `f.py:x`)."""
     for rel, span in ((location, ""), location.rpartition(":")[::2]):
         target = confined_path(root, rel) if rel and "\0" not in rel else None
         if target is not None and os.path.isfile(target):
@@ -58,8 +60,8 @@ def _split_location(root: Path, location: str) -> tuple[str, str]:
 
 
 def file_slice(root: Path, location: str) -> tuple[str, list[str], int, int]:
-    """(relative path, the file's lines, start, end) for `PATH[:START[-END]]`; ReadRefused names the problem.
-    `zg read`, the MCP server and the HTTP API all read through here."""
+    """(relative path, the file's lines, start, end) for `PATH[:START[-END]]`; ReadRefused names the
+    problem. `zg read`, the MCP server and the HTTP API all read through here."""
     rel, span = _split_location(root, location)
     if (
         "\0" in rel
@@ -94,8 +96,9 @@ def file_slice(root: Path, location: str) -> tuple[str, list[str], int, int]:
 
 
 def from_cwd(root: Path, cwd: Path, location: str) -> str:
-    """`location` with its path made workspace-relative when it names a file relative to the cwd (or an
-    absolute path inside the workspace); else as given, relative to the root (a JSON hit's `path`)."""
+    """`location` with its path made workspace-relative when it names a file relative to the cwd (or
+    an absolute path inside the workspace); else as given, relative to the root (a JSON hit's
+    `path`)."""
     if "\0" in location:
         return location
     for rel, span in ((location, ""), location.rpartition(":")[::2], location.partition(":")[::2]):
@@ -110,8 +113,8 @@ def from_cwd(root: Path, cwd: Path, location: str) -> str:
 @click.argument("location")
 @click.option("--root", "root_dir", default=None)
 def read(location: str, root_dir: str | None) -> None:
-    """Print a slice of a file: PATH[:START[-END]], PATH relative to the cwd or the workspace root (confined
-    to the workspace)."""
+    """Print a slice of a file: PATH[:START[-END]], PATH relative to the cwd or the workspace root
+    (confined to the workspace)."""
     root, _ = resolve(root_dir)
     try:
         _, lines, start, end = file_slice(root, from_cwd(root, Path.cwd().resolve(), location))

@@ -1,5 +1,5 @@
-"""`zg callers`, `zg trace` and `zg impact`: who references a definition, the call tree from one, and what
-reaches changed definitions."""
+"""`zg callers`, `zg trace` and `zg impact`: who references a definition, the call tree from one,
+and what reaches changed definitions."""
 
 from __future__ import annotations
 
@@ -30,7 +30,8 @@ def _edges(value: str | None) -> list[str] | None:
 
 
 def _shared_options(edges_default: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """--edges (saying its default), --root, --json and the common options, as every relations command ends."""
+    """--edges (saying its default), --root, --json and the common options, as every relations
+    command ends."""
 
     def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
         fn = common_options(fn)
@@ -55,8 +56,8 @@ def _answer(
     milvus_uri: str | None,
     write: Callable[[Result], None],
 ) -> Result:
-    """Run `op` with the shared flags added to `args`; print its result as JSON or with `write` (which reads
-    it as the op's result type)."""
+    """Run `op` with the shared flags added to `args`; print its result as JSON or with `write`
+    (which reads it as the op's result type)."""
     args = {**args, "edges": _edges(edges), "config": config_flags(model, milvus_uri)}
     answer, used = run(op, root, cfg, args, mode)
     result = cast(Result, answer)
@@ -85,8 +86,8 @@ def callers(
     model: str | None,
     milvus_uri: str | None,
 ) -> None:
-    """Definitions that use SYMBOL (name, Scope.name or PATH:name), each with how (`edge`: call, import, ...).
-    Exit 0 found, 1 none, 2 error."""
+    """Definitions that use SYMBOL (name, Scope.name or PATH:name), each with how (`edge`: call,
+    import, ...). Exit 0 found, 1 none, 2 error."""
     root, cfg = resolve(root_dir)
 
     def write(found: CallersResult) -> None:
@@ -135,8 +136,8 @@ def trace(
     model: str | None,
     milvus_uri: str | None,
 ) -> None:
-    """Call tree from ENTRY (name, Scope.name or PATH:name), following calls unless --edges says otherwise.
-    Exit 0 with edges, 1 without, 2 on error."""
+    """Call tree from ENTRY (name, Scope.name or PATH:name), following calls unless --edges says
+    otherwise. Exit 0 with edges, 1 without, 2 on error."""
     root, cfg = resolve(root_dir)
     args: Args = {
         "entry": entry,
@@ -176,8 +177,9 @@ def impact(
     model: str | None,
     milvus_uri: str | None,
 ) -> None:
-    """What reaches the changed definitions (TARGETS: PATH, PATH:SYMBOL or PATH:START-END, or --staged):
-    the definitions and files to re-check, tests listed apart. Exit 0 something reaches them, 1 nothing, 2 error."""
+    """What reaches the changed definitions (TARGETS: PATH, PATH:SYMBOL or PATH:START-END, or
+    --staged): the definitions and files to re-check, tests listed apart. Exit 0 something reaches
+    them, 1 nothing, 2 error."""
     root, cfg = resolve(root_dir)
     wanted = list(targets)
     if staged:

@@ -79,7 +79,8 @@ def _not_in_zg(advice: str) -> Callable[[click.Context, click.Parameter, Any], N
 
 
 def rg_flags_zg_lacks(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Hidden options for rg's flags zg lacks: each exits 2 with one line naming the nearest equivalent."""
+    """Hidden options for rg's flags zg lacks: each exits 2 with one line naming the nearest
+    equivalent."""
     for flags, takes_value, advice in NOT_IN_ZG:
         fn = click.option(
             *flags,
@@ -96,8 +97,8 @@ def rg_flags_zg_lacks(fn: Callable[..., Any]) -> Callable[..., Any]:
 def split_words(
     words: tuple[str, ...], forced: int, queries_given: bool
 ) -> tuple[list[str], list[str]]:
-    """(query words, search paths): trailing words that name an existing path are paths as in rg, except the
-    first word when no -e/-q gave a query, and the words after `--`."""
+    """(query words, search paths): trailing words that name an existing path are paths as in rg,
+    except the first word when no -e/-q gave a query, and the words after `--`."""
     free, tail = list(words[: len(words) - forced]), list(words[len(words) - forced :])
     paths: list[str] = []
     while len(free) > (0 if queries_given else 1) and os.path.lexists(free[-1]):
@@ -106,8 +107,9 @@ def split_words(
 
 
 def scope_paths(root: Path, cwd: Path, given: list[str], whole: bool) -> list[str]:
-    """Search paths given on the command line (relative to the cwd) as workspace-relative ones; none given,
-    the cwd when it is below the root (as rg and git grep), unless `whole` (--workspace, --root, --path)."""
+    """Search paths given on the command line (relative to the cwd) as workspace-relative ones; none
+    given, the cwd when it is below the root (as rg and git grep), unless `whole` (--workspace,
+    --root, --path)."""
     scoped = []
     for raw in given:
         target = Path(os.path.normpath(cwd / raw))
@@ -308,8 +310,8 @@ def search(
     model: str | None,
     milvus_uri: str | None,
 ) -> None:
-    """Search the workspace by meaning and keyword: QUERY words, then any PATHs to search (as rg; `--` makes
-    every later word a query word). Exit 0 with hits, 1 without, 2 on error."""
+    """Search the workspace by meaning and keyword: QUERY words, then any PATHs to search (as rg;
+    `--` makes every later word a query word). Exit 0 with hits, 1 without, 2 on error."""
     if type_list:
         click.echo(types_text())
         return

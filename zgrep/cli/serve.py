@@ -1,4 +1,5 @@
-"""`zg serve`: the workspace's search, read, status, relations and ADR constraints as a local HTTP JSON API."""
+"""`zg serve`: the workspace's search, read, status, relations and ADR constraints as a local HTTP
+JSON API."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ TOKEN_FILE = "serve.token"
 
 
 def _token() -> str:
-    """$ZG_SERVE_TOKEN, else a fresh one written to a 0600 file in the runtime dir (never argv, never logged)."""
+    """$ZG_SERVE_TOKEN, else a fresh one written to a 0600 file in the runtime dir (never argv,
+    never logged)."""
     return os.environ.get(TOKEN_ENV) or runtime.new_token(TOKEN_FILE)
 
 
@@ -42,8 +44,8 @@ def _token() -> str:
 )
 def serve(host: str, port: int, allow_non_loopback: bool, root_dir: str | None) -> None:
     """A local HTTP JSON API of the workspace: GET /search?q=..., /read?path=&start=&end=, /status,
-    /callers?symbol=, /trace?entry=, /impact?targets=, /adr/constraints?path=, /adr/search?q=, /adr/check answer what
-    `--json` prints, through the daemon when it runs. Ctrl-C stops it."""
+    /callers?symbol=, /trace?entry=, /impact?targets=, /adr/constraints?path=, /adr/search?q=,
+    /adr/check answer what `--json` prints, through the daemon when it runs. Ctrl-C stops it."""
     root, cfg = resolve(root_dir)
     loopback = is_loopback(host)
     if not loopback and not allow_non_loopback:

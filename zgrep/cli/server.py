@@ -33,7 +33,8 @@ def _config() -> Config:
 
 
 def endpoint_problem(endpoint: str, allow_non_loopback: bool) -> str | None:
-    """Why the daemon must not listen on `endpoint` (a usage error), or None ("" is the default ipc socket)."""
+    """Why the daemon must not listen on `endpoint` (a usage error), or None ("" is the default ipc
+    socket)."""
     if not endpoint:
         return None
     scheme, sep, rest = endpoint.partition("://")
@@ -54,7 +55,8 @@ def endpoint_problem(endpoint: str, allow_non_loopback: bool) -> str | None:
 
 
 def _warm_config(raw: str | None) -> dict[str, Setting]:
-    """--warm-config's settings: a JSON object of setting -> scalar, else none (warming is only a head start)."""
+    """--warm-config's settings: a JSON object of setting -> scalar, else none (warming is only a
+    head start)."""
     try:
         value = json.loads(raw) if raw else {}
     except ValueError:

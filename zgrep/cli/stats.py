@@ -54,8 +54,8 @@ def write_stats(summary: dict[str, CommandSummary], lines: int, path: str) -> No
 @click.command()
 @click.option("--json", "as_json", is_flag=True, help="One JSON document.")
 def stats(as_json: bool) -> None:
-    """Summarise the local usage log: search/index/status latency (p50, p95), the zero-hit rate and index
-    runs, each with a bootstrap confidence interval. Exit 1 when nothing was recorded."""
+    """Summarise the local usage log: search/index/status latency (p50, p95), the zero-hit rate and
+    index runs, each with a bootstrap confidence interval. Exit 1 when nothing was recorded."""
     _, cfg = resolve(None)
     path = telemetry.log_path()
     docs = telemetry.read_lines(path)

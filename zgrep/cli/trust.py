@@ -30,8 +30,8 @@ from zgrep.workspace import WorkspaceError, find_root
 
 
 def _record(root: Path, digest: str | None) -> None:
-    """Set (or with None, drop) the trusted digest of `root`'s workspace file (under a lock: concurrent
-    `zg trust` runs each keep their entry)."""
+    """Set (or with None, drop) the trusted digest of `root`'s workspace file (under a lock:
+    concurrent `zg trust` runs each keep their entry)."""
     trust_path().parent.mkdir(parents=True, exist_ok=True)
     with FileLock(trust_path().with_suffix(".lock"), mode=0o600):
         digests = trusted_digests()

@@ -122,7 +122,8 @@ class VectorCache:
 
 
 def _retry_busy(step: Callable[[], object], budget_ms: int) -> None:
-    """Run ``step``, retrying while the database is locked (switching to WAL skips the busy handler)."""
+    """Run ``step``, retrying while the database is locked (switching to WAL skips the busy
+    handler)."""
     deadline = time.monotonic() + budget_ms / 1000
     while True:
         try:

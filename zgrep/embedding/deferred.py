@@ -1,6 +1,6 @@
-"""A zgrep static model known by its folder's config.json alone until its first embedding: a process that needs
-only the model's id and dimension (an index whose workers embed, a no-change `zg index`) never imports numpy or
-tokenizers, nor holds the table."""
+"""A zgrep static model known by its folder's config.json alone until its first embedding: a process
+that needs only the model's id and dimension (an index whose workers embed, a no-change `zg index`)
+never imports numpy or tokenizers, nor holds the table."""
 
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ if TYPE_CHECKING:
 
 
 class DeferredStatic:
-    """The static model of a zgrep folder, loaded (once, whichever thread asks first) by its first embedding."""
+    """The static model of a zgrep folder, loaded (once, whichever thread asks first) by its first
+    embedding."""
 
     def __init__(self, folder: Path, model_id: str | None, identity: tuple[str, int]) -> None:
         self.model_id, self.dim = identity
@@ -49,8 +50,8 @@ class DeferredStatic:
 
 
 def open_static(path: Path, model_id: str | None = None) -> Embedder:
-    """The static model in folder `path`: deferred for a zgrep int8 folder whose config.json gives its dimension,
-    else loaded now (a model2vec folder)."""
+    """The static model in folder `path`: deferred for a zgrep int8 folder whose config.json gives
+    its dimension, else loaded now (a model2vec folder)."""
     identity = deferred_identity(path, model_id)
     if identity is not None:
         return DeferredStatic(path, model_id, identity)

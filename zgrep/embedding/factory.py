@@ -16,7 +16,8 @@ _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 
 
 def parse_model_spec(spec: str) -> tuple[str, str | None]:
-    """Split a ``--model`` value into (provider, model): ``local``, ``local:DIR``, ``DIR``, ``ollama:NAME``, ``openai:NAME``."""
+    """Split a ``--model`` value into (provider, model): ``local``, ``local:DIR``, ``DIR``,
+    ``ollama:NAME``, ``openai:NAME``."""
     spec = spec.strip()
     if not spec:
         raise EmbeddingError("empty --model: use local, local:DIR, ollama:NAME or openai:NAME")
@@ -63,8 +64,9 @@ def make_embedder(
 
 
 def local_identity(model: str | None) -> tuple[str, int] | None:
-    """The (model id, dim) `make_embedder("local", model)` reports, read from the model's folder when that
-    model is one read on first embedding (the default, a zgrep folder); None when only loading it tells."""
+    """The (model id, dim) `make_embedder("local", model)` reports, read from the model's folder
+    when that model is one read on first embedding (the default, a zgrep folder); None when only
+    loading it tells."""
     path = default_model_dir() if model is None else Path(model).expanduser()
     return deferred_identity(path, None) if path.is_dir() else None
 
@@ -102,7 +104,8 @@ def hub_cache_dir() -> Path:
 
 
 def hub_download(repo_id: str) -> Path | None:
-    """Fetch ``repo_id`` from the hub when online and `huggingface_hub` is installed (optional), else None."""
+    """Fetch ``repo_id`` from the hub when online and `huggingface_hub` is installed (optional),
+    else None."""
     if os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes"):
         return None
     try:

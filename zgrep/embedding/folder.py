@@ -1,5 +1,6 @@
-"""A static model folder's identity (model id, dimension) from its config.json, with the standard library
-only: a process that just compares an index's model with the configured one never imports numpy."""
+"""A static model folder's identity (model id, dimension) from its config.json, with the standard
+library only: a process that just compares an index's model with the configured one never imports
+numpy."""
 
 from __future__ import annotations
 
@@ -26,8 +27,8 @@ def read_config(path: Path) -> dict[str, Any]:
 
 
 def deferred_identity(path: Path, model_id: str | None) -> tuple[str, int] | None:
-    """(model id, dim) of a zgrep int8 folder whose config.json names its dimension (a model read only on
-    first embedding), else None."""
+    """(model id, dim) of a zgrep int8 folder whose config.json names its dimension (a model read
+    only on first embedding), else None."""
     if not (path / "embeddings.npy").is_file():
         return None
     config = read_config(path / "config.json")

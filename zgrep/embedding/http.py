@@ -19,7 +19,8 @@ _PROBE = "dimension probe"
 
 
 class _HTTPEmbedder:
-    """Shared client: batching, timeouts, bounded retries with backoff; subclasses map the wire format."""
+    """Shared client: batching, timeouts, bounded retries with backoff; subclasses map the wire
+    format."""
 
     provider = ""
     kind = ""
@@ -203,7 +204,8 @@ class _HTTPEmbedder:
         return f" ({message})" if message else ""
 
     def _mask(self, text: str) -> str:
-        """`text` with the API key replaced by ***, however a server echoes it (any case, URL- or JSON-escaped)."""
+        """`text` with the API key replaced by ***, however a server echoes it (any case, URL- or
+        JSON-escaped)."""
         if not self._key:
             return text
         spellings = {self._key, quote(self._key, safe=""), json.dumps(self._key)[1:-1]}
@@ -238,7 +240,8 @@ class OllamaEmbedder(_HTTPEmbedder):
 
 
 class OpenAIEmbedder(_HTTPEmbedder):
-    """An OpenAI-compatible server: ``POST {base}/embeddings`` → ``{"data": [{"index", "embedding"}]}``."""
+    """An OpenAI-compatible server: ``POST {base}/embeddings`` → ``{"data": [{"index",
+    "embedding"}]}``."""
 
     provider = "openai"
     kind = "OpenAI-compatible"

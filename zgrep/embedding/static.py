@@ -44,8 +44,9 @@ class StaticEmbedder:
         max_length: int | None,
         scales: np.ndarray | None = None,
     ) -> None:
-        """`table`: float token vectors, or int8 ones with per-row `scales` (kept so: a quarter of the memory;
-        the rows a text uses are dequantised when it is embedded, to the same float32 values)."""
+        """`table`: float token vectors, or int8 ones with per-row `scales` (kept so: a quarter of
+        the memory; the rows a text uses are dequantised when it is embedded, to the same float32
+        values)."""
         self.table = np.ascontiguousarray(table, dtype=np.float32 if scales is None else np.int8)
         self.scales = None if scales is None else np.ascontiguousarray(scales, dtype=np.float32)
         self.dim = int(self.table.shape[1])
@@ -67,14 +68,16 @@ class StaticEmbedder:
 
     @property
     def max_chars(self) -> int | None:
-        """Characters a text keeps before tokenizing (model2vec's rule: max_length × median token length)."""
+        """Characters a text keeps before tokenizing (model2vec's rule: max_length × median token
+        length)."""
         if self.max_length is not None and self._max_chars is None:
             self._max_chars = self.max_length * _median_token_length(self.tokenizer)
         return self._max_chars
 
     @classmethod
     def from_dir(cls, path: str | Path, model_id: str | None = None) -> StaticEmbedder:
-        """A zgrep int8 model folder or a model2vec folder, loaded now (embedding.deferred defers a zgrep one)."""
+        """A zgrep int8 model folder or a model2vec folder, loaded now (embedding.deferred defers a
+        zgrep one)."""
         path = Path(path)
         if (path / "embeddings.npy").is_file():
             model = cls(*cls._zgrep_parts(path, model_id))
@@ -125,9 +128,10 @@ class StaticEmbedder:
         return cls(table, tokenizer, model_id or f"model2vec/{path.resolve().name}", max_length)
 
     def embed(self, texts: list[str]) -> np.ndarray:
-        """Embed documents; returns float32 (len(texts), dim), rows L2-normalised (empty text → zeros)."""
-        # model2vec pre-truncates to max_chars; a text of at most max_length characters is shorter (tokens are
-        # at least one character long)
+        """Embed documents; returns float32 (len(texts), dim), rows L2-normalised (empty text →
+        zeros)."""
+        # model2vec pre-truncates to max_chars; a text of at most max_length characters is shorter
+        # (tokens are at least one character long)
         if self.max_length is not None and any(len(text) > self.max_length for text in texts):
             texts = [text[: self.max_chars] for text in texts]
         ids_per_text = self._token_ids(texts)
@@ -178,8 +182,9 @@ def _segment_sums(
 def _block_sums(
     table: np.ndarray, scales: np.ndarray | None, ids: np.ndarray, lengths: np.ndarray
 ) -> np.ndarray:
-    """Per-text sums for one block as (token-count matrix) @ (rows of the distinct tokens, dequantised when
-    `scales` are given: int8 * scale, the float32 values a dequantised table would hold)."""
+    """Per-text sums for one block as (token-count matrix) @ (rows of the distinct tokens,
+    dequantised when `scales` are given: int8 * scale, the float32 values a dequantised table would
+    hold)."""
     distinct, column = np.unique(ids, return_inverse=True)
     row = np.repeat(np.arange(len(lengths)), lengths)
     counts = np.bincount(row * len(distinct) + column, minlength=len(lengths) * len(distinct))
@@ -213,7 +218,8 @@ def _configure(tokenizer: Tokenizer, max_length: int | None) -> Tokenizer:
 
 
 def _ascii_tokenizer(tokenizer: Tokenizer, max_length: int | None) -> Tokenizer | None:
-    """A copy whose normaliser only lowercases, if the original is a lowercasing BertNormalizer; else None."""
+    """A copy whose normaliser only lowercases, if the original is a lowercasing BertNormalizer;
+    else None."""
     normaliser = tokenizer.normalizer
     if not isinstance(normaliser, normalizers.BertNormalizer) or not normaliser.lowercase:
         return None
@@ -242,12 +248,14 @@ def _unk_token_id(tokenizer: Tokenizer) -> int | None:
 
 
 def _median_token_length(tokenizer: Tokenizer) -> int:
-    """Median vocabulary token length in characters (model2vec pre-truncates texts to max_length × this)."""
+    """Median vocabulary token length in characters (model2vec pre-truncates texts to max_length ×
+    this)."""
     return int(np.median([len(token) for token in tokenizer.get_vocab()]))
 
 
 def read_safetensors(path: Path) -> dict[str, np.ndarray]:
-    """Read every tensor of a safetensors file with numpy (8-byte header size, JSON header, raw data)."""
+    """Read every tensor of a safetensors file with numpy (8-byte header size, JSON header, raw
+    data)."""
     data = path.read_bytes()
     try:
         (header_size,) = struct.unpack("<Q", data[:8])

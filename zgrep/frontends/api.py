@@ -1,10 +1,10 @@
-"""What the MCP server and the HTTP API may ask of one workspace, each answer the CLI's `--json` document.
+"""What the MCP server and the HTTP API may ask of one workspace, each answer the CLI's `--json`
+document.
 
-Operations go through `server.client.call` (the daemon when it answers, in-process otherwise), each a
-method built from its row in `zgrep.service`'s table (what MCP's tools and HTTP's routes call too); slices
-through `zg read`'s reader, decision records through the ADR library `zg adr` uses: no feature is
-implemented twice. Failures raise FrontendError carrying the CLI's one-line message.
-"""
+Operations go through `server.client.call` (the daemon when it answers, in-process otherwise), each
+a method built from its row in `zgrep.service`'s table (what MCP's tools and HTTP's routes call
+too); slices through `zg read`'s reader, decision records through the ADR library `zg adr` uses: no
+feature is implemented twice. Failures raise FrontendError carrying the CLI's one-line message."""
 
 from __future__ import annotations
 
@@ -34,7 +34,8 @@ class FrontendError(ZgError):
 
 
 class FileText(TypedDict):
-    """Lines of a workspace file (`Workspace.read`); `truncated` and `note` when the size limit cut them."""
+    """Lines of a workspace file (`Workspace.read`); `truncated` and `note` when the size limit cut
+    them."""
 
     path: str
     start_line: int
@@ -62,15 +63,15 @@ def kinds(op: Operation) -> dict[str, frozenset[type]]:
 
 
 def _value(kind: frozenset[type], value: Any) -> Any:
-    """A front end's value as the contract takes it: a list argument given one value or several is a list,
-    None when it is empty (one that also takes a string, as `edges` does, as given)."""
+    """A front end's value as the contract takes it: a list argument given one value or several is a
+    list, None when it is empty (one that also takes a string, as `edges` does, as given)."""
     return (as_list(value) or None) if kind == {list} else value
 
 
 def arguments(op: Operation, given: dict[str, Any]) -> Args:
-    """`op`'s contract arguments from the values of its front-end parameters by `Param.name` (MCP's tool
-    arguments, HTTP's query parameters): an absent one takes its default; list values sharing a key (MCP's
-    `query` and `queries`) join in table order."""
+    """`op`'s contract arguments from the values of its front-end parameters by `Param.name` (MCP's
+    tool arguments, HTTP's query parameters): an absent one takes its default; list values sharing a
+    key (MCP's `query` and `queries`) join in table order."""
     kind = kinds(op)
     args: JSONObject = {}
     for param in op.params:
@@ -86,8 +87,8 @@ def arguments(op: Operation, given: dict[str, Any]) -> Args:
 
 
 def signature(op: Operation) -> inspect.Signature:
-    """The `Workspace` method of `op`: its contract's arguments in table order, each with its first default
-    (and `on_progress` for an op that reports progress)."""
+    """The `Workspace` method of `op`: its contract's arguments in table order, each with its first
+    default (and `on_progress` for an op that reports progress)."""
     params = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY)]
     for param in op.params:
         if param.key not in {p.name for p in params}:
@@ -148,9 +149,9 @@ class Workspace:
         )  # the result's values and a mode
 
     def run(self, op: Operation, args: Args, on_progress: Progress | None = None) -> JSONObject:
-        """`op` as a front end serves it, `args` named as its contract names them: refused, expanded (`impact`
-        with `staged` adds the staged hunks' targets, as `zg impact --staged` does) and presented (`status`
-        adds the daemon's and the hooks' state) as its row says."""
+        """`op` as a front end serves it, `args` named as its contract names them: refused, expanded
+        (`impact` with `staged` adds the staged hunks' targets, as `zg impact --staged` does) and
+        presented (`status` adds the daemon's and the hooks' state) as its row says."""
         if op.refuse is not None and (why := op.refuse(args)):
             raise _bad(why)
         if op.expand is not None:
@@ -162,15 +163,17 @@ class Workspace:
         return resolve(op.present)(self.root, result) if op.present is not None else result
 
     def __getattr__(self, name: str) -> Callable[..., JSONObject]:
-        """`search`, `index`, `status`, `callers`, `trace`, `impact`: each op a front end serves, its arguments
-        those of its table row by their contract names (`Workspace.search(queries, limit, globs, ...)`)."""
+        """`search`, `index`, `status`, `callers`, `trace`, `impact`: each op a front end serves,
+        its arguments those of its table row by their contract names (`Workspace.search(queries,
+        limit, globs, ...)`)."""
         op = OPERATIONS.get(name)
         if op is None or not op.frontends or name.startswith("_"):
             raise AttributeError(name)
         return functools.partial(_method(op), self)
 
     def relations(self, op: Operation, args: Args) -> JSONObject:
-        """A relations op (`zg callers`, `trace`, `impact` `--json`) with `args` named as its contract names them."""
+        """A relations op (`zg callers`, `trace`, `impact` `--json`) with `args` named as its
+        contract names them."""
         if op.scope is not Scope.RELATIONS:
             raise _bad(f"{op.name} is not a relations operation")
         return self.run(op, args)
@@ -178,8 +181,8 @@ class Workspace:
     # --- files ---------------------------------------------------------------------------------------
 
     def read(self, location: str, start: int | None = None, end: int | None = None) -> FileText:
-        """Lines of `PATH[:START[-END]]` (or of PATH from `start` to `end`, 1-based and inclusive, when either is
-        given), confined to the workspace exactly as `zg read` is."""
+        """Lines of `PATH[:START[-END]]` (or of PATH from `start` to `end`, 1-based and inclusive,
+        when either is given), confined to the workspace exactly as `zg read` is."""
         if start or end:
             location += f":{start or 1}-{end or ''}"
         try:
@@ -223,7 +226,8 @@ class Workspace:
             raise FrontendError(ErrorCode.CONFIG, f"zg adr: error: {exc}") from None
 
     def adr_constraints(self, paths: list[str] | None = None) -> dict[str, Any]:
-        """The live ADRs governing `paths` (`zg adr for PATH --json`), or every live ADR with constraints."""
+        """The live ADRs governing `paths` (`zg adr for PATH --json`), or every live ADR with
+        constraints."""
         from zgrep.adr.check import Governing, governing
 
         _, adrs = self._adrs()
@@ -239,7 +243,8 @@ class Workspace:
         return {"root": str(self.root), "paths": sorted(rels), "adrs": [g.to_json() for g in found]}
 
     def adr_search(self, query: str, limit: int = 10) -> dict[str, Any]:
-        """`zg adr search QUERY --json`: the normal search over ADR and spec/plan documents, labelled."""
+        """`zg adr search QUERY --json`: the normal search over ADR and spec/plan documents,
+        labelled."""
         from zgrep.adr.search import label_hits, search_args
 
         settings, adrs = self._adrs()
@@ -257,7 +262,8 @@ class Workspace:
         }
 
     def adr_check(self, paths: list[str] | None = None) -> dict[str, Any]:
-        """`zg adr check --json` over the working copy (or `paths`): problems and governing ADRs; never fixes."""
+        """`zg adr check --json` over the working copy (or `paths`): problems and governing ADRs;
+        never fixes."""
         from zgrep.adr.report import run_check
         from zgrep.adr.trees import UnsafeRead
 

@@ -1,4 +1,5 @@
-"""Short hit ids for one server's lifetime: a FIFO-bounded map id -> `path:start-end` (the clip store)."""
+"""Short hit ids for one server's lifetime: a FIFO-bounded map id -> `path:start-end` (the clip
+store)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ CAPACITY = 10_000
 
 
 class ClipStore:
-    """Gives each distinct location a short id (`h1`, `h2`, ...); the oldest are forgotten past `capacity`."""
+    """Gives each distinct location a short id (`h1`, `h2`, ...); the oldest are forgotten past
+    `capacity`."""
 
     def __init__(self, capacity: int = CAPACITY) -> None:
         self.capacity = capacity

@@ -1,13 +1,13 @@
 """`zg serve`: a local HTTP JSON API over `frontends.api.Workspace` (standard library server).
 
-GET /search?q=..., /status, /callers?symbol=, /trace?entry=, /impact?targets= (each op the table serves on HTTP
-at /OP, its query parameters its row's, read as its contract types them), /read?path=&start=&end=,
-/adr/constraints?path=, /adr/search?q=, /adr/check: each answers the JSON the CLI's `--json` prints; any other
-method is a JSON 405. Loopback binds answer only
-requests addressed to a loopback name (no DNS rebinding); other binds demand `Authorization: Bearer TOKEN`.
-Requests from a web page of another site (an `Origin` that is not loopback, `Sec-Fetch-Site: cross-site`)
-are refused, a request carries at most MAX_QUERIES queries, and a connection idle for IDLE_TIMEOUT_S is closed.
-"""
+GET /search?q=..., /status, /callers?symbol=, /trace?entry=, /impact?targets= (each op the table
+serves on HTTP at /OP, its query parameters its row's, read as its contract types them),
+/read?path=&start=&end=, /adr/constraints?path=, /adr/search?q=, /adr/check: each answers the JSON
+the CLI's `--json` prints; any other method is a JSON 405. Loopback binds answer only requests
+addressed to a loopback name (no DNS rebinding); other binds demand `Authorization: Bearer TOKEN`.
+Requests from a web page of another site (an `Origin` that is not loopback, `Sec-Fetch-Site:
+cross-site`) are refused, a request carries at most MAX_QUERIES queries, and a connection idle for
+IDLE_TIMEOUT_S is closed."""
 
 from __future__ import annotations
 
@@ -85,7 +85,8 @@ def _flag(q: Query, name: str) -> bool | None:
 
 
 def _value(q: Query, param: Param, kind: frozenset[type]) -> Any:
-    """A query parameter's value as its contract types it: repeated for a list, true/false, a number, text."""
+    """A query parameter's value as its contract types it: repeated for a list, true/false, a
+    number, text."""
     name = param.http or param.name
     if list in kind:
         return q[name]
@@ -97,8 +98,8 @@ def _value(q: Query, param: Param, kind: frozenset[type]) -> Any:
 
 
 def op_args(op: Operation, q: Query) -> Args:
-    """`op`'s arguments from the query parameters its row offers on HTTP (`Param.http`, else its name), each
-    read as its contract types it; at most MAX_QUERIES queries."""
+    """`op`'s arguments from the query parameters its row offers on HTTP (`Param.http`, else its
+    name), each read as its contract types it; at most MAX_QUERIES queries."""
     kind = kinds(op)
     offered = [p for p in op.params if p.http is not None]
     for param in offered:
@@ -115,8 +116,8 @@ def op_args(op: Operation, q: Query) -> Args:
 
 
 def routes(ws: Workspace) -> dict[str, Callable[[Query], Mapping[str, object]]]:
-    """Path -> handler of its query parameters: each op its row serves on HTTP at /OP, then `zg read`'s
-    slices and the ADR library."""
+    """Path -> handler of its query parameters: each op its row serves on HTTP at /OP, then `zg
+    read`'s slices and the ADR library."""
     return {
         **{
             f"/{op.name}": functools.partial(lambda op, q: ws.run(op, op_args(op, q)), op)
@@ -139,7 +140,8 @@ def _is_loopback_name(name: str) -> bool:
 
 
 def _host_name(host_header: str) -> str:
-    """`example.org:80` -> `example.org`, `[::1]:7700` -> `::1`; a malformed bracket form (`[::1]x`) stays whole."""
+    """`example.org:80` -> `example.org`, `[::1]:7700` -> `::1`; a malformed bracket form (`[::1]x`)
+    stays whole."""
     if host_header.startswith("["):
         name, bracket, rest = host_header[1:].partition("]")
         return (
@@ -151,8 +153,8 @@ def _host_name(host_header: str) -> str:
 
 
 def _cross_site(origin: str | None, fetch_site: str | None) -> str | None:
-    """Why a request comes from another site's web page (an Origin that is not loopback, or the browser's
-    `Sec-Fetch-Site: cross-site`), else None."""
+    """Why a request comes from another site's web page (an Origin that is not loopback, or the
+    browser's `Sec-Fetch-Site: cross-site`), else None."""
     if (fetch_site or "").strip().lower() == "cross-site":
         return "Sec-Fetch-Site: cross-site"
     if origin is None:
@@ -171,7 +173,8 @@ def _cross_site(origin: str | None, fetch_site: str | None) -> str | None:
 
 
 def make_server(ws: Workspace, host: str, port: int, token: str | None) -> ThreadingHTTPServer:
-    """A server bound to `host:port`; `token` set: every request must carry it (else: loopback names only)."""
+    """A server bound to `host:port`; `token` set: every request must carry it (else: loopback names
+    only)."""
     table = routes(ws)
 
     class Handler(BaseHTTPRequestHandler):
@@ -195,8 +198,8 @@ def make_server(ws: Workspace, host: str, port: int, token: str | None) -> Threa
         def send_error(
             self, code: int, message: str | None = None, explain: str | None = None
         ) -> None:
-            """The base server's own refusals in JSON like every other error; a method without a handler (it
-            would be an HTML 501) is 405 naming the one served."""
+            """The base server's own refusals in JSON like every other error; a method without a
+            handler (it would be an HTML 501) is 405 naming the one served."""
             self.close_connection = True  # (a refused request's body is never read)
             if code == 501:
                 self._send(

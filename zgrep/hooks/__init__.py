@@ -1,1 +1,2 @@
-"""Git hooks that keep the index fresh: install/uninstall/status, the hook entry, the pending queue, the worker."""
+"""Git hooks that keep the index fresh: install/uninstall/status, the hook entry, the pending queue,
+the worker."""

@@ -1,11 +1,11 @@
-"""The anchor set the shell pre-commit hook reads, so a commit that touches no anchored path starts no Python.
+"""The anchor set the shell pre-commit hook reads, so a commit that touches no anchored path starts
+no Python.
 
-After a passing staged check, two files go into the repository's git directory: KEY_FILE, the state of the
-ADRs (which of the conventional ADR directories exist, the config files' blob ids, and `git ls-files -s` of
-the directories), and LIST_FILE, every
-path a live ADR anchors, one per line. `zgrep-hook` recomputes the key the same way (`adr_key`); when it
-matches and no staged path is, or lies under, a listed path, the check is skipped.
-"""
+After a passing staged check, two files go into the repository's git directory: KEY_FILE, the state
+of the ADRs (which of the conventional ADR directories exist, the config files' blob ids, and `git
+ls-files -s` of the directories), and LIST_FILE, every path a live ADR anchors, one per line.
+`zgrep-hook` recomputes the key the same way (`adr_key`); when it matches and no staged path is, or
+lies under, a listed path, the check is skipped."""
 
 from __future__ import annotations
 
@@ -27,8 +27,9 @@ KEY_VERSION = "v1"  # the shell runner compares this too; bump both when the key
 
 
 def key(root: Path) -> str:
-    """The ADRs' state exactly as `zgrep-hook`'s adr_key prints it (trailing newlines dropped, as `$(...)` does):
-    the directories present, the config files' blob ids (a changed config is checked again), the staged ADRs."""
+    """The ADRs' state exactly as `zgrep-hook`'s adr_key prints it (trailing newlines dropped, as
+    `$(...)` does): the directories present, the config files' blob ids (a changed config is checked
+    again), the staged ADRs."""
     dirs = (AdrSection.dir, *CONVENTIONAL_DIRS)
     present = "".join(f" {d}" for d in dirs if (root / d).is_dir())
     configs = [str(p) for p in (root / WORKSPACE_FILE, user_config_path()) if p.is_file()]
@@ -40,7 +41,8 @@ def key(root: Path) -> str:
 
 
 def save(settings: AdrSettings) -> None:
-    """Record the staged ADRs' live anchors for the shell hook; nothing when a path cannot be one line."""
+    """Record the staged ADRs' live anchors for the shell hook; nothing when a path cannot be one
+    line."""
     from zgrep.adr.anchors import (
         outside_repo,
     )  # the ADR parsers (PyYAML) only where a check already ran

@@ -81,8 +81,9 @@ def refresh(root: Path, paths: list[str]) -> None:
 
 
 def adr_check() -> int:
-    """The pre-commit hook: the staged ADR check, without the CLI; its report shows only when it blocks.
-    With a daemon running it also names the live ADRs close to the change (advisory, never blocking)."""
+    """The pre-commit hook: the staged ADR check, without the CLI; its report shows only when it
+    blocks. With a daemon running it also names the live ADRs close to the change (advisory, never
+    blocking)."""
     from zgrep.adr.report import render, run_check, suggestion_lines
     from zgrep.adr.settings import load_settings
     from zgrep.hooks import anchorcache
@@ -134,7 +135,8 @@ def run_hook(hook: str, args: list[str], stdin: str) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point; one short line on stderr on failure and exit 0 (only the ADR check blocks: BLOCKED)."""
+    """Entry point; one short line on stderr on failure and exit 0 (only the ADR check blocks:
+    BLOCKED)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     framework = argv[:1] == ["--from-pre-commit"]
     hook, args = from_pre_commit() if framework else (argv[0] if argv else "?", argv[1:])

@@ -5,9 +5,9 @@ Listing: inside a git work tree, `git ls-files` (tracked + untracked-not-ignored
 that never follows directory symlinks. `IgnoreRules` is applied to every result, so the
 built-in defaults and ripgrep-style layers hold for tracked files too.
 
-Reading is per file (`read_file`, through `open_confined`, the one guarded open) so an engine can `stat_files` first and re-read only what
-changed; `discover` is the convenience generator over both steps.
-"""
+Reading is per file (`read_file`, through `open_confined`, the one guarded open) so an engine can
+`stat_files` first and re-read only what changed; `discover` is the convenience generator over both
+steps."""
 
 from __future__ import annotations
 
@@ -74,7 +74,8 @@ class Tally:
 
 
 def _ls_files(root: Path, tally: Tally, *args: str) -> list[str]:
-    """NUL-separated `git ls-files` output as `/`-separated names (undecodable names counted, not listed)."""
+    """NUL-separated `git ls-files` output as `/`-separated names (undecodable names counted, not
+    listed)."""
     out = try_run(root, "ls-files", "-z", *args) or b""
     names = []
     for raw in out.split(b"\0"):
@@ -94,8 +95,9 @@ def list_files(
     tally: Tally | None = None,
     stats: dict[str, tuple[int, int]] | None = None,
 ) -> list[str]:
-    """Sorted, `/`-separated workspace-relative paths of the regular files to index; `tally` counts what
-    was left out and why; `stats` receives each listed file's `stat_files` signature (one stat per file)."""
+    """Sorted, `/`-separated workspace-relative paths of the regular files to index; `tally` counts
+    what was left out and why; `stats` receives each listed file's `stat_files` signature (one stat
+    per file)."""
     root = Path(root)
     tally = tally if tally is not None else Tally()
     listed = _list_git(root, rules, tally) if is_git_repo(root) else _walk(root, rules, "", tally)
@@ -119,8 +121,8 @@ def _admitted(
 
 
 def _list_git(root: Path, rules: IgnoreRules, tally: Tally) -> Iterator[str]:
-    """git's view (tracked files, untracked ones under the standard excludes) plus `!`-re-included ignored
-    paths; a tracked file is never hidden by `.gitignore` or a built-in default."""
+    """git's view (tracked files, untracked ones under the standard excludes) plus `!`-re-included
+    ignored paths; a tracked file is never hidden by `.gitignore` or a built-in default."""
     tracked = _ls_files(root, tally, "--cached")
     yield from (rel for rel in tracked if _admitted(rules, rel, tally, tracked=True))
     for rel in _ls_files(root, tally, "--others", "--exclude-standard"):
@@ -168,10 +170,10 @@ def _walk(root: Path, rules: IgnoreRules, start: str, tally: Tally) -> Iterator[
 def walk_dirs(
     root: Path, rules: IgnoreRules, start: str = "", tally: Tally | None = None
 ) -> Iterator[tuple[str, list[str]]]:
-    """Each admitted directory below `root/start` ("" is the root) with the names of the files in it (not yet
-    checked against the rules), top down and iteratively (no recursion limit); a symlinked directory is never
-    entered, nor zgrep's own state directory, nor a nested git repository (a workspace of its own); a name that
-    is not UTF-8 is counted in `tally` and left out."""
+    """Each admitted directory below `root/start` ("" is the root) with the names of the files in it
+    (not yet checked against the rules), top down and iteratively (no recursion limit); a symlinked
+    directory is never entered, nor zgrep's own state directory, nor a nested git repository (a
+    workspace of its own); a name that is not UTF-8 is counted in `tally` and left out."""
     tally = tally if tally is not None else Tally()
     stack = [start]
     while stack:
@@ -217,8 +219,8 @@ class Confinement:
         self._dirs: dict[str, bool] = {}
 
     def _plain_dir(self, rel_dir: str) -> bool:
-        """Whether the directory `rel_dir` is reached without following a symlink: no directory on the way is
-        one (each looked at once, from the nearest known ancestor down)."""
+        """Whether the directory `rel_dir` is reached without following a symlink: no directory on
+        the way is one (each looked at once, from the nearest known ancestor down)."""
         plain = self._dirs.get(rel_dir)
         if plain is not None:
             return plain
@@ -232,7 +234,8 @@ class Confinement:
         return plain
 
     def resolve(self, rel: str) -> tuple[str, os.stat_result | None] | None:
-        """`(real path, its stat or None when missing)` of `rel` when it stays inside the workspace, else None."""
+        """`(real path, its stat or None when missing)` of `rel` when it stays inside the workspace,
+        else None."""
         parts = rel.split("/")
         if (
             not rel
@@ -264,7 +267,8 @@ class Confinement:
 
 
 def _is_listable_file(confinement: Confinement, rel: str) -> bool:
-    """A regular file, or a symlink to a regular file, confined to the workspace (not dirs/submodules)."""
+    """A regular file, or a symlink to a regular file, confined to the workspace (not
+    dirs/submodules)."""
     resolved = confinement.resolve(rel)
     return resolved is not None and resolved[1] is not None and stat.S_ISREG(resolved[1].st_mode)
 
@@ -287,10 +291,11 @@ def stat_files(root: Path, rels: Iterable[str]) -> dict[str, tuple[int, int]]:
 def open_confined(
     root: Path, rel: str, confinement: Confinement | None = None
 ) -> tuple[int, os.stat_result] | Skip:
-    """THE guarded open of workspace content (indexing, ADR files and anchors, `zg read`, MCP, HTTP): the real path
-    inside the workspace and outside `.git/` and `.zgrep/`, opened non-blocking without following a last-moment
-    symlink, and a regular file by `fstat`. The caller closes the descriptor. An index run passes one `confinement`
-    for all its files (directories checked once per run, as its listing does)."""
+    """THE guarded open of workspace content (indexing, ADR files and anchors, `zg read`, MCP,
+    HTTP): the real path inside the workspace and outside `.git/` and `.zgrep/`, opened non-blocking
+    without following a last-moment symlink, and a regular file by `fstat`. The caller closes the
+    descriptor. An index run passes one `confinement` for all its files (directories checked once
+    per run, as its listing does)."""
     confinement = confinement or Confinement(root)
     target = confinement.path(rel)
     if target is None or _in_state_dir(os.path.relpath(target, confinement.real_root)):
@@ -320,8 +325,9 @@ def read_bytes(
     sniff: bool = False,
     confinement: Confinement | None = None,
 ) -> tuple[bytes, os.stat_result] | Skip:
-    """The bytes of one confined regular file of at most `max_bytes` (`too_large` otherwise, before reading any);
-    with `sniff`, a file whose first bytes look binary is `binary` without reading the rest."""
+    """The bytes of one confined regular file of at most `max_bytes` (`too_large` otherwise, before
+    reading any); with `sniff`, a file whose first bytes look binary is `binary` without reading the
+    rest."""
     opened = open_confined(root, rel, confinement)
     if isinstance(opened, Skip):
         return opened

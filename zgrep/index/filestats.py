@@ -1,11 +1,11 @@
-"""Whole-file term statistics, `.zgrep/filestats.sqlite` (WAL): each indexed file's lexical terms with their
-counts, written by the index run in the same batches as the chunks and relations, read by search for a
-whole-file BM25 score (a file whose text as a whole holds the query's words, not one chunk of it).
+"""Whole-file term statistics, `.zgrep/filestats.sqlite` (WAL): each indexed file's lexical terms
+with their counts, written by the index run in the same batches as the chunks and relations, read by
+search for a whole-file BM25 score (a file whose text as a whole holds the query's words, not one
+chunk of it).
 
-Terms are the BM25 route's (search.text.terms: identifiers whole and split, stemmed, no stop words), so a
-file's score and its chunks' agree on what a word is. The database is derived from workspace content: a
-damaged or foreign one is replaced when written and gives no scores when read.
-"""
+Terms are the BM25 route's (search.text.terms: identifiers whole and split, stemmed, no stop words),
+so a file's score and its chunks' agree on what a word is. The database is derived from workspace
+content: a damaged or foreign one is replaced when written and gives no scores when read."""
 
 from __future__ import annotations
 
@@ -21,17 +21,17 @@ from zgrep.search.text import terms
 FILESTATS_DB = "filestats.sqlite"
 NEXT_FILESTATS = "filestats.next.sqlite"  # a full rebuild's statistics until it switches over
 SCHEMA_VERSION = "1"
-# A term longer than this is machine-written (a minified line, an encoded blob): no query spells it, and a
-# file of them would fill the table.
+# A term longer than this is machine-written (a minified line, an encoded blob): no query spells it,
+# and a file of them would fill the table.
 MAX_TERM_CHARS = 64
-# Okapi BM25's usual term saturation (Robertson & Zaragoza). Length normalisation is full (b = 1, not the
-# usual 0.75): a long central module holds every word of a query somewhere, and at 0.75 the whole-file score
-# lifted such hubs over the small module asked for (semble dev half -0.004 at weight 0.5, -0.0003 at 0.25;
-# with b = 1 +0.0005 and +0.0007; the outside dev half gained alike)
+# Okapi BM25's usual term saturation (Robertson & Zaragoza). Length normalisation is full (b = 1,
+# not the usual 0.75): a long central module holds every word of a query somewhere, and at 0.75 the
+# whole-file score lifted such hubs over the small module asked for (semble dev half -0.004 at
+# weight 0.5, -0.0003 at 0.25; with b = 1 +0.0005 and +0.0007; the outside dev half gained alike)
 K1 = 1.2
 B = 1.0
-# A query word in more than this share of the files says little of which file is wanted (its idf is under
-# ln 2), and its postings are the longest to read: it is left out of the whole-file score.
+# A query word in more than this share of the files says little of which file is wanted (its idf is
+# under ln 2), and its postings are the longest to read: it is left out of the whole-file score.
 MAX_DF_SHARE = 0.5
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -74,7 +74,8 @@ def is_ready(path: Path) -> bool:
 
 
 class FileStatsStore:
-    """Writes one workspace's whole-file term statistics; each call is one transaction (all or nothing)."""
+    """Writes one workspace's whole-file term statistics; each call is one transaction (all or
+    nothing)."""
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
@@ -115,7 +116,8 @@ class FileStatsStore:
                 self._delete(path)
 
     def replace_all(self, source: Path) -> None:
-        """Take every row from the statistics database at `source` instead of ours, in one transaction."""
+        """Take every row from the statistics database at `source` instead of ours, in one
+        transaction."""
         self._db.execute("ATTACH DATABASE ? AS source", (f"file:{source}?mode=ro",))
         try:
             with self._transaction() as db:

@@ -177,7 +177,8 @@ class PatternList:
 
 
 def _names_regex(patterns: Iterable[str]) -> re.Pattern[str]:
-    """One regex over a basename for ignore-only, slash-free default patterns (`dir/` ones included)."""
+    """One regex over a basename for ignore-only, slash-free default patterns (`dir/` ones
+    included)."""
     parsed, bad = parse_lines([p.rstrip("/") for p in patterns], "defaults")
     assert not bad and all(p.basename and not p.negated for p in parsed), "defaults are plain names"
     return re.compile("|".join(f"(?:{p.regex.pattern})" for p in parsed), re.DOTALL)
@@ -237,9 +238,9 @@ class IgnoreRules:
         strict: bool = False,
         allowed_secrets: Iterable[str] = (),
     ) -> IgnoreRules:
-        """Rules for the workspace at `root`; `global_ignore_file` defaults to the XDG one. `strict`: the files
-        may leave the machine (see the module's docstring); `allowed_secrets` are the user's own patterns of
-        secret-looking files that may."""
+        """Rules for the workspace at `root`; `global_ignore_file` defaults to the XDG one.
+        `strict`: the files may leave the machine (see the module's docstring); `allowed_secrets`
+        are the user's own patterns of secret-looking files that may."""
         global_file = global_ignore_file if global_ignore_file is not None else global_ignore_path()
         bad: list[BadLine] = []
         global_spec = load_patterns(global_file, str(global_file), bad)
@@ -255,12 +256,13 @@ class IgnoreRules:
         )
 
     def admits(self, rel_path: str, is_dir: bool = False, tracked: bool = False) -> bool:
-        """True when `rel_path` (`/`-separated, relative to the root) should be indexed; `tracked`: git tracks it."""
+        """True when `rel_path` (`/`-separated, relative to the root) should be indexed; `tracked`:
+        git tracks it."""
         return self.excluded_by(rel_path, is_dir, tracked) is None
 
     def excluded_by(self, rel_path: str, is_dir: bool = False, tracked: bool = False) -> str | None:
-        """The layer that keeps `rel_path` out (an ignore file's name, "global", "defaults", "hidden",
-        "secrets"), or None when it is admitted."""
+        """The layer that keeps `rel_path` out (an ignore file's name, "global", "defaults",
+        "hidden", "secrets"), or None when it is admitted."""
         rel = rel_path.strip("/")
         if not rel:
             return None
@@ -274,16 +276,16 @@ class IgnoreRules:
         return self._entry_excluded_by(rel, is_dir, tracked)
 
     def reincludes(self, rel_path: str, is_dir: bool = False) -> bool:
-        """True when a `!` in `.zgignore`, `.ignore` or the global file admits this git-ignored path (never when
-        `strict`: what git ignores does not leave the machine)."""
+        """True when a `!` in `.zgignore`, `.ignore` or the global file admits this git-ignored path
+        (never when `strict`: what git ignores does not leave the machine)."""
         if self.strict:
             return False
         ignored, layer = self._decide(rel_path.strip("/"), is_dir, False)
         return ignored is False and layer in _REINCLUDING_LAYERS and self.admits(rel_path, is_dir)
 
     def _dir_excluded_by(self, rel_dir: str, tracked: bool) -> str | None:
-        """Cached: the layer that keeps the directory or one of its ancestors out (walked down from the
-        top, iteratively: no recursion limit on deep trees)."""
+        """Cached: the layer that keeps the directory or one of its ancestors out (walked down from
+        the top, iteratively: no recursion limit on deep trees)."""
         key = (rel_dir, tracked)
         if key in self._dir_verdicts:
             return self._dir_verdicts[key]
@@ -348,7 +350,8 @@ class IgnoreRules:
         return None, ""
 
     def _git_ignored(self, rel: str, is_dir: bool, tracked: bool) -> bool:
-        """Whether the `.gitignore` files alone ignore `rel` (a strict re-include cannot override them)."""
+        """Whether the `.gitignore` files alone ignore `rel` (a strict re-include cannot override
+        them)."""
         if tracked:
             return False
         for kind, base, spec in self._chain(rel.rpartition("/")[0]):
@@ -359,8 +362,8 @@ class IgnoreRules:
         return False
 
     def _chain(self, rel_dir: str) -> tuple[_Layer, ...]:
-        """Workspace ignore files governing entries of `rel_dir`, highest precedence first (built from the
-        top down, iteratively)."""
+        """Workspace ignore files governing entries of `rel_dir`, highest precedence first (built
+        from the top down, iteratively)."""
         chain = self._chains.get(rel_dir)
         if chain is not None:
             return chain

@@ -38,8 +38,8 @@ IN_FLIGHT_PER_WORKER = 2  # batches queued per worker: keeps both cores busy, bo
 
 @dataclass
 class PreparedFile:
-    """One file's chunks with their BM25 texts and content hashes, its relations, language, whether it is generated
-    and its whole-file term counts."""
+    """One file's chunks with their BM25 texts and content hashes, its relations, language, whether
+    it is generated and its whole-file term counts."""
 
     path: str
     language: str
@@ -61,8 +61,9 @@ def lexical_text(chunk: Chunk) -> str:
 
 @dataclass(frozen=True)
 class Recipe:
-    """How to prepare: chunk context lines, and the static model's (folder, id) when vectors are made
-    here too (a worker process embeds and caches its own batches; an HTTP model stays with the caller)."""
+    """How to prepare: chunk context lines, and the static model's (folder, id) when vectors are
+    made here too (a worker process embeds and caches its own batches; an HTTP model stays with the
+    caller)."""
 
     context_lines: int
     model: tuple[str, str | None] | None = None
@@ -97,7 +98,8 @@ def prepare_file(path: str, text: str, context_lines: int, clock: PhaseClock) ->
 
 
 def prepare_batch(items: list[tuple[str, str]], recipe: Recipe) -> PreparedBatch:
-    """`prepare_file` for each `(path, text)`, in order (embedded too when the recipe names a model)."""
+    """`prepare_file` for each `(path, text)`, in order (embedded too when the recipe names a
+    model)."""
     clock = PhaseClock()
     files = [prepare_file(path, text, recipe.context_lines, clock) for path, text in items]
     vectors, embedded = None, 0
@@ -120,8 +122,8 @@ def _embed(
 def cached_vectors(
     model: Any, store: Any, texts: dict[str, str], clock: PhaseClock
 ) -> tuple[dict[str, Any], int]:
-    """Vectors by content hash for `{hash: embed text}`, embedding (and caching in `store`, a VectorCache
-    or None) only what the cache lacks; with the number the model embedded."""
+    """Vectors by content hash for `{hash: embed text}`, embedding (and caching in `store`, a
+    VectorCache or None) only what the cache lacks; with the number the model embedded."""
     with clock.phase("cache_read"):
         found = store.get_many(model.model_id, list(texts)) if store else {}
     missing = [h for h in texts if h not in found]
@@ -152,8 +154,8 @@ def _model(folder: str, model_id: str | None) -> Any:
 
 
 def worker_count(files: int) -> int:
-    """Worker processes for a run over `files` files: none for small runs, else one per core (at most 4).
-    ZG_INDEX_WORKERS=N asks for N (0: none; benches compare counts with it)."""
+    """Worker processes for a run over `files` files: none for small runs, else one per core (at
+    most 4). ZG_INDEX_WORKERS=N asks for N (0: none; benches compare counts with it)."""
     asked = os.environ.get("ZG_INDEX_WORKERS", "")
     if files < POOL_MIN_FILES or asked == "0":
         return 0
@@ -166,10 +168,11 @@ def worker_count(files: int) -> int:
 
 
 class _Worker:
-    """One worker process (`serve`) fed pickled batches over its pipes, length-prefixed. Plain pipes,
-    not multiprocessing: nothing to clean up when a run is killed or interrupted. `-P` keeps the
-    workspace (the working directory) off the worker's import path. Its stderr is dropped: a batch
-    whose worker failed is prepared again in the indexing process, which reports any error once."""
+    """One worker process (`serve`) fed pickled batches over its pipes, length-prefixed. Plain
+    pipes, not multiprocessing: nothing to clean up when a run is killed or interrupted. `-P` keeps
+    the workspace (the working directory) off the worker's import path. Its stderr is dropped: a
+    batch whose worker failed is prepared again in the indexing process, which reports any error
+    once."""
 
     def __init__(self) -> None:
         self.proc = subprocess.Popen(
@@ -210,8 +213,8 @@ def _receive(stream: IO[bytes]) -> object:
 def prepared_batches(
     batches: Iterable[list[tuple[str, str]]], recipe: Recipe, workers: int
 ) -> Iterator[PreparedBatch]:
-    """Each batch prepared, in order; with `workers`, a bounded number of batches run ahead in worker
-    processes (a batch whose worker failed is prepared here instead)."""
+    """Each batch prepared, in order; with `workers`, a bounded number of batches run ahead in
+    worker processes (a batch whose worker failed is prepared here instead)."""
     if workers <= 0:
         for items in batches:
             yield prepare_batch(items, recipe)
@@ -250,7 +253,8 @@ def prepared_batches(
 
 
 def serve() -> None:
-    """The worker process: prepare batches from stdin until it closes; Ctrl-C is the parent's to handle."""
+    """The worker process: prepare batches from stdin until it closes; Ctrl-C is the parent's to
+    handle."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     while True:
         try:

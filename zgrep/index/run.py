@@ -41,8 +41,8 @@ def content_version() -> str:
 
 
 def relations_ready(engine: Engine) -> bool:
-    """Whether the relations and whole-file statistics databases exist with their current schemas (else a
-    full pass rebuilds them)."""
+    """Whether the relations and whole-file statistics databases exist with their current schemas
+    (else a full pass rebuilds them)."""
     return is_ready(engine.ws.path(RELATIONS_DB)) and filestats_ready(engine.ws.path(FILESTATS_DB))
 
 
@@ -63,7 +63,8 @@ class Plan:
     warnings: list[str] = field(default_factory=list)  # ignore-file lines skipped, one each
 
     def skip(self, reason: str) -> None:
-        """Count one file left out for `reason` (one of discovery.SKIP_REASONS, vanished, too_large)."""
+        """Count one file left out for `reason` (one of discovery.SKIP_REASONS, vanished,
+        too_large)."""
         self.skipped[reason] = self.skipped.get(reason, 0) + 1
 
 
@@ -85,7 +86,8 @@ def normalise_paths(root: Path, paths: list[str]) -> list[str]:
 
 def plan(engine: Engine, paths: list[str] | None, full: bool, read_new: bool = True) -> Plan:
     """Compare the working tree (or just `paths`) with the recorded state. Without `read_new`, files
-    with no record are planned unread (the write phase reads them batch by batch, and counts skips)."""
+    with no record are planned unread (the write phase reads them batch by batch, and counts skips).
+    """
     root = engine.ws.root
     cfg = engine.config
     rules = ignore_rules(root, cfg)
@@ -146,7 +148,8 @@ def plan(engine: Engine, paths: list[str] | None, full: bool, read_new: bool = T
 
 
 def ignore_rules(root: Path, cfg: Config) -> IgnoreRules:
-    """The ignore rules an index run of `root` applies: strict when a remote provider embeds the files."""
+    """The ignore rules an index run of `root` applies: strict when a remote provider embeds the
+    files."""
     return IgnoreRules.for_root(
         root,
         include_hidden=cfg.index.include_hidden,
@@ -176,7 +179,8 @@ def run_index(engine: Engine, args: IndexArgs, progress: Progress | None = None)
         full, paths, manifest = True, None, None
     if manifest is None and paths is not None:
         paths = None
-    # Milvus untouched since its rows last agreed with the file state: no engine unless there is something to write
+    # Milvus untouched since its rows last agreed with the file state: no engine unless there is
+    # something to write
     settled = (
         not (dry_run or full)
         and bool(manifest and manifest.get("complete"))
@@ -316,7 +320,8 @@ def _open_store(engine: Engine, full: bool, clock: PhaseClock) -> tuple[Any, str
 
 
 def _repair_reason(engine: Engine, store: Any, full: bool) -> str | None:
-    """Why this run must rebuild everything: Milvus data recreated, or rows that disagree with the file state."""
+    """Why this run must rebuild everything: Milvus data recreated, or rows that disagree with the
+    file state."""
     reason, engine.repaired = engine.repaired, None
     if reason or full:
         return reason
@@ -337,10 +342,10 @@ def _write_batches(
     incremental: bool,
     clock: PhaseClock,
 ) -> tuple[int, int]:
-    """Read, prepare (chunks, BM25 text, relations, term counts; on both cores for big runs), embed and store
-    `work.changed` batch by batch into `files`; (chunks, embedded). Files are read one batch ahead
-    of preparing, never all at once. Incremental runs replace each file's rows and save the file
-    state after every batch."""
+    """Read, prepare (chunks, BM25 text, relations, term counts; on both cores for big runs), embed
+    and store `work.changed` batch by batch into `files`; (chunks, embedded). Files are read one
+    batch ahead of preparing, never all at once. Incremental runs replace each file's rows and save
+    the file state after every batch."""
     from zgrep.index.prepare import (
         Recipe,
         cached_vectors,
@@ -431,8 +436,8 @@ def _read_batches(
     unreadable: list[str],
     clock: PhaseClock,
 ) -> Iterator[list[tuple[str, str]]]:
-    """`(path, text)` batches of `work.changed`, read lazily; what cannot be read is counted as skipped
-    and listed in `unreadable`, each file's size, hash and times go to `meta`."""
+    """`(path, text)` batches of `work.changed`, read lazily; what cannot be read is counted as
+    skipped and listed in `unreadable`, each file's size, hash and times go to `meta`."""
     root, max_bytes = engine.ws.root, engine.config.index.max_file_bytes
     confinement = discovery.Confinement(root)
     for i in range(0, len(work.changed), FILES_PER_BATCH):
@@ -463,7 +468,8 @@ def _rebuild(
     """A full rebuild beside the live index (searches keep answering from it), then one switch.
 
     The rebuild marker is written before anything else; the new file state (naming the new
-    collection) is the commit point; recover_rebuild() finishes or abandons a run killed on the way."""
+    collection) is the commit point; recover_rebuild() finishes or abandons a run killed on the way.
+    """
     name = f"{engine.base_collection()}_g{time.time_ns() // 1_000_000:x}"
     marker: dict[str, Any] = {"collection": name, "retire": store.collection}
     _write_marker(engine, marker)
@@ -542,7 +548,8 @@ def recover_rebuild(engine: Engine) -> None:
 def _finish_rebuild(
     engine: Engine, marker: dict[str, Any], target: Any, files: dict[str, FileRecord]
 ) -> None:
-    """Switch to the rebuilt collection and relations (each step may be repeated), then drop the old."""
+    """Switch to the rebuilt collection and relations (each step may be repeated), then drop the
+    old."""
     following = engine.ws.path(NEXT_RELATIONS)
     if following.exists():
         engine.relations().replace_all(following)
@@ -564,7 +571,8 @@ def _finish_rebuild(
 
 
 def _check_agreement(engine: Engine, store: Any, files: dict[str, FileRecord]) -> None:
-    """After a run: when Milvus holds exactly the rows recorded, note it (the next run may then skip the engine)."""
+    """After a run: when Milvus holds exactly the rows recorded, note it (the next run may then skip
+    the engine)."""
     if store.count() == sum(rec.chunks for rec in files.values()):
         engine.remember_agreement()
 

@@ -58,8 +58,8 @@ def run_status(engine: Engine, args: NoArgs, progress: Progress | None = None) -
 
 
 def code_files(engine: Engine, indexed: set[str]) -> dict[str, int] | None:
-    """`{"tracked", "indexed"}`: how many files git tracks in a language zgrep parses, and how many of them the
-    index holds (None outside git); `zg status` warns when most of them are missing."""
+    """`{"tracked", "indexed"}`: how many files git tracks in a language zgrep parses, and how many
+    of them the index holds (None outside git); `zg status` warns when most of them are missing."""
     out = try_run(engine.ws.root, "ls-files", "-z", "--cached")
     if out is None:
         return None

@@ -1,5 +1,6 @@
-"""The languages zg knows, one `Language` record each (as pre-commit's `all_languages`): adding a language is
-adding its record here, plus its resolver in `relations.resolve` when it brings new import rules."""
+"""The languages zg knows, one `Language` record each (as pre-commit's `all_languages`): adding a
+language is adding its record here, plus its resolver in `relations.resolve` when it brings new
+import rules."""
 
 from __future__ import annotations
 
@@ -441,8 +442,8 @@ BUILTIN: tuple[Language, ...] = (
         ),
         sample="function f() end\n",
     ),
-    # a function is its type signature, Haddock comment and equations (one `function` node per clause);
-    # an instance is a scope named after its class, not a definition of it
+    # a function is its type signature, Haddock comment and equations (one `function` node per
+    # clause); an instance is a scope named after its class, not a definition of it
     Language(
         "haskell",
         extensions=(".hs",),
@@ -491,8 +492,8 @@ BUILTIN: tuple[Language, ...] = (
         ),
         sample="defmodule A do\n  def f, do: 1\nend\n",
     ),
-    # `pub fn name(...)` and `const Name = struct {...}` are each wrapped in a `Decl`; a struct, enum or
-    # union assigned to a constant is a type whose members are walked
+    # `pub fn name(...)` and `const Name = struct {...}` are each wrapped in a `Decl`; a struct,
+    # enum or union assigned to a constant is a type whose members are walked
     Language(
         "zig",
         extensions=(".zig",),

@@ -1,6 +1,6 @@
-"""The language registry: every `Language` record by name, and what is derived from them (detection by file
-name, rg types, the chunking and relations specs, resolver families, the doctor's samples). Standard library
-only: the thin client lists the types."""
+"""The language registry: every `Language` record by name, and what is derived from them (detection
+by file name, rg types, the chunking and relations specs, resolver families, the doctor's samples).
+Standard library only: the thin client lists the types."""
 
 from __future__ import annotations
 
@@ -56,8 +56,9 @@ def unregister(name: str) -> None:
 
 
 def detect_language(path: str, text: str | None = None) -> str:
-    """Language name for a path by file name, name prefix or extension; "text" when unknown. With the file's
-    `text`, a language that sniffs this extension claims the file when the text matches (a C++ `.h`)."""
+    """Language name for a path by file name, name prefix or extension; "text" when unknown. With
+    the file's `text`, a language that sniffs this extension claims the file when the text matches
+    (a C++ `.h`)."""
     name = path.replace("\\", "/").rsplit("/", 1)[-1].lower()
     if name in _BY_FILENAME:
         return _BY_FILENAME[name]

@@ -1,4 +1,5 @@
-"""The staged change as impact targets: `PATH:START-END` per staged hunk (stdlib + zgrep.git: thin-client safe)."""
+"""The staged change as impact targets: `PATH:START-END` per staged hunk (stdlib + zgrep.git:
+thin-client safe)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ from zgrep.service import ErrorCode, ZgError
 
 
 def staged_targets(root: Path) -> list[str]:
-    """One target per staged hunk, on the staged side's lines (a deletion names the line it happened at;
-    a deleted file names the whole file)."""
+    """One target per staged hunk, on the staged side's lines (a deletion names the line it happened
+    at; a deleted file names the whole file)."""
     targets: list[str] = []
     for staged in git.staged_diff(root):
         if staged.path is None:
@@ -23,8 +24,9 @@ def staged_targets(root: Path) -> list[str]:
 
 
 def with_staged_targets(root: Path, args: dict[str, Any]) -> dict[str, Any]:
-    """`impact`'s arguments from a front end: with `staged`, the staged hunks' targets added to `targets`
-    (`frontends.api` runs it, as `zg impact --staged` does); ZgError(BAD_REQUEST) outside a git repository."""
+    """`impact`'s arguments from a front end: with `staged`, the staged hunks' targets added to
+    `targets` (`frontends.api` runs it, as `zg impact --staged` does); ZgError(BAD_REQUEST) outside
+    a git repository."""
     if not args.get("staged"):
         return args
     try:

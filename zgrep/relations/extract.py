@@ -1,10 +1,10 @@
 """Definitions, reference sites and imports of one source file, from its tree-sitter parse.
 
-A language's record may add a `RelSpec` naming the node types involved; the walk itself is generic. A language
-with its own extraction (Python's scoped one, `relations.python`) names it there, and `extract` hands it the parse.
-Changed files are parsed a second time (after the chunker): parsing is ~1/6 of chunking plus
-extraction and far below embedding, while sharing the tree would change `chunk_file`'s contract.
-"""
+A language's record may add a `RelSpec` naming the node types involved; the walk itself is generic.
+A language with its own extraction (Python's scoped one, `relations.python`) names it there, and
+`extract` hands it the parse. Changed files are parsed a second time (after the chunker): parsing is
+~1/6 of chunking plus extraction and far below embedding, while sharing the tree would change
+`chunk_file`'s contract."""
 
 from __future__ import annotations
 
@@ -136,7 +136,8 @@ _JS_FUNCTION_VALUES = frozenset(
 
 
 def _nested_functions(root: Node, defs: list[Definition]) -> list[Definition]:
-    """Functions declared inside functions (and object-literal methods there): `createStore.dispatch`."""
+    """Functions declared inside functions (and object-literal methods there):
+    `createStore.dispatch`."""
     found: list[Definition] = []
     stack = [root]
     while stack:
@@ -195,7 +196,8 @@ def _is_binding(node: Node) -> bool:
 
 
 def _qualifier(node: Node, spec: RelSpec | None) -> str:
-    """The object in front of a member name (`m` in `m.f`, `a::b` in `a::b::f`), "?" for an expression."""
+    """The object in front of a member name (`m` in `m.f`, `a::b` in `a::b::f`), "?" for an
+    expression."""
     parent = node.parent
     if spec is None or parent is None:
         return ""
@@ -268,7 +270,8 @@ def _references(
 def _function_locals(
     nodes: list[Node], owner: list[Definition | None], defs: list[Definition]
 ) -> dict[str, set[str]]:
-    """Per function (qualified name), the parameters and variables it binds (not its nested functions)."""
+    """Per function (qualified name), the parameters and variables it binds (not its nested
+    functions)."""
     nested = {(d.scope, d.name) for d in defs}
     found: dict[str, set[str]] = {}
     for node in nodes:
@@ -284,7 +287,8 @@ def _function_locals(
 
 
 def _shadowed(name: str, caller: Definition | None, local: dict[str, set[str]]) -> bool:
-    """Whether a bare name used in `caller` is a parameter or variable of it or of a function around it."""
+    """Whether a bare name used in `caller` is a parameter or variable of it or of a function around
+    it."""
     if caller is None:
         return False
     qualname = caller.qualname
@@ -312,7 +316,8 @@ _CONTEXTS = (
 
 
 def _edge(node: Node, spec: RelSpec | None) -> str:
-    """The edge kind of a use: called, decorating, inherited, in a type annotation, or a plain reference."""
+    """The edge kind of a use: called, decorating, inherited, in a type annotation, or a plain
+    reference."""
     target = node
     parent = node.parent
     if (

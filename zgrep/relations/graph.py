@@ -1,9 +1,8 @@
-"""Read-only view of one workspace's relations: definitions, imports, references, and what a reference means
-in languages without a resolver of their own (Python's is `pyresolve`). A
-reference counts for a definition in file F when the referencing file defines the name itself (or its
-package does), imports it from F's module (following re-exports), or, failing both, when exactly one
-file defines the name; anything else is reported with resolved=false.
-"""
+"""Read-only view of one workspace's relations: definitions, imports, references, and what a
+reference means in languages without a resolver of their own (Python's is `pyresolve`). A reference
+counts for a definition in file F when the referencing file defines the name itself (or its package
+does), imports it from F's module (following re-exports), or, failing both, when exactly one file
+defines the name; anything else is reported with resolved=false."""
 
 from __future__ import annotations
 
@@ -203,7 +202,8 @@ class Graph:
         return Match(candidates, resolved, "unique" if resolved else "ambiguous")
 
     def member_of_type(self, definition: Definition) -> bool:
-        """Whether a definition is a member of a class, interface or similar type (not a nested function)."""
+        """Whether a definition is a member of a class, interface or similar type (not a nested
+        function)."""
         key = ("types", definition.path)
         if key not in self.cache:
             self.cache[key] = {
@@ -216,9 +216,10 @@ class Graph:
     def follow(
         self, symbol: str, files: set[str] | frozenset[str], depth: int, module_level: bool = False
     ) -> list[Definition]:
-        """Definitions of `symbol` in `files`, else where those files re-export it from, under the name it has
-        there (`export { parse as parseUrl } from './url'` leads to `parse` in url.ts). `module_level` keeps
-        top-level definitions and imports only (Python's resolver). Memoised."""
+        """Definitions of `symbol` in `files`, else where those files re-export it from, under the
+        name it has there (`export { parse as parseUrl } from './url'` leads to `parse` in url.ts).
+        `module_level` keeps top-level definitions and imports only (Python's resolver). Memoised.
+        """
         key = ("follow", symbol, frozenset(files), depth, module_level)
         if key not in self.cache:
             self.cache[key] = self._follow(symbol, frozenset(files), depth, module_level)
@@ -243,9 +244,9 @@ class Graph:
         return list(dict.fromkeys(found))
 
     def files_of(self, path: str, module: str) -> set[str]:
-        """The project files a module named in `path` is (memoised `module_files`, by what it reads of the importer:
-        its language and folder, and its own name when the resolver reads it: `super` in a Rust mod.rs is the
-        folder's parent)."""
+        """The project files a module named in `path` is (memoised `module_files`, by what it reads
+        of the importer: its language and folder, and its own name when the resolver reads it:
+        `super` in a Rust mod.rs is the folder's parent)."""
         language = self.files.languages.get(path, "")
         key = (
             "module",

@@ -1,8 +1,8 @@
-"""`zg impact`: the definitions and files that reach changed definitions (depth-bounded), tests listed apart.
+"""`zg impact`: the definitions and files that reach changed definitions (depth-bounded), tests
+listed apart.
 
-Targets are `PATH` (every definition of the file), `PATH:SYMBOL`, or `PATH:START-END` (the definitions
-overlapping those lines; `zg impact --staged` sends the staged hunks this way).
-"""
+Targets are `PATH` (every definition of the file), `PATH:SYMBOL`, or `PATH:START-END` (the
+definitions overlapping those lines; `zg impact --staged` sends the staged hunks this way)."""
 
 from __future__ import annotations
 
@@ -70,9 +70,10 @@ def impact(
     edges: tuple[str, ...] = IMPACT_EDGES,
     staged: bool = False,
 ) -> ImpactResult:
-    """Breadth-first over callers from the changed definitions; each definition once, at its nearest distance;
-    at most MAX_TREE_NODES of them (`truncated` says when more reach them). `staged`: targets in files the
-    relations do not know (not indexed yet, or not code) are skipped, not an error."""
+    """Breadth-first over callers from the changed definitions; each definition once, at its nearest
+    distance; at most MAX_TREE_NODES of them (`truncated` says when more reach them). `staged`:
+    targets in files the relations do not know (not indexed yet, or not code) are skipped, not an
+    error."""
     graph, db = open_graph(root)
     try:
         known = [t for t in targets if not staged or _path(t) in graph.files.languages]
@@ -128,8 +129,8 @@ def impact(
 
 
 def run_impact(engine: Engine, args: ImpactArgs, progress: Progress | None = None) -> ImpactResult:
-    """The `impact` op: needs only the relations database. A staged change may be empty (nothing staged):
-    the result then has every field, its lists empty."""
+    """The `impact` op: needs only the relations database. A staged change may be empty (nothing
+    staged): the result then has every field, its lists empty."""
     root = indexed_root(engine)
     targets, staged = args.get("targets") or [], args.get("staged") is True
     if (

@@ -1,5 +1,6 @@
-"""The import statements of each language as (module, name, alias) triples: `name` "" binds the module itself,
-"*" everything, "default" a default export. Standard library only (the language records name these)."""
+"""The import statements of each language as (module, name, alias) triples: `name` "" binds the
+module itself, "*" everything, "default" a default export. Standard library only (the language
+records name these)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""What extraction records per file: definitions (`zgrep.types.Definition`), references (with their edge kind)
-and imports."""
+"""What extraction records per file: definitions (`zgrep.types.Definition`), references (with their
+edge kind) and imports."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ EDGE_KINDS = ("call", "reference", "import", "annotation", "decorator", "inherit
 class Ref:
     """An identifier used on `line`, with its object (`m` in `m.f`) and the definition around it.
 
-    kind: one of EDGE_KINDS. home: where the name is bound when the file says so (Python: the scope of the
-    definition a bare name means, the enclosing class of `self.f`/`super().f`); None = resolve by imports.
-    """
+    kind: one of EDGE_KINDS. home: where the name is bound when the file says so (Python: the scope
+    of the definition a bare name means, the enclosing class of `self.f`/`super().f`); None =
+    resolve by imports."""
 
     name: str
     qualifier: str
@@ -28,8 +28,8 @@ class Ref:
 
 @dataclass(frozen=True)
 class Import:
-    """`module` as written; `name` "" binds the module itself, "*" everything; `alias` the local name;
-    `scope` the definition it is made in ("" the whole file)."""
+    """`module` as written; `name` "" binds the module itself, "*" everything; `alias` the local
+    name; `scope` the definition it is made in ("" the whole file)."""
 
     module: str
     name: str

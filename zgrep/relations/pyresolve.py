@@ -1,5 +1,6 @@
-"""What a Python use means: scoped imports (re-exports followed), module attributes, and class members found
-along the class's bases in the project. Standard-library and third-party modules are outside: never guessed."""
+"""What a Python use means: scoped imports (re-exports followed), module attributes, and class
+members found along the class's bases in the project. Standard-library and third-party modules are
+outside: never guessed."""
 
 from __future__ import annotations
 
@@ -104,8 +105,9 @@ _INDEX = re.compile(r"\[(\d*)\]")
 _ITEM_METHODS = frozenset(
     {"get", "pop", "setdefault"}
 )  # a container's methods that give one of its items
-# A method annotated `-> Self` (or found returning `cls(...)` / `self`) gives an instance of the class it was looked
-# up on, so `cache = Cache.read(mode)` makes `cache.write()` a call of Cache.write.
+# A method annotated `-> Self` (or found returning `cls(...)` / `self`) gives an instance of the
+# class it was looked up on, so `cache = Cache.read(mode)` makes `cache.write()` a call of
+# Cache.write.
 SELF_TYPES = frozenset({"Self", "typing.Self", "t.Self", "te.Self", "typing_extensions.Self"})
 UNKNOWN_RECEIVER = (
     "unknown_receiver"  # Match.via of `obj.name` whose `obj` has no type the source says
@@ -144,7 +146,8 @@ def resolve(graph: Graph, use: Use) -> Match | None:
 
 
 def _guess(graph: Graph, use: Use) -> Match | None:
-    """A method called on an object of unknown type: the one project class method of that name, unresolved."""
+    """A method called on an object of unknown type: the one project class method of that name,
+    unresolved."""
     if use.kind != "call" or use.name in _CONTAINER_METHODS:
         return None
     candidates = [
@@ -158,7 +161,8 @@ def _guess(graph: Graph, use: Use) -> Match | None:
 
 
 def _visible(graph: Graph, path: str, caller: str) -> list[tuple[str, str, str, str]]:
-    """The imports a definition sees: the file's, and those made in it or around it (innermost first)."""
+    """The imports a definition sees: the file's, and those made in it or around it (innermost
+    first)."""
     found = [
         i
         for i in graph.imports(path)
@@ -168,8 +172,8 @@ def _visible(graph: Graph, path: str, caller: str) -> list[tuple[str, str, str, 
 
 
 def _imported(graph: Graph, path: str, name: str, caller: str) -> Match | None:
-    """What a bare name imported into `path` (or a star import) means; an import of a project module that
-    is gone gives every module-level definition of the name, unresolved."""
+    """What a bare name imported into `path` (or a star import) means; an import of a project module
+    that is gone gives every module-level definition of the name, unresolved."""
     starred: set[str] = set()
     for module, imported, alias, _ in _visible(graph, path, caller):
         if imported == "*":
@@ -200,8 +204,8 @@ def _in_project(graph: Graph, path: str, module: str) -> bool:
 def _expression(
     graph: Graph, path: str, text: str, caller: str, home: str | None, hops: int
 ) -> Entity:
-    """What a dotted expression (`mod.sub`, `Class`, `self.app`, `get_ctx().obj`, `self.items[]`) names in `path`;
-    `[T]` is a container of T."""
+    """What a dotted expression (`mod.sub`, `Class`, `self.app`, `get_ctx().obj`, `self.items[]`)
+    names in `path`; `[T]` is a container of T."""
     if hops > MAX_HOPS:
         return _UNKNOWN
     if text.startswith("[") and text.endswith("]"):
@@ -276,7 +280,8 @@ def _call(graph: Graph, entity: Entity, hops: int) -> Entity:
 
 
 def _walk(graph: Graph, entity: Entity, rest: list[str], hops: int) -> Entity:
-    """Follow attribute names (each maybe called `()` and indexed `[]`, `[0]`) from what the head named."""
+    """Follow attribute names (each maybe called `()` and indexed `[]`, `[0]`) from what the head
+    named."""
     for raw in rest:
         match = _PART.fullmatch(raw)
         if match is None:
@@ -343,7 +348,8 @@ def _class_at(graph: Graph, path: str, qualname: str) -> Definition | None:
 
 
 def _member(graph: Graph, cls: Definition, name: str, skip_self: bool) -> list[Definition]:
-    """`name` as looked up on a class: the first class along its bases (itself first unless super) defining it."""
+    """`name` as looked up on a class: the first class along its bases (itself first unless super)
+    defining it."""
     for klass in _mro(graph, cls)[1 if skip_self else 0 :]:
         found = [d for d in graph.defs(name) if d.path == klass.path and d.scope == klass.qualname]
         if found:
@@ -352,9 +358,9 @@ def _member(graph: Graph, cls: Definition, name: str, skip_self: bool) -> list[D
 
 
 def _mro(graph: Graph, cls: Definition) -> list[Definition]:
-    """The class and its project bases, depth first, each once (close to Python's order for simple trees),
-    at most MAX_BASES: a walk with its own stack, so no chain of bases in a workspace file can exhaust
-    Python's, and cycles end at the first repeat."""
+    """The class and its project bases, depth first, each once (close to Python's order for simple
+    trees), at most MAX_BASES: a walk with its own stack, so no chain of bases in a workspace file
+    can exhaust Python's, and cycles end at the first repeat."""
     key = ("mro", cls)
     if key not in graph.cache:
         order = [cls]

@@ -1,9 +1,10 @@
-"""Python relations from one tree-sitter parse: scoped definitions, bindings, and typed reference edges.
+"""Python relations from one tree-sitter parse: scoped definitions, bindings, and typed reference
+edges.
 
-Pass 1 records every scope's bindings (defs, imports, variables, parameters); pass 2 walks the uses and
-keeps only those that can name a definition: a name bound as a local variable is dropped, a name bound
-by a definition remembers the scope it lives in (`home`), `self.x`/`super().x` remember their class.
-"""
+Pass 1 records every scope's bindings (defs, imports, variables, parameters); pass 2 walks the uses
+and keeps only those that can name a definition: a name bound as a local variable is dropped, a name
+bound by a definition remembers the scope it lives in (`home`), `self.x`/`super().x` remember their
+class."""
 
 from __future__ import annotations
 
@@ -101,7 +102,8 @@ class _Extractor:
 
     # ----- pass 1: definitions and bindings ---------------------------------------------------------------
     def bind_all(self, root: Node) -> None:
-        """Pass 1 over the whole file, in document order, with a stack (no recursion on deep expressions)."""
+        """Pass 1 over the whole file, in document order, with a stack (no recursion on deep
+        expressions)."""
         module = _Scope("module", "", None)
         self.scopes[root.id] = module
         stack = [(child, module) for child in reversed(root.named_children)]
@@ -293,14 +295,16 @@ class _Extractor:
                 self._bind(child, scope)
 
     def _value_type(self, value: Node, scope: _Scope) -> str:
-        """The type an assigned expression gives its target: a typed parameter's, or the expression itself."""
+        """The type an assigned expression gives its target: a typed parameter's, or the expression
+        itself."""
         text = _norm(value)
         if not text or value.type not in ("identifier", "attribute", "call", "subscript"):
             return ""
         return self._local_type(text, scope)
 
     def _local_type(self, text: str, scope: _Scope) -> str:
-        """`text` with a leading local variable replaced by what it was assigned (`v.m()` -> `Cls().m()`)."""
+        """`text` with a leading local variable replaced by what it was assigned (`v.m()` ->
+        `Cls().m()`)."""
         for _ in range(3):
             head, dot, rest = text.partition(".")
             base = re.sub(r"(\(\)|\[\d*\])+$", "", head)
@@ -318,7 +322,8 @@ class _Extractor:
         return text
 
     def _unpacked_items(self, left: Node, right: Node, scope: _Scope) -> None:
-        """`for i, x in enumerate(xs)`, `for k, v in d.items()`: x and v are items; `for a, b in pairs`: parts."""
+        """`for i, x in enumerate(xs)`, `for k, v in d.items()`: x and v are items; `for a, b in
+        pairs`: parts."""
         targets = left.named_children
         function = right.child_by_field_name("function") if right.type == "call" else None
         arguments = right.child_by_field_name("arguments") if right.type == "call" else None
@@ -346,7 +351,8 @@ class _Extractor:
                 scope.types.setdefault(node_text(targets[index]), items + suffix)
 
     def _attribute_def(self, target: Node, scope: _Scope, typed: str, node: Node) -> None:
-        """`self.x = <typed>` in a method records attribute x of the class with its type (first one wins)."""
+        """`self.x = <typed>` in a method records attribute x of the class with its type (first one
+        wins)."""
         obj, attr = target.child_by_field_name("object"), target.child_by_field_name("attribute")
         owner = scope.parent
         if (
@@ -595,7 +601,8 @@ class _Extractor:
         caller: Definition | None,
         edge: str,
     ) -> None:
-        """A use of `qualifier.name` (or a bare name) as scoping sees it; local variables are no references."""
+        """A use of `qualifier.name` (or a bare name) as scoping sees it; local variables are no
+        references."""
         if qualifier:
             typed = self._local_type(qualifier, scope)
             qualifier = typed or qualifier
@@ -655,7 +662,8 @@ def _lookup(scope: _Scope, name: str) -> tuple[_Scope, str] | None:
 
 
 def _norm(node: Node, depth: int = 0) -> str:
-    """An expression as a dotted path with calls marked (`a.b(x).c` -> `a.b().c`); "" when it is no such path."""
+    """An expression as a dotted path with calls marked (`a.b(x).c` -> `a.b().c`); "" when it is no
+    such path."""
     if depth > 8:
         return ""
     if node.type == "identifier":

@@ -35,7 +35,8 @@ class RelationsError(FixedCodeError):
 
 
 def meaning(graph: Graph, use: Use) -> Match | None:
-    """The definitions a use resolves to (Python by its scopes and types, others by imports); None = nothing here."""
+    """The definitions a use resolves to (Python by its scopes and types, others by imports); None =
+    nothing here."""
     key = (use.path, use.name, use.qualifier, use.home, use.caller_qualname)
     if key not in graph.matches:
         by_scopes = resolver(graph.files.languages.get(use.path, "")).by_scopes
@@ -49,8 +50,9 @@ def callers_of(
     edges: tuple[str, ...] = EDGE_KINDS,
     unknown_receivers: bool = False,
 ) -> list[Caller]:
-    """The definitions (or module code) whose code uses one of `definitions` by an edge of `edges`; with
-    `unknown_receivers`, also `obj.name` uses of a method's name on an object of unknown type (resolved: false)."""
+    """The definitions (or module code) whose code uses one of `definitions` by an edge of `edges`;
+    with `unknown_receivers`, also `obj.name` uses of a method's name on an object of unknown type
+    (resolved: false)."""
     wanted = set(definitions)
     methods = [d for d in definitions if d.scope and d.kind == "function"]
     names = {d.name for d in definitions}
@@ -101,7 +103,8 @@ def callers_of(
 def callees_of(
     graph: Graph, definition: Definition, edges: tuple[str, ...] = TRACE_EDGES
 ) -> list[tuple[Definition, Use, Match]]:
-    """The definitions `definition`'s own code uses by an edge of `edges` (calls reach no plain values)."""
+    """The definitions `definition`'s own code uses by an edge of `edges` (calls reach no plain
+    values)."""
     out: list[tuple[Definition, Use, Match]] = []
     seen: set[Definition] = set()
     where = f"path = ? AND caller_start = ? AND caller_name = ? AND kind IN ({','.join('?' * len(edges))})"
@@ -135,7 +138,8 @@ def find_definitions(graph: Graph, symbol: str, source_file: str | None) -> list
 
 
 def stored_path(path: str) -> str:
-    """A workspace-relative path as typed (`./a.py`, `/a.py`) in the form the relations store it (`a.py`)."""
+    """A workspace-relative path as typed (`./a.py`, `/a.py`) in the form the relations store it
+    (`a.py`)."""
     return path.strip("/").removeprefix("./")
 
 
@@ -183,7 +187,8 @@ def trace(
     source_file: str | None = None,
     edges: tuple[str, ...] = TRACE_EDGES,
 ) -> TraceResult:
-    """The `trace` result: a call tree from ENTRY (edges of `edges`), breadth-first to `depth`, cycles cut."""
+    """The `trace` result: a call tree from ENTRY (edges of `edges`), breadth-first to `depth`,
+    cycles cut."""
     if direction not in ("backward", "forward"):
         raise ZgError(
             ErrorCode.BAD_REQUEST, f"direction must be backward or forward, not {direction!r}"
@@ -251,7 +256,8 @@ def _tree(
 def _neighbours(
     graph: Graph, definition: Definition, direction: str, edges: tuple[str, ...]
 ) -> list[tuple[Definition, int, bool, str, str]]:
-    """Callers (backward) or callees (forward) of one definition, with the line, resolution and edge kind."""
+    """Callers (backward) or callees (forward) of one definition, with the line, resolution and edge
+    kind."""
     if direction == "forward":
         return [
             (d, use.line, m.resolved, m.via, use.kind)
@@ -264,7 +270,8 @@ def _neighbours(
 
 
 def parse_edges(value: list[str] | str | None, default: tuple[str, ...]) -> tuple[str, ...]:
-    """The `edges` argument (a list, or a comma-separated string; "all" = every kind); BAD_REQUEST naming kinds."""
+    """The `edges` argument (a list, or a comma-separated string; "all" = every kind); BAD_REQUEST
+    naming kinds."""
     if value is None or value == [] or value == "":
         return default
     items = value.split(",") if isinstance(value, str) else list(value)
@@ -299,7 +306,8 @@ def _source_file(value: Any) -> str | None:
 
 
 def count_arg(flag: str, value: int | None, low: int, high: int | None = None) -> int | None:
-    """An integer argument in [low, high], None when absent; ZgError(BAD_REQUEST) naming the flag otherwise."""
+    """An integer argument in [low, high], None when absent; ZgError(BAD_REQUEST) naming the flag
+    otherwise."""
     if value is None:
         return None
     if (

@@ -1,5 +1,5 @@
-"""Map an import's module, as written in a file, to the workspace files that define it: one `Resolver` per
-resolver family (a language record names its family)."""
+"""Map an import's module, as written in a file, to the workspace files that define it: one
+`Resolver` per resolver family (a language record names its family)."""
 
 from __future__ import annotations
 
@@ -49,7 +49,8 @@ class FileSet:
 
     @cached_property
     def python_roots(self) -> list[str]:
-        """Directories absolute Python imports start from: the workspace root and every top-level package's parent."""
+        """Directories absolute Python imports start from: the workspace root and every top-level
+        package's parent."""
         roots = {""}
         for path in self.languages:
             if posixpath.basename(path) == "__init__.py":
@@ -77,12 +78,11 @@ def _package(files: FileSet, path: str) -> set[str]:
 class Resolver:
     """The import rules of one family of languages.
 
-    module_files: (files, importer, module) -> the workspace files the import means. local: the files whose
-    definitions a file sees unqualified. separator: between a module and a name inside it, when names can be
-    modules (None: they cannot). by_scopes: uses are resolved by scopes and types (`pyresolve`), not by the
-    generic import lookup. by_name: what a module means depends on the importer's file name, not only its
-    folder (Rust's `super` in a mod.rs).
-    """
+    module_files: (files, importer, module) -> the workspace files the import means. local: the
+    files whose definitions a file sees unqualified. separator: between a module and a name inside
+    it, when names can be modules (None: they cannot). by_scopes: uses are resolved by scopes and
+    types (`pyresolve`), not by the generic import lookup. by_name: what a module means depends on
+    the importer's file name, not only its folder (Rust's `super` in a mod.rs)."""
 
     module_files: Callable[[FileSet, str, str], set[str]]
     local: Callable[[FileSet, str], set[str]] = _own_file
@@ -105,7 +105,8 @@ def resolver(language: str) -> Resolver:
 
 
 def submodule(language: str, module: str, name: str) -> str | None:
-    """`module` + `name` as a module path (`pkg` + `mod` -> `pkg.mod`), None when names are not modules."""
+    """`module` + `name` as a module path (`pkg` + `mod` -> `pkg.mod`), None when names are not
+    modules."""
     sep = resolver(language).separator
     if sep is None:
         return None
@@ -113,7 +114,8 @@ def submodule(language: str, module: str, name: str) -> str | None:
 
 
 def local_files(files: FileSet, path: str) -> set[str]:
-    """Files whose definitions `path` sees unqualified: itself, its package dir (Go, JVM), header/source twins."""
+    """Files whose definitions `path` sees unqualified: itself, its package dir (Go, JVM),
+    header/source twins."""
     return resolver(files.languages.get(path, "")).local(files, path)
 
 

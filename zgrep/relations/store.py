@@ -1,4 +1,5 @@
-"""The per-workspace relations database `.zgrep/relations.sqlite` (WAL): defs, refs, imports by path."""
+"""The per-workspace relations database `.zgrep/relations.sqlite` (WAL): defs, refs, imports by
+path."""
 
 from __future__ import annotations
 
@@ -135,7 +136,8 @@ class RelationsStore:
                 db.execute(f"DELETE FROM {table}")
 
     def replace_all(self, source: Path) -> None:
-        """Take every row from the relations database at `source` instead of ours, in one transaction."""
+        """Take every row from the relations database at `source` instead of ours, in one
+        transaction."""
         self._db.execute("ATTACH DATABASE ? AS source", (f"file:{source}?mode=ro",))
         try:
             with self._transaction() as db:

@@ -1,5 +1,6 @@
-"""Type texts as relations keep them: `Cls`, `mod.Cls`, `[T]` (a container of T), `(A,B)` (a tuple), `f()` (what a
-call returns), `x[]`/`x[0]` (an item); read from annotations by extraction, followed by resolution."""
+"""Type texts as relations keep them: `Cls`, `mod.Cls`, `[T]` (a container of T), `(A,B)` (a tuple),
+`f()` (what a call returns), `x[]`/`x[0]` (an item); read from annotations by extraction, followed
+by resolution."""
 
 from __future__ import annotations
 
@@ -31,7 +32,8 @@ _MAPPINGS = frozenset({"dict", "Dict", "Mapping", "MutableMapping", "OrderedDict
 
 def type_of(text: str) -> str:
     """The class an annotation names (`Optional["Context"]` -> Context), `[T]` for a container of T
-    (`list[T]`, `dict[str, T]`, `cabc.Sequence[T]`), `(A,B)` for `tuple[A, B]`, "" when it names none."""
+    (`list[T]`, `dict[str, T]`, `cabc.Sequence[T]`), `(A,B)` for `tuple[A, B]`, "" when it names
+    none."""
     text = re.sub(r"\s+", "", text).strip("\"'")
     parts = [p for p in split_top_level(text, "|") if p not in ("None", "")]
     if len(parts) != 1:

@@ -81,7 +81,8 @@ class Target:
         return cls(raw["path"], raw.get("start_line"), raw.get("end_line"))
 
     def covered_by(self, hit: SearchHit) -> bool:
-        """The benchmark's coverage rule (one path ends with the other at a `/` boundary, overlapping lines)."""
+        """The benchmark's coverage rule (one path ends with the other at a `/` boundary,
+        overlapping lines)."""
         path, want = hit["path"].replace("\\", "/"), self.path.replace("\\", "/")
         if path != want and not path.endswith(f"/{want}") and not want.endswith(f"/{path}"):
             return False
@@ -137,7 +138,8 @@ def score(hits: list[SearchHit], targets: tuple[Target, ...]) -> Metrics:
         for i, target in enumerate(targets):
             if i not in first_rank and target.covered_by(hit):
                 first_rank[i] = rank
-    # a rank counts once even when its chunk covers several targets (semble's ndcg_at_k), so NDCG <= 1
+    # a rank counts once even when its chunk covers several targets (semble's ndcg_at_k), so NDCG <=
+    # 1
     dcg = sum(1.0 / math.log2(r + 1) for r in set(first_rank.values()))
     ideal = sum(1.0 / math.log2(r + 1) for r in range(1, min(K, len(targets)) + 1))
     any_rank = min(first_rank.values(), default=None)
@@ -169,8 +171,9 @@ Ask = Callable[[str, Args], JSONObject]
 
 @contextmanager
 def _session(root: Path, mode: str) -> Iterator[tuple[Ask, list[str]]]:
-    """How to run ops on `root`: in this process (direct, or auto with no daemon alive), else through
-    the client (the daemon holding the workspace); with the modes used, filled in as ops run."""
+    """How to run ops on `root`: in this process (direct, or auto with no daemon alive), else
+    through the client (the daemon holding the workspace); with the modes used, filled in as ops
+    run."""
     used: list[str] = []
     if mode == "server" or (mode == "auto" and client.live_daemon() is not None):
 
@@ -193,7 +196,8 @@ def _session(root: Path, mode: str) -> Iterator[tuple[Ask, list[str]]]:
 def evaluate_workspace(
     root: Path, queries: list[Query], args: Args | None = None, mode: str = "direct"
 ) -> EvalReport:
-    """Index `root` (timed), run every query (in-process, or through the daemon unless `mode` is direct), score."""
+    """Index `root` (timed), run every query (in-process, or through the daemon unless `mode` is
+    direct), score."""
     with _session(root, mode) as (ask, used):
         started = time.monotonic()
         index_report = ask(INDEX.name, {})

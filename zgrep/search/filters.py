@@ -103,7 +103,8 @@ class SearchFilter:
 
 
 def _kinds_expression(kinds: list[str]) -> str:
-    """The chunks of these hit kinds: `section` and `module` tell markdown's module chunks from the rest."""
+    """The chunks of these hit kinds: `section` and `module` tell markdown's module chunks from the
+    rest."""
     parts = (
         [in_list("symbol_kind", [k for k in kinds if k not in ("module", "section")])]
         if set(kinds) - {"module", "section"}

@@ -1,5 +1,6 @@
-"""`zg eval --from-history N`: a repository's own commits as annotated queries (the subject line asks, the
-files the commit changed that are indexed today answer), scored with bootstrap confidence intervals."""
+"""`zg eval --from-history N`: a repository's own commits as annotated queries (the subject line
+asks, the files the commit changed that are indexed today answer), scored with bootstrap confidence
+intervals."""
 
 from __future__ import annotations
 
@@ -43,8 +44,8 @@ class History:
 
 
 def history_queries(root: Path, cfg: Config, count: int) -> History:
-    """The newest `count` commits that are not merges, touch at most MAX_FILES files and changed at least
-    one file the indexer admits as it is today (a deleted file answers nothing)."""
+    """The newest `count` commits that are not merges, touch at most MAX_FILES files and changed at
+    least one file the indexer admits as it is today (a deleted file answers nothing)."""
     if not git.is_git_repo(root):
         raise HistoryError(f"{root} is not a git repository: --from-history reads its commits")
     log = git.try_run(root, "log", f"-n{count * SCAN_FACTOR}", "--format=%H%x00%P%x00%s%x00")
@@ -83,7 +84,8 @@ def history_queries(root: Path, cfg: Config, count: int) -> History:
 
 
 def _no_queries(root: Path, scanned: int, skipped: dict[str, int]) -> str:
-    """Why no commit of those scanned became a query, counting each reason (the only commit: its reason)."""
+    """Why no commit of those scanned became a query, counting each reason (the only commit: its
+    reason)."""
     one = {
         "merge": "is a merge",
         "too_many_files": f"changes more than {MAX_FILES} files",

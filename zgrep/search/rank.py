@@ -16,38 +16,45 @@ from zgrep.types import ChunkFields, RouteHit
 _VENDOR_PATH = re.compile(r"(^|/)(vendor|vendored|third_party|thirdparty|external|_vendor)(/|$)")
 _DEFINITION_KINDS = frozenset({"class", "interface", "function"})
 SCORE_SCALE = 2.0  # fused scores lie in 0-1; boosts can roughly double the best one
-# Identifiers as a user types them, qualified or not: `parse_url`, `Flask.run`, `std::vector`, `$this->app`.
+# Identifiers as a user types them, qualified or not: `parse_url`, `Flask.run`, `std::vector`,
+# `$this->app`.
 _QUERY_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:(?:::|->|\\|\.)[A-Za-z_][A-Za-z0-9_]*)*")
 QUALIFIER = re.compile(
     r"::|->|\\|\."
 )  # what joins a qualified name's parts (`Rack::Response`, `os.path`)
-# Documentation is prose about the code; a query that names it (`readme`, `changelog`, `docs`) wants it.
+# Documentation is prose about the code; a query that names it (`readme`, `changelog`, `docs`) wants
+# it.
 _PROSE_QUERY = re.compile(
     r"\b(?:docs?|documentation|documented|readme|changelog|changes|guide|tutorial|faq|manual"
     r"|release notes|how-?to)\b",
     re.IGNORECASE,
 )
-# A token is code-like when no English word is spelt that way: a separator (`_ . :: ->`), a lower-to-upper
-# hump (camelCase, PascalCase like `HttpClient`) or two capitals in a row (`FORCE_COLOR`, `URLPattern`).
+# A token is code-like when no English word is spelt that way: a separator (`_ . :: ->`), a
+# lower-to-upper hump (camelCase, PascalCase like `HttpClient`) or two capitals in a row
+# (`FORCE_COLOR`, `URLPattern`).
 _CODE_TOKEN = re.compile(r"[_.:\\]|->|[a-z0-9][A-Z]|[A-Z]{2,}")
-# An all-capital word in a sentence (`HTTP`, `JSON`, `URLs`) is an acronym: any code about it spells it, so
-# spelling it says nothing of which chunk is wanted (FORCE_COLOR, with its underscore, is an identifier)
+# An all-capital word in a sentence (`HTTP`, `JSON`, `URLs`) is an acronym: any code about it spells
+# it, so spelling it says nothing of which chunk is wanted (FORCE_COLOR, with its underscore, is an
+# identifier)
 _ACRONYM = re.compile(r"[A-Z]{2,}s?")
-# A whole query that is one symbol: any code-like token, a `_private` name or one capitalised word (`Flask`).
+# A whole query that is one symbol: any code-like token, a `_private` name or one capitalised word
+# (`Flask`).
 _SYMBOL_QUERY = re.compile(r"[A-Z][A-Za-z0-9]*|_[A-Za-z0-9_]*")
-# Inner product of normalised vectors (the default static model) that a hybrid query no lexical route
-# matched must reach to return anything. On the semble dev half every one of 618 queries had lexical
-# support, while 186 random letter strings had none and reached at most 0.83 (`qzxvbnmwpl`: 0.83 on gin).
+# Inner product of normalised vectors (the default static model) that a hybrid query no lexical
+# route matched must reach to return anything. On the semble dev half every one of 618 queries had
+# lexical support, while 186 random letter strings had none and reached at most 0.83 (`qzxvbnmwpl`:
+# 0.83 on gin).
 MIN_UNSUPPORTED_SIMILARITY = 0.9
 _LEXICAL_ROUTES = ("lexical", "symbol", "path")
-# A query is searched for as a phrase when it has this many words, content words among them: shorter ones
-# ("parse the url") turn up verbatim by chance. A chunk holds it when it has this share of its word pairs.
+# A query is searched for as a phrase when it has this many words, content words among them: shorter
+# ones ("parse the url") turn up verbatim by chance. A chunk holds it when it has this share of its
+# word pairs.
 PHRASE_MIN_WORDS = 4
 PHRASE_MIN_CONTENT = 2
 PHRASE_SHARE = 0.75
 PHRASE_BOOST = 3.0
-# the raw lexical route's best chunk stays in this many first places unless chunks with a stronger signal
-# (a definition named by the query, the query's phrase) fill them
+# the raw lexical route's best chunk stays in this many first places unless chunks with a stronger
+# signal (a definition named by the query, the query's phrase) fill them
 LEXICAL_TOP_SLOTS = 3
 _PHRASE_WORD = re.compile(r"[A-Za-z0-9]+")
 
@@ -71,11 +78,12 @@ class RankSettings:
     fusion: str = "rrf"
     rrf_k: int = 60
     weights: dict[str, float] = field(default_factory=lambda: {"lexical": 1.0, "semantic": 0.6})
-    # the dense route's reciprocal-rank value times (similarity / the route's best similarity) ** this: ranks
-    # alone make a chunk far more similar than the rest (0.41 against 0.29) worth no more than the next one, and
-    # a file of many weakly similar chunks then outweighs it by coherence. The static model's similarities sit
-    # in a narrow band, hence a power: 1 gained +0.001 (semble dev) and +0.006 (outside dev), 2 +0.004 and
-    # +0.004 more with the whole-file route, 3 and 4 less on semble's (+0.0044, +0.0021 against +0.0060 in all)
+    # the dense route's reciprocal-rank value times (similarity / the route's best similarity) **
+    # this: ranks alone make a chunk far more similar than the rest (0.41 against 0.29) worth no
+    # more than the next one, and a file of many weakly similar chunks then outweighs it by
+    # coherence. The static model's similarities sit in a narrow band, hence a power: 1 gained
+    # +0.001 (semble dev) and +0.006 (outside dev), 2 +0.004 and +0.004 more with the whole-file
+    # route, 3 and 4 less on semble's (+0.0044, +0.0021 against +0.0060 in all)
     dense_margin: float = 2.0
 
 
@@ -90,22 +98,24 @@ class RerankSettings:
         0.5  # share of symbol_exact when that token sits in a natural-language query
     )
     symbol_partial: float = 0.25
-    # share of the exact boost for a chunk that holds the name only among definitions merged into it (a
-    # sibling method, a slice of the class body) rather than being labelled with it: 0.5 on the dev half
+    # share of the exact boost for a chunk that holds the name only among definitions merged into it
+    # (a sibling method, a slice of the class body) rather than being labelled with it: 0.5 on the
+    # dev half
     symbol_merged: float = 0.5
     symbol_qualifier: float = (
         0.5  # share of the exact boost for a qualifier's definition (`module Rack`)
     )
-    # a chunk whose code spells a code-like query token whole (`FORCE_COLOR` read in `is_terminal`): the
-    # dense route cannot tell such a use from chunks about its parts (force, color)
+    # a chunk whose code spells a code-like query token whole (`FORCE_COLOR` read in `is_terminal`):
+    # the dense route cannot tell such a use from chunks about its parts (force, color)
     identifier_use: float = 0.5
     path_match: float = 1.0
-    # share of the path boost that depends on how much of the file's own name the query spells: a file the
-    # query names exactly (`procedure.ts`) over one whose name says more (`procedureBuilder.ts`); 0.7-1.0
-    # all gained +0.004-0.006 on the dev half, 0.8 in the middle
+    # share of the path boost that depends on how much of the file's own name the query spells: a
+    # file the query names exactly (`procedure.ts`) over one whose name says more
+    # (`procedureBuilder.ts`); 0.7-1.0 all gained +0.004-0.006 on the dev half, 0.8 in the middle
     name_cover: float = 0.8
-    # the best chunk of each file gains this share of its file's summed fused score (relative to the best
-    # file's): files with several matching chunks rise; 0.35-0.8 all beat 0.2 on the dev half, 0.5 best
+    # the best chunk of each file gains this share of its file's summed fused score (relative to the
+    # best file's): files with several matching chunks rise; 0.35-0.8 all beat 0.2 on the dev half,
+    # 0.5 best
     file_coherence: float = 0.5
     definition: float = 0.05
     test_penalty: float = 0.75
@@ -113,21 +123,25 @@ class RerankSettings:
     # an English query better than the code it describes; 0.4-0.7 all gain +0.006 on the dev half
     prose_penalty: float = 0.7
     vendor_penalty: float = 0.8
-    # generated, minified and dump files (index.generated) unless the query asks for them: below a hand-written
-    # chunk of the same score and below a test (0.75); machine-written text matches every query's words
+    # generated, minified and dump files (index.generated) unless the query asks for them: below a
+    # hand-written chunk of the same score and below a test (0.75); machine-written text matches
+    # every query's words
     generated_penalty: float = 0.5
-    # a chunk that spells the query's own words in their order (a docstring searched for verbatim) is the one
-    # asked for: this share of the best fused score, more than any name and path boosts together give
+    # a chunk that spells the query's own words in their order (a docstring searched for verbatim)
+    # is the one asked for: this share of the best fused score, more than any name and path boosts
+    # together give
     phrase: float = PHRASE_BOOST
-    # how a file's chunks add up to its coherence: the best chunk counts 1, the next `coherence_decay`, the
-    # next its square... A plain sum (1.0) is won by a hub file's many weak chunks; 0.8 gained on both dev halves
-    # (semble +0.004, outside +0.027), 0.9 less (+0.001, +0.014), 0.7 and 0.5 lost on semble's (-0.001, -0.006)
+    # how a file's chunks add up to its coherence: the best chunk counts 1, the next
+    # `coherence_decay`, the next its square... A plain sum (1.0) is won by a hub file's many weak
+    # chunks; 0.8 gained on both dev halves (semble +0.004, outside +0.027), 0.9 less (+0.001,
+    # +0.014), 0.7 and 0.5 lost on semble's (-0.001, -0.006)
     coherence_decay: float = 0.8
     diversity: float = 0.5
-    # the best chunk of each file gains this share of the best fused score times its file's whole-file BM25 as a
-    # share of the best file's (index.filestats): a file whose text as a whole holds the query's words, though no
-    # one chunk does. 0.2-0.3 gained +0.017-0.021 on the outside dev half and moved semble's by -0.0007..+0.0007;
-    # 0.5 and more lost on semble's (hub files hold every word)
+    # the best chunk of each file gains this share of the best fused score times its file's
+    # whole-file BM25 as a share of the best file's (index.filestats): a file whose text as a whole
+    # holds the query's words, though no one chunk does. 0.2-0.3 gained +0.017-0.021 on the outside
+    # dev half and moved semble's by -0.0007..+0.0007; 0.5 and more lost on semble's (hub files hold
+    # every word)
     file_bm25: float = 0.25
 
 
@@ -191,9 +205,10 @@ def _name_terms(name: str) -> set[str]:
 
 
 def code_names(query: str) -> tuple[frozenset[str], frozenset[str], bool]:
-    """The names a query spells as code (case kept; a qualified token also gives its last part), their
-    qualifiers (`Rack` of `Rack::Response`: the container, not the definition asked for) and whether
-    the whole query is one symbol. Plain English words (`application`, `table`) give none."""
+    """The names a query spells as code (case kept; a qualified token also gives its last part),
+    their qualifiers (`Rack` of `Rack::Response`: the container, not the definition asked for) and
+    whether the whole query is one symbol. Plain English words (`application`, `table`) give none.
+    """
     text = query.strip().lstrip("$@")
     tokens = _QUERY_TOKEN.findall(text)
     whole = (
@@ -228,8 +243,9 @@ def _keywords(query: str) -> set[str]:
 
 
 def _identifiers(query: str) -> set[str]:
-    """Code-like tokens of a query, joined lowercase (`FORCE_COLOR` → forcecolor, `HttpClient` → httpclient):
-    they name a file or directory only when spelt whole (force_color.py, HttpClient.java)."""
+    """Code-like tokens of a query, joined lowercase (`FORCE_COLOR` → forcecolor, `HttpClient` →
+    httpclient): they name a file or directory only when spelt whole (force_color.py,
+    HttpClient.java)."""
     return {
         _joined(seg)
         for token in _QUERY_TOKEN.findall(query)
@@ -266,8 +282,9 @@ def _path_joined(path: str) -> frozenset[str]:
 
 
 def _path_overlap(keywords: set[str], identifiers: set[str], path: str, symbol: bool) -> int:
-    """Query words sharing a prefix with a path part, plus identifiers spelling a stem or directory whole.
-    For a one-symbol query only the file's stem counts: `Channel` names channel.ex, not channel/server.ex."""
+    """Query words sharing a prefix with a path part, plus identifiers spelling a stem or directory
+    whole. For a one-symbol query only the file's stem counts: `Channel` names channel.ex, not
+    channel/server.ex."""
     if symbol:
         file_stem = _path_names(path)[0]
         return _prefix_overlap(keywords, set(_name_words(file_stem))) + (
@@ -279,7 +296,8 @@ def _path_overlap(keywords: set[str], identifiers: set[str], path: str, symbol: 
 @functools.lru_cache(maxsize=1 << 16)
 def _own_name(path: str) -> tuple[str, tuple[str, ...]]:
     """A file's own name and its words: its stem, or for a directory's index file (`routing/mod.rs`,
-    `utils/index.ts`, `pkg/__init__.py`) the directory's name, as the module it defines is called."""
+    `utils/index.ts`, `pkg/__init__.py`) the directory's name, as the module it defines is called.
+    """
     names = _path_names(path)
     name = names[1] if names[0] in _INDEX_STEMS and len(names) > 1 else names[0]
     return name, _name_words(name)
@@ -290,7 +308,8 @@ _INDEX_STEMS = frozenset({"mod", "index", "__init__", "init"})
 
 def _name_cover(keywords: set[str], identifiers: set[str], path: str) -> float:
     """Share of the words of a file's own name that the query spells (all of them when an identifier
-    spells the name whole): `procedure.ts` 1, `procedureBuilder.ts` 0.5 for "how procedures are defined"."""
+    spells the name whole): `procedure.ts` 1, `procedureBuilder.ts` 0.5 for "how procedures are
+    defined"."""
     name, parts = _own_name(path)
     if _joined(name) in identifiers:
         return 1.0
@@ -298,7 +317,8 @@ def _name_cover(keywords: set[str], identifiers: set[str], path: str) -> float:
 
 
 def _prefix_overlap(keywords: set[str], parts: Set[str]) -> int:
-    """Keywords matching a path part exactly, by a shared prefix of 3+ characters, or abbreviated by it."""
+    """Keywords matching a path part exactly, by a shared prefix of 3+ characters, or abbreviated by
+    it."""
     hits = 0
     for word in keywords:
         for part in parts:
@@ -310,13 +330,14 @@ def _prefix_overlap(keywords: set[str], parts: Set[str]) -> int:
 
 
 def _abbreviation_like(part: str) -> bool:
-    """A name of 3+ letters with no vowel after the first, as code abbreviates (`ctx`, `cfg`, `args`)."""
+    """A name of 3+ letters with no vowel after the first, as code abbreviates (`ctx`, `cfg`,
+    `args`)."""
     return len(part) >= 3 and not any(c in "aeiou" for c in part[1:])
 
 
 def _abbreviates(part: str, word: str) -> bool:
-    """Whether a file or folder name abbreviates a query word: its first letter, then consonants the word
-    spells in order (`ctx` context, `cfg` configuration, `args` arguments, `msg` message)."""
+    """Whether a file or folder name abbreviates a query word: its first letter, then consonants the
+    word spells in order (`ctx` context, `cfg` configuration, `args` arguments, `msg` message)."""
     if len(word) < len(part) + 2 or part[0] != word[0] or not _abbreviation_like(part):
         return False
     rest = iter(word[1:])
@@ -324,8 +345,8 @@ def _abbreviates(part: str, word: str) -> bool:
 
 
 def path_matches(query: str, paths: list[str], limit: int) -> list[str]:
-    """Indexed files whose stem or parent directory share the most words with the query (the
-    count `_path_overlap` gives, looked up in an index of the paths' words: no pass over every path)."""
+    """Indexed files whose stem or parent directory share the most words with the query (the count
+    `_path_overlap` gives, looked up in an index of the paths' words: no pass over every path)."""
     keywords, identifiers = _keywords(query), _identifiers(query)
     if not keywords and not identifiers:
         return []
@@ -342,7 +363,8 @@ def path_matches(query: str, paths: list[str], limit: int) -> list[str]:
 
 
 class _PathIndex:
-    """The words of a list of paths (`_path_parts`, `_path_joined`) mapped to the paths holding them."""
+    """The words of a list of paths (`_path_parts`, `_path_joined`) mapped to the paths holding
+    them."""
 
     def __init__(self, paths: tuple[str, ...]) -> None:
         self.by_part: dict[str, list[int]] = {}
@@ -362,8 +384,8 @@ class _PathIndex:
         return _PathIndex(paths)
 
     def sharing_prefix(self, word: str) -> set[int]:
-        """Paths with a part that `_prefix_overlap` matches to `word` (a shared 3+ character prefix, or an
-        abbreviation of it)."""
+        """Paths with a part that `_prefix_overlap` matches to `word` (a shared 3+ character prefix,
+        or an abbreviation of it)."""
         found: set[int] = set()
         parts = [
             word[:n] for n in range(3, len(word) + 1) if word[:n] in self.by_part
@@ -386,9 +408,9 @@ def rerank(
     generated: Set[str] = frozenset(),
     file_scores: Mapping[str, float] | None = None,
 ) -> list[Candidate]:
-    """Boost symbol/file-name matches, the query's phrase, definitions, coherent files and files whose whole
-    text matches (`file_scores`: a share of the best file's, by path); demote tests, vendored and `generated`
-    files; diversify; keep the lexical route's best chunk near the top."""
+    """Boost symbol/file-name matches, the query's phrase, definitions, coherent files and files
+    whose whole text matches (`file_scores`: a share of the best file's, by path); demote tests,
+    vendored and `generated` files; diversify; keep the lexical route's best chunk near the top."""
     cfg = settings or RerankSettings()
     if not candidates:
         return []
@@ -405,7 +427,8 @@ def rerank(
     phrase = _Phrase.of(query)
     wants_tests = bool(terms & {"test", "spec", "fixture"})
     demote_generated = bool(generated) and not terms & _GENERATED_WORDS
-    # prose ranks below code, so a search that holds no code (scoped to docs/ or to ADRs) keeps its scores
+    # prose ranks below code, so a search that holds no code (scoped to docs/ or to ADRs) keeps its
+    # scores
     demote_prose = not _PROSE_QUERY.search(query) and any(
         not is_prose(c.fields["path"]) for c in candidates
     )
@@ -426,9 +449,9 @@ def rerank(
         elif qualifiers and any(name in qualifiers for name in defined):
             score += top * exact_boost * cfg.symbol_qualifier
         elif symbol and terms and len(name := _name_terms(symbol)) > 1:
-            # words spelling parts of a compound name (`start_services`); a one-word name (`Application`,
-            # `Color`) is what an English word or an identifier's part matches by accident. A one-symbol
-            # query wants all of its parts named.
+            # words spelling parts of a compound name (`start_services`); a one-word name
+            # (`Application`, `Color`) is what an English word or an identifier's part matches by
+            # accident. A one-symbol query wants all of its parts named.
             score += (
                 top
                 * cfg.symbol_partial
@@ -478,7 +501,8 @@ def rerank(
     return ranked
 
 
-# Query words (stemmed) that ask for machine-written files: "the generated parser", "minified bundle", "dump".
+# Query words (stemmed) that ask for machine-written files: "the generated parser", "minified
+# bundle", "dump".
 _GENERATED_WORDS = frozenset({"generat", "autogenerat", "minify", "dump"})
 
 
@@ -497,8 +521,9 @@ def _file_sums(candidates: list[Candidate], decay: float) -> dict[str, float]:
 
 @dataclass(frozen=True)
 class _Phrase:
-    """A query long enough to be looked for as a phrase: its stemmed word pairs, and word prefixes that
-    a chunk must spell before its words are paired (most chunks spell few of them: no pairing at all)."""
+    """A query long enough to be looked for as a phrase: its stemmed word pairs, and word prefixes
+    that a chunk must spell before its words are paired (most chunks spell few of them: no pairing
+    at all)."""
 
     pairs: frozenset[tuple[str, str]]
     prefixes: tuple[str, ...]
@@ -526,8 +551,9 @@ def _pairs(words: list[str]) -> list[tuple[str, str]]:
 
 
 def _keep_lexical_top(ranked: list[Candidate], strong: Set[str]) -> None:
-    """Move the lexical route's best chunk up to the `LEXICAL_TOP_SLOTS`-th place when the rerank put it and
-    every other chunk of its file lower; only chunks with a stronger signal (`strong`) may stay above it beyond that."""
+    """Move the lexical route's best chunk up to the `LEXICAL_TOP_SLOTS`-th place when the rerank
+    put it and every other chunk of its file lower; only chunks with a stronger signal (`strong`)
+    may stay above it beyond that."""
     at = next((i for i, c in enumerate(ranked) if c.ranks.get("lexical") == 0), None)
     # a chunk of its file among the first places is the file found (hits are scored by file)
     if at is None or any(

@@ -95,7 +95,8 @@ def run_search(engine: Engine, args: SearchArgs, progress: Progress | None = Non
     _open_ahead(engine)
     _ensure_index(engine, args, progress)
     expr, possible, post_filter = filters.expression(engine.files().keys())
-    # an index without chunks has nothing to find (and the native engine's BM25 is NaN over an empty collection)
+    # an index without chunks has nothing to find (and the native engine's BM25 is NaN over an empty
+    # collection)
     possible = possible and any(record.chunks for record in engine.files().values())
     admits = filters.admits_path if post_filter else None
     groups: list[SearchGroup] = []
@@ -185,8 +186,8 @@ def _context_lines(args: SearchArgs) -> tuple[int, int]:
 
 
 def refuse_unasked_tree(engine: Engine, args: SearchArgs | dict[str, Any]) -> None:
-    """A first search outside git indexes a big tree only when asked (`--yes`, or `zg index PATH`): a
-    scratch folder of unrelated projects is not one workspace."""
+    """A first search outside git indexes a big tree only when asked (`--yes`, or `zg index PATH`):
+    a scratch folder of unrelated projects is not one workspace."""
     root = engine.ws.root
     if args.get("yes") or git.is_git_repo(root):
         return
@@ -201,8 +202,9 @@ def refuse_unasked_tree(engine: Engine, args: SearchArgs | dict[str, Any]) -> No
 
 
 def _open_ahead(engine: Engine) -> None:
-    """Begin opening the store of an index with chunks: its engine starts and pymilvus is imported while the
-    index refreshes and the model loads (a search of an index without chunks never asks the engine)."""
+    """Begin opening the store of an index with chunks: its engine starts and pymilvus is imported
+    while the index refreshes and the model loads (a search of an index without chunks never asks
+    the engine)."""
     try:
         wanted = engine.manifest() is not None and any(
             record.chunks for record in engine.files().values()
@@ -252,8 +254,8 @@ def _search_one(
         routes = {
             name: [h for h in hits if admits(h.fields["path"])] for name, hits in routes.items()
         }
-    # noise gets no hits; not a query of stop words only (no lexical terms to look for), nor one whose
-    # words a filter merely hides (they are spelled in files outside it)
+    # noise gets no hits; not a query of stop words only (no lexical terms to look for), nor one
+    # whose words a filter merely hides (they are spelled in files outside it)
     if (
         unsupported(routes)
         and lexical_query(query)
@@ -307,7 +309,8 @@ def _search_one(
 
 
 def _file_scores(engine: Engine, query: str) -> dict[str, float]:
-    """Whole-file BM25 of the query's terms (index.filestats), by path, as a share of the best file's."""
+    """Whole-file BM25 of the query's terms (index.filestats), by path, as a share of the best
+    file's."""
     raw = filestats.bm25_scores(
         engine.ws.path(filestats.FILESTATS_DB), lexical_query(query).split()
     )
@@ -315,7 +318,8 @@ def _file_scores(engine: Engine, query: str) -> dict[str, float]:
     return {path: value / best for path, value in raw.items()} if best > 0 else {}
 
 
-# file_lines(path): the lines of an indexed file as indexed, or None when it changed since (or is unreadable)
+# file_lines(path): the lines of an indexed file as indexed, or None when it changed since (or is
+# unreadable)
 FileLines = Callable[[str], list[str] | None]
 
 
@@ -343,7 +347,8 @@ def _indexed_lines(engine: Engine) -> FileLines:
 
 
 def _gap_check(file_lines: FileLines) -> GapCheck:
-    """Whether lines first..last of an indexed file are all blank (False when the file is not as indexed)."""
+    """Whether lines first..last of an indexed file are all blank (False when the file is not as
+    indexed)."""
 
     def gap_blank(path: str, first: int, last: int) -> bool:
         lines = file_lines(path)
@@ -388,9 +393,9 @@ def _routes(
                 query, [p for p in engine.files() if admits is None or admits(p)], PATH_ROUTE_FILES
             )
         )
-        # always present, so every query of a mode is normalised by the same route weights: the lexical hits
-        # in the files the query names, ranked among themselves (a BM25 call filtered to those files cost a
-        # Milvus call per search and ranked no better on the semble dev half)
+        # always present, so every query of a mode is normalised by the same route weights: the
+        # lexical hits in the files the query names, ranked among themselves (a BM25 call filtered
+        # to those files cost a Milvus call per search and ranked no better on the semble dev half)
         kept = [hit for hit in routes["lexical"] if hit.fields["path"] in named]
         routes["path"] = [
             RouteHit(hit.id, rank, hit.distance, hit.fields) for rank, hit in enumerate(kept)
@@ -401,7 +406,8 @@ def _routes(
 
 
 def _calls() -> ThreadPoolExecutor:
-    """The threads that run one search's Milvus calls side by side (shared by every search of the process)."""
+    """The threads that run one search's Milvus calls side by side (shared by every search of the
+    process)."""
     global _CALLS
     if _CALLS is None:
         _CALLS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="zg-route")
@@ -421,9 +427,9 @@ def _spelled_anywhere(engine: Engine, query: str) -> bool:
 def _invented(
     engine: Engine, query: str, routes: dict[str, list[RouteHit]], filtered: bool
 ) -> bool:
-    """Whether the query is one compound identifier (`main_side_gamma`, `getUserName`) that no chunk BM25 finds
-    for its parts spells, as grep would find it (inside a longer name too), in any case or separator style:
-    each part may match (`main`), but the name is made up."""
+    """Whether the query is one compound identifier (`main_side_gamma`, `getUserName`) that no chunk
+    BM25 finds for its parts spells, as grep would find it (inside a longer name too), in any case
+    or separator style: each part may match (`main`), but the name is made up."""
     token = query.strip().lstrip("$@")
     if not _COMPOUND.fullmatch(token) or len(split_identifier(token)) < 2:
         return False
@@ -465,10 +471,11 @@ def symbol_candidates(query: str) -> list[str]:
 def _hit(
     span: Span, preview: str, wanted: set[str], file_lines: FileLines, context: tuple[int, int]
 ) -> SearchHit:
-    """A search hit labelled with the definition its best chunk holds: a class's chunk is the class's even
-    when the query named one of its members; of sibling definitions merged into one chunk, the one named.
-    A short preview starts at that definition, or at the best chunk (a full one shows the whole span);
-    -B/-A add lines of the file around it. Markdown headings label sections."""
+    """A search hit labelled with the definition its best chunk holds: a class's chunk is the
+    class's even when the query named one of its members; of sibling definitions merged into one
+    chunk, the one named. A short preview starts at that definition, or at the best chunk (a full
+    one shows the whole span); -B/-A add lines of the file around it. Markdown headings label
+    sections."""
     f = span.fields
     symbol = f.get("symbol") or None
     if f.get("symbol_kind") not in _CONTAINER_KINDS and symbol not in wanted:
@@ -514,8 +521,9 @@ def _hit(
 
 
 def _definition_line(span: Span, name: str, own: int) -> int:
-    """The line where `name` is defined inside the span (tree-sitter, as indexing finds definitions), the first
-    from the best chunk's start `own` on; `own` when the span holds no such definition (a piece of a long one)."""
+    """The line where `name` is defined inside the span (tree-sitter, as indexing finds
+    definitions), the first from the best chunk's start `own` on; `own` when the span holds no such
+    definition (a piece of a long one)."""
     from zgrep.chunking import extract_symbols
 
     found = [

@@ -1,5 +1,6 @@
-"""Merge the ranked chunks of one file that overlap or adjoin into one span (one hit, one slot); a chunk that
-comes too late to merge stays apart, or out when it touches a span (its place is taken)."""
+"""Merge the ranked chunks of one file that overlap or adjoin into one span (one hit, one slot); a
+chunk that comes too late to merge stays apart, or out when it touches a span (its place is taken).
+"""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ GapCheck = Callable[[str, int, int], bool]
 @dataclass
 class Span:
     """Lines of one file from ranked chunks; the first (best) chunk gives its label (`fields`).
-    `lines` is None for a chunk whose stored content lacks some of its lines (clipped): it never merges."""
+    `lines` is None for a chunk whose stored content lacks some of its lines (clipped): it never
+    merges."""
 
     fields: ChunkFields
     score: float
@@ -44,8 +46,8 @@ def span_of(fields: ChunkFields, score: float, routes: list[str]) -> Span:
 
 
 def add(spans: list[Span], new: Span, gap_blank: GapCheck) -> None:
-    """Append `new`, or merge it into the spans of its file it overlaps or adjoins (across blank lines
-    only), joining the spans it bridges into the best-placed one."""
+    """Append `new`, or merge it into the spans of its file it overlaps or adjoins (across blank
+    lines only), joining the spans it bridges into the best-placed one."""
     joined = [s for s in spans if s.path == new.path and _joins(s, new, gap_blank)]
     if not joined:
         spans.append(new)
@@ -64,8 +66,8 @@ def add(spans: list[Span], new: Span, gap_blank: GapCheck) -> None:
 
 
 def add_apart(spans: list[Span], new: Span, gap_blank: GapCheck) -> None:
-    """Append `new` as a span of its own unless it overlaps or adjoins one of `spans` (then it is left out):
-    no span changes, so the spans before it stay what they were."""
+    """Append `new` as a span of its own unless it overlaps or adjoins one of `spans` (then it is
+    left out): no span changes, so the spans before it stay what they were."""
     if not any(s.path == new.path and _touches(s, new, gap_blank) for s in spans):
         spans.append(new)
 

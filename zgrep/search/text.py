@@ -40,8 +40,9 @@ _DERIVED = (
 
 
 def stem(word: str) -> str:
-    """A light, deterministic stemmer: plural, -ing/-ed, a noun's -ation/-izer/-ator and a final -e go
-    (retries/retried/retrying → retry; handle/handles/handled/handling → handl; normalization → normaliz)."""
+    """A light, deterministic stemmer: plural, -ing/-ed, a noun's -ation/-izer/-ator and a final -e
+    go (retries/retried/retrying → retry; handle/handles/handled/handling → handl; normalization →
+    normaliz)."""
     if len(word) <= 3:
         return word
     if word.endswith(("ies", "ied")) and len(word) > 4:
@@ -74,8 +75,8 @@ def terms(text: str, *, keep_stopwords: bool = False) -> list[str]:
 
 @lru_cache(maxsize=1 << 13)
 def _word_terms(word: str, keep_stopwords: bool) -> tuple[str, ...]:
-    """The terms of one word (memoised: a corpus repeats its identifiers endlessly; 8,192 words keep 98% of
-    Django's hits at +7 MB where 262,144 held 86k words, +43 MB, for no less CPU)."""
+    """The terms of one word (memoised: a corpus repeats its identifiers endlessly; 8,192 words keep
+    98% of Django's hits at +7 MB where 262,144 held 86k words, +43 MB, for no less CPU)."""
     parts = split_identifier(word)
     whole = (word.lower().strip("_"),) if len(parts) > 1 else ()
     return whole + tuple(stem(part) for part in parts if keep_stopwords or part not in STOPWORDS)

@@ -1,9 +1,8 @@
 """Route a request to the daemon or run it in-process (--mode auto|server|direct); in auto mode a
 search that found no daemon starts one, detached, for the next command (`server.autostart`).
 
-Thin path: the standard library, the operation table, the protocol and runtime modules and a ZMTP peer
-of its own (zmtp: no pyzmq); the engine only in direct mode.
-"""
+Thin path: the standard library, the operation table, the protocol and runtime modules and a ZMTP
+peer of its own (zmtp: no pyzmq); the engine only in direct mode."""
 
 from __future__ import annotations
 
@@ -51,7 +50,8 @@ class DaemonLost(RuntimeError):
 
 
 def pid_stopped(pid: int) -> bool:
-    """Whether process `pid` is stopped (SIGSTOP, Ctrl-Z, a tracer): it answers nothing until continued."""
+    """Whether process `pid` is stopped (SIGSTOP, Ctrl-Z, a tracer): it answers nothing until
+    continued."""
     return process_state(pid) in (b"T", b"t")
 
 
@@ -62,9 +62,9 @@ def exchange(
     pid: int | None = None,
     on_progress: Progress | None = None,
 ) -> protocol.Reply:
-    """Send one request to the daemon's ROUTER (a ZMTP DEALER peer, zgrep.server.zmtp) and wait for its final
-    response. Gives up after `timeout_s` (None: no limit), as soon as process `pid` is gone, or once it
-    has been stopped for STOPPED_GRACE_S."""
+    """Send one request to the daemon's ROUTER (a ZMTP DEALER peer, zgrep.server.zmtp) and wait for
+    its final response. Gives up after `timeout_s` (None: no limit), as soon as process `pid` is
+    gone, or once it has been stopped for STOPPED_GRACE_S."""
     connect_s = max(min(timeout_s if timeout_s is not None else 5.0, 5.0), 0.001)
     deadline = None if timeout_s is None else time.monotonic() + timeout_s
     stopped_since: float | None = None
@@ -130,8 +130,9 @@ def ask_server_status(timeout_ms: int) -> protocol.Reply | None:
 
 
 def wait_starting() -> DaemonInfo | None:
-    """While a daemon is being started (its starter holds the start lock until it answers), wait for it:
-    its endpoint info once it answers, None once the start ends without one or takes too long."""
+    """While a daemon is being started (its starter holds the start lock until it answers), wait for
+    it: its endpoint info once it answers, None once the start ends without one or takes too long.
+    """
     deadline = time.monotonic() + STARTING_WAIT_S
     while (
         lock_holder(runtime.runtime_dir() / runtime.START_LOCK) is not None
@@ -144,7 +145,8 @@ def wait_starting() -> DaemonInfo | None:
 
 
 def ask_shutdown(info: DaemonInfo) -> bool:
-    """Ask the daemon described by `info` to stop; whether it took the request (a stopped process reads none)."""
+    """Ask the daemon described by `info` to stop; whether it took the request (a stopped process
+    reads none)."""
     if pid_stopped(info["pid"]):
         return False
     request = protocol.make_request(SHUTDOWN.name, None, token=runtime.read_token())
@@ -165,7 +167,8 @@ def wait_gone(pid: int, timeout_s: float) -> bool:
 
 
 class DaemonState(TypedDict, total=False):
-    """Whether a daemon runs and answers; with its pid, endpoint, version, uptime and starter when it runs."""
+    """Whether a daemon runs and answers; with its pid, endpoint, version, uptime and starter when
+    it runs."""
 
     running: bool
     ready: bool
@@ -197,7 +200,8 @@ def daemon_state(timeout_ms: int = 500) -> DaemonState:
 
 
 class Autostart(NamedTuple):
-    """How an auto-mode command starts the daemon when none answers (server.endpoint, server.autostart_idle_timeout)."""
+    """How an auto-mode command starts the daemon when none answers (server.endpoint,
+    server.autostart_idle_timeout)."""
 
     endpoint: str
     idle_timeout: float
@@ -214,8 +218,8 @@ class Autostart(NamedTuple):
 
 def start_daemon(autostart: Autostart, root: str, config: dict[str, Setting] | None = None) -> bool:
     """Start the daemon detached, warming `root` with the starting command's settings (`config`: its
-    --model/--milvus-uri), unless one runs or is being started; True when started. The start lock goes
-    with it (held until it answers), so concurrent commands start one daemon."""
+    --model/--milvus-uri), unless one runs or is being started; True when started. The start lock
+    goes with it (held until it answers), so concurrent commands start one daemon."""
     fd = runtime.take_start_lock()
     if fd is None:
         return False
@@ -340,8 +344,8 @@ def refuse_if_daemon_holds(root: str) -> None:
 def call_direct_checked(
     op: str, root: str, args: Args, mode: str, on_progress: Progress | None = None
 ) -> tuple[JSONObject, str]:
-    """call_direct, naming the daemon when it turns out to hold the workspace after all; in auto mode a
-    daemon that started meanwhile (autostart) and took the workspace answers instead."""
+    """call_direct, naming the daemon when it turns out to hold the workspace after all; in auto
+    mode a daemon that started meanwhile (autostart) and took the workspace answers instead."""
     try:
         return call_direct(op, root, args, on_progress), "direct"
     except ClientError as exc:
@@ -361,7 +365,8 @@ def call_direct_checked(
 
 
 def retire(info: DaemonInfo, root: str) -> bool:
-    """Stop an autostarted daemon (of another install) and wait for it to release `root`; whether it went."""
+    """Stop an autostarted daemon (of another install) and wait for it to release `root`; whether it
+    went."""
     if not ask_shutdown(info) or not wait_gone(info["pid"], RETIRE_WAIT_S):
         return False
     wait_workspace_free(root)
@@ -371,7 +376,8 @@ def retire(info: DaemonInfo, root: str) -> bool:
 def call_beside(
     info: DaemonInfo, other: str, op: str, root: str, args: Args, on_progress: Progress | None
 ) -> tuple[JSONObject, str]:
-    """Answer in-process beside a daemon of another install (which this one must not use), saying so in one line."""
+    """Answer in-process beside a daemon of another install (which this one must not use), saying so
+    in one line."""
     pid = info["pid"]
     print(
         f"zg: the zg daemon (pid {pid}) is another install ({other}); answering in direct mode (to serve this "
@@ -387,7 +393,8 @@ def call_beside(
 
 
 def held_by_other_install(root: str, pid: int, other: str) -> ClientError:
-    """The workspace is held by a daemon this install must not use (so direct mode cannot open it either)."""
+    """The workspace is held by a daemon this install must not use (so direct mode cannot open it
+    either)."""
     return ClientError(
         ErrorCode.WORKSPACE_BUSY,
         f"the index of {root} is held by the zg daemon (pid {pid}) of "
@@ -404,12 +411,13 @@ def call(
     on_progress: Progress | None = None,
     autostart: Autostart | None = None,
 ) -> tuple[JSONObject, str]:
-    """Run `op` for workspace `root`; return (result, mode actually used). `on_progress` gets a progress
-    op's events (default: a stderr line when stderr is a terminal). `autostart`: in auto mode, an op the
-    table marks `autostart` answered in-process because no daemon ran then starts one (after its store is closed).
-    A daemon holding `root` is reached whatever runtime dir this environment names (runtime.following);
-    one of another install is restarted when it was autostarted, else answered beside in direct mode.
-    `probe_ms`: how long a daemon has to answer the probe (default server.probe_timeout_ms's)."""
+    """Run `op` for workspace `root`; return (result, mode actually used). `on_progress` gets a
+    progress op's events (default: a stderr line when stderr is a terminal). `autostart`: in auto
+    mode, an op the table marks `autostart` answered in-process because no daemon ran then starts
+    one (after its store is closed). A daemon holding `root` is reached whatever runtime dir this
+    environment names (runtime.following); one of another install is restarted when it was
+    autostarted, else answered beside in direct mode. `probe_ms`: how long a daemon has to answer
+    the probe (default server.probe_timeout_ms's)."""
     if probe_ms is None:
         from zgrep.config import ServerSection
 

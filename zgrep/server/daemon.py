@@ -1,8 +1,9 @@
 """The resident daemon: a ZeroMQ ROUTER loop serving many workspaces with warm engines.
 
-In pieces: `transport` (the sockets, frames, validation and token), `holder` (the workspaces held: engine,
-store, watcher, shared models), `jobrunner` (each workspace's index jobs, coalesced, and the requests
-waiting on them); this module is the loop that joins them and answers each request by its op's row.
+In pieces: `transport` (the sockets, frames, validation and token), `holder` (the workspaces held:
+engine, store, watcher, shared models), `jobrunner` (each workspace's index jobs, coalesced, and the
+requests waiting on them); this module is the loop that joins them and answers each request by its
+op's row.
 
 Threads: the main loop owns the ROUTER socket; requests run on a worker pool and send their
 replies back through an inproc PUSH/PULL pair; each held workspace has at most one index-job
@@ -18,8 +19,7 @@ Search freshness here: `--refresh wait` queues an incremental pass and waits for
 index about a second after they are saved) and `wait` before that (first use).
 
 A daemon started by an auto-mode search (`started_by` "autostart") opens that search's workspace as
-soon as it listens and exits once it has held nothing and heard nothing for its idle timeout.
-"""
+soon as it listens and exits once it has held nothing and heard nothing for its idle timeout."""
 
 from __future__ import annotations
 
@@ -70,10 +70,11 @@ SETTLE_DELAY_S = (
 
 
 class Daemon:
-    """The daemon's loop: its transport's requests, admitted (the daemon's own ops answered at once, the others
-    given to a worker with their workspace's Held) and answered by the op's row (`service.Operation`): a `job`
-    op goes through the workspace's job runner, a `refreshes` op waits for the pass its `refresh` asks for,
-    every read runs on a snapshot; no op is named here."""
+    """The daemon's loop: its transport's requests, admitted (the daemon's own ops answered at once,
+    the others given to a worker with their workspace's Held) and answered by the op's row
+    (`service.Operation`): a `job` op goes through the workspace's job runner, a `refreshes` op
+    waits for the pass its `refresh` asks for, every read runs on a snapshot; no op is named here.
+    """
 
     def __init__(
         self,
@@ -95,7 +96,8 @@ class Daemon:
         self.served = 0
 
     def run(self) -> bool:
-        """Serve until asked to stop (shutdown request, SIGTERM or SIGINT); False when a job outlived the stop."""
+        """Serve until asked to stop (shutdown request, SIGTERM or SIGINT); False when a job
+        outlived the stop."""
         log.info("daemon %s (pid %d) listening on %s", __version__, os.getpid(), self.endpoint)
         while not self.stopping.is_set():
             self.transport.pump(LOOP_TICK_MS, self.admit, self.stopping)
@@ -110,8 +112,8 @@ class Daemon:
         return self.close()
 
     def admit(self, envelope: list[bytes], request: protocol.Request) -> protocol.Reply | None:
-        """A checked request: a daemon op's reply now; a workspace op on a worker with its Held (None), or refused
-        (an error)."""
+        """A checked request: a daemon op's reply now; a workspace op on a worker with its Held
+        (None), or refused (an error)."""
         operation = service.operation(request["op"])
         if operation.scope is Scope.DAEMON:
             return protocol.ok(service.handler(operation)(self, request.get("args") or {}, None))
@@ -132,9 +134,9 @@ class Daemon:
         return None
 
     def warm(self, raw_root: str, config: dict[str, Setting]) -> None:
-        """Hold `raw_root` and open its index now, watcher included (the workspace of the search that
-        autostarted this daemon, with its settings), so the next search finds it warm; failures wait for
-        a real request."""
+        """Hold `raw_root` and open its index now, watcher included (the workspace of the search
+        that autostarted this daemon, with its settings), so the next search finds it warm; failures
+        wait for a real request."""
         identity = workspace_identity(raw_root)
         if identity is None:
             return
@@ -153,7 +155,8 @@ class Daemon:
         try:
             if held.prepare(open_store=False).manifest() is not None:
                 held.prepare(open_store=True)
-                # Milvus loads the collection and its BM25 index on the first query, the ranker its caches
+                # Milvus loads the collection and its BM25 index on the first query, the ranker its
+                # caches
                 for op in service.OPERATIONS.values():
                     if op.warm is not None:
                         dispatch.serve(
@@ -171,7 +174,8 @@ class Daemon:
             self.holdings.done(held)
 
     def work(self, held: Held, envelope: list[bytes], request: protocol.Request) -> None:
-        """Worker: answer one workspace request, now or (waiting for an index job) once the job ends."""
+        """Worker: answer one workspace request, now or (waiting for an index job) once the job
+        ends."""
         started = time.monotonic()
         answered = threading.Event()
 
@@ -196,7 +200,8 @@ class Daemon:
         response: protocol.Reply,
         started: float,
     ) -> None:
-        """Queue an answered request's reply, account for it, and settle the heap after an index's first search."""
+        """Queue an answered request's reply, account for it, and settle the heap after an index's
+        first search."""
         log.info(
             "%s %s: %s in %.1f ms",
             request["op"],
@@ -227,8 +232,8 @@ class Daemon:
         request: protocol.Request,
         finish: Callable[[protocol.Reply], None],
     ) -> protocol.Reply | None:
-        """Route one op: index work goes through the job queue (None: `finish` gets the answer once the job
-        ends), reads use a snapshot."""
+        """Route one op: index work goes through the job queue (None: `finish` gets the answer once
+        the job ends), reads use a snapshot."""
         operation = service.operation(request["op"])
         args: Args = {**(request.get("args") or {})}
         listener = envelope if args.pop("progress", False) and operation.progress else None
@@ -315,8 +320,8 @@ class Daemon:
         }
 
     def close(self) -> bool:
-        """Release every workspace and the sockets, giving running jobs SHUTDOWN_GRACE_S in all; False
-        when a job still runs (stuck where it cannot be cancelled)."""
+        """Release every workspace and the sockets, giving running jobs SHUTDOWN_GRACE_S in all;
+        False when a job still runs (stuck where it cannot be cancelled)."""
         helds = self.holdings.take_all()
         for held in helds:
             held.stop(protocol.error(ErrorCode.SHUTTING_DOWN, STOPPED))
@@ -363,8 +368,9 @@ def max_rss_mb() -> float:
 
 
 def settle_heap() -> None:
-    """Collect once, freeze what survives (file tables, the model: long-lived objects every full pass
-    of the cyclic GC walked), and return what an index job freed to the system (glibc's malloc_trim)."""
+    """Collect once, freeze what survives (file tables, the model: long-lived objects every full
+    pass of the cyclic GC walked), and return what an index job freed to the system (glibc's
+    malloc_trim)."""
     import ctypes.util
 
     started = time.monotonic()
@@ -431,8 +437,8 @@ def run_daemon(
     start_lock_fd: int | None = None,
     warm_config: dict[str, Setting] | None = None,
 ) -> None:
-    """Run the daemon in this process until it is stopped; cleans its files on the way out. `warm`: a
-    workspace to open once listening, with `warm_config` (the starting command's settings);
+    """Run the daemon in this process until it is stopped; cleans its files on the way out. `warm`:
+    a workspace to open once listening, with `warm_config` (the starting command's settings);
     `start_lock_fd`: the starter's start lock, closed once answering."""
     os.umask(0o077)
     # Remote consent comes from the workspace's record or from one command's environment (which

@@ -1,8 +1,8 @@
-"""The daemon's workspace holder: each workspace it serves (`Held`: its engine, opened with a model the
-`EmbedderPool` shares, its store, watcher and job runner) and the registry of them (`Holdings`), by identity
-(workspace.Identity: real path, inodes of the root and of `.zgrep/`): `/ws/../ws` is `/ws`, and a workspace
-deleted or re-created under the daemon is dropped (its engine, watcher and lock on the deleted files) and
-opened afresh by the next request."""
+"""The daemon's workspace holder: each workspace it serves (`Held`: its engine, opened with a model
+the `EmbedderPool` shares, its store, watcher and job runner) and the registry of them (`Holdings`),
+by identity (workspace.Identity: real path, inodes of the root and of `.zgrep/`): `/ws/../ws` is
+`/ws`, and a workspace deleted or re-created under the daemon is dropped (its engine, watcher and
+lock on the deleted files) and opened afresh by the next request."""
 
 from __future__ import annotations
 
@@ -108,9 +108,9 @@ class Held:
 
     # ----- engine ------------------------------------------------------------------------
     def prepare(self, open_store: bool, request: bool = True) -> Any:
-        """The engine, created with the shared model, file table loaded; store opened if asked. For a
-        `request` (on a worker), busy rather than a wait on another process's workspace lock (the index job
-        may be waiting on it), or a wait longer than OPEN_WAIT_S."""
+        """The engine, created with the shared model, file table loaded; store opened if asked. For
+        a `request` (on a worker), busy rather than a wait on another process's workspace lock (the
+        index job may be waiting on it), or a wait longer than OPEN_WAIT_S."""
         deadline = time.monotonic() + OPEN_WAIT_S
         while not self.lock.acquire(timeout=0.1):
             if request and (self.other_holder() or time.monotonic() > deadline):
@@ -142,8 +142,9 @@ class Held:
             self.lock.release()
 
     def after_predecessor(self) -> None:
-        """Wait for the store of the workspace this one replaced to close: a Milvus Lite engine's socket is one
-        per data-file path, so a store opened before would take over the deleted directory's."""
+        """Wait for the store of the workspace this one replaced to close: a Milvus Lite engine's
+        socket is one per data-file path, so a store opened before would take over the deleted
+        directory's."""
         if self.predecessor is not None and not self.predecessor.wait(SHUTDOWN_GRACE_S + 1):
             raise ZgError(
                 ErrorCode.WORKSPACE_BUSY,
@@ -153,7 +154,8 @@ class Held:
         self.predecessor = None
 
     def other_holder(self) -> str | None:
-        """Who holds this workspace's lock when it is another process (as it names itself), else None."""
+        """Who holds this workspace's lock when it is another process (as it names itself), else
+        None."""
         holder = lock_holder(self.root / STATE_DIR / ENGINE_LOCK)
         return (
             holder
@@ -164,8 +166,9 @@ class Held:
         )
 
     def open_store(self, create: bool) -> None:
-        """Open the engine's store (taking the workspace lock), then record this daemon as the workspace's
-        holder, so a client with another runtime dir finds it (caller holds self.lock)."""
+        """Open the engine's store (taking the workspace lock), then record this daemon as the
+        workspace's holder, so a client with another runtime dir finds it (caller holds self.lock).
+        """
         if not self.engine.has_store():
             self.engine.open_store(create=create)
             runtime.record_holder(self.root)
@@ -175,7 +178,8 @@ class Held:
         return self.engine.snapshot()
 
     def consent_is_per_request(self) -> bool:
-        """Whether code goes to a remote embedder only on the sending command's opt-in (a forwarded flag)."""
+        """Whether code goes to a remote embedder only on the sending command's opt-in (a forwarded
+        flag)."""
         config = self.engine.config
         return (
             config.embedding.provider != "local"
@@ -221,7 +225,8 @@ class Held:
             self.settled = False
 
     def _run_job(self, work: Job, progress: Progress) -> protocol.Reply:
-        """Run one index pass with the engine, unless the workspace's settings changed since it was built."""
+        """Run one index pass with the engine, unless the workspace's settings changed since it was
+        built."""
         if self.stale():  # e.g. remote consent withdrawn: this engine must not embed another file
             return protocol.error(
                 ErrorCode.CONFIG_CHANGED,
@@ -247,14 +252,16 @@ class Held:
             return error_response(exc)
 
     def stale(self) -> bool:
-        """Whether the settings this Held was built from (workspace file, its trust, user file) changed."""
+        """Whether the settings this Held was built from (workspace file, its trust, user file)
+        changed."""
         try:
             return settings_key(self.root, self.flags) != self.key
         except ConfigError:
             return True
 
     def current(self) -> bool:
-        """Whether the directory at this root is still this workspace (its identity adopts a new `.zgrep/`)."""
+        """Whether the directory at this root is still this workspace (its identity adopts a new
+        `.zgrep/`)."""
         try:
             now = Identity.of(self.root)
         except OSError:
@@ -269,15 +276,17 @@ class Held:
         return time.monotonic() - self.last_used
 
     def stop(self, why: protocol.Reply) -> None:
-        """Stop taking work: the watcher ends, the running job stops at its next batch, waiters get `why`."""
+        """Stop taking work: the watcher ends, the running job stops at its next batch, waiters get
+        `why`."""
         self.closed = True
         if self.watcher is not None:
             self.watcher.stop()
         self.jobs.stop(why)
 
     def close(self, deadline: float | None = None) -> bool:
-        """Stop (if not yet), wait for a running job until `deadline` (default: SHUTDOWN_GRACE_S from now),
-        then release the engine; False when the job still runs (its engine stays open)."""
+        """Stop (if not yet), wait for a running job until `deadline` (default: SHUTDOWN_GRACE_S
+        from now), then release the engine; False when the job still runs (its engine stays open).
+        """
         if not self.closed:
             self.stop(protocol.error(ErrorCode.SHUTTING_DOWN, STOPPED))
         finished = self.jobs.wait(
@@ -305,7 +314,8 @@ class Held:
 
 
 class Holdings:
-    """The workspaces the daemon holds, by real path; `lock` guards the table and each Held's `active` count."""
+    """The workspaces the daemon holds, by real path; `lock` guards the table and each Held's
+    `active` count."""
 
     def __init__(
         self, embedders: EmbedderPool, send: Callable[[list[bytes], protocol.Reply], None]
@@ -321,8 +331,9 @@ class Holdings:
     def take(
         self, identity: Identity, key: str, flags: dict[str, Setting]
     ) -> Held | protocol.Reply:
-        """The Held of `identity` under settings `key`, counted active (created, or reopened when it was
-        re-created or its settings changed); an error response when it is busy with other settings."""
+        """The Held of `identity` under settings `key`, counted active (created, or reopened when it
+        was re-created or its settings changed); an error response when it is busy with other
+        settings."""
         root = identity.real
         with self.lock:
             held = self.held.get(root)
@@ -375,8 +386,9 @@ class Holdings:
         log.info("released workspace %s", held.root)
 
     def drop(self, held: Held) -> None:
-        """Forget a workspace that was deleted or re-created (caller holds self.lock): its engine, watcher and
-        lock are on the deleted files; they close on a thread of their own, and the next request reopens it."""
+        """Forget a workspace that was deleted or re-created (caller holds self.lock): its engine,
+        watcher and lock are on the deleted files; they close on a thread of their own, and the next
+        request reopens it."""
         self.held.pop(held.root, None)
         held.stop(
             protocol.error(
@@ -409,7 +421,8 @@ class Holdings:
             other.settled = False
 
     def check(self) -> None:
-        """Drop the workspaces deleted or re-created since; answer the searches that wait on a stuck job."""
+        """Drop the workspaces deleted or re-created since; answer the searches that wait on a stuck
+        job."""
         with self.lock:
             for held in list(self.held.values()):
                 if not held.current():
@@ -442,7 +455,8 @@ class Holdings:
 
 
 def settings_key(root: Path, flags: dict[str, Setting]) -> str:
-    """What a Held is built from: the workspace's settings under the request's flags, with their sources."""
+    """What a Held is built from: the workspace's settings under the request's flags, with their
+    sources."""
     config = Config.load(root, flags)
     return json.dumps([config.values, config.sources], sort_keys=True)
 

@@ -1,7 +1,8 @@
-"""The daemon's job runner: one workspace's index jobs on a thread of their own, work that arrives meanwhile
-coalesced into the next job (`service.Job.merge`), and the requests waiting on them (`Waiter`) answered by the
-job that covers them. No worker waits for a job: a waiter's reply runs when the job ends. A job silent for
-STALL_S is stuck: the impatient waiters (searches) are answered busy, index requests wait on."""
+"""The daemon's job runner: one workspace's index jobs on a thread of their own, work that arrives
+meanwhile coalesced into the next job (`service.Job.merge`), and the requests waiting on them
+(`Waiter`) answered by the job that covers them. No worker waits for a job: a waiter's reply runs
+when the job ends. A job silent for STALL_S is stuck: the impatient waiters (searches) are answered
+busy, index requests wait on."""
 
 from __future__ import annotations
 
@@ -30,7 +31,8 @@ class JobCancelled(ZgError):
 
 @dataclass
 class Waiter:
-    """A request waiting for the job that covers `generation`; `reply` gets that job's response once."""
+    """A request waiting for the job that covers `generation`; `reply` gets that job's response
+    once."""
 
     generation: int
     reply: Reply
@@ -50,9 +52,9 @@ class JobState:
 
 
 class JobRunner:
-    """The index jobs of the workspace at `root`: `run(job, progress)` runs one and returns its response;
-    `check()` raises JobCancelled when the workspace is gone; `send(envelope, msg)` queues a progress event;
-    `ran(response)` hears every job's response."""
+    """The index jobs of the workspace at `root`: `run(job, progress)` runs one and returns its
+    response; `check()` raises JobCancelled when the workspace is gone; `send(envelope, msg)` queues
+    a progress event; `ran(response)` hears every job's response."""
 
     def __init__(
         self,
@@ -85,8 +87,9 @@ class JobRunner:
         listener: list[bytes] | None = None,
         patient: bool = True,
     ) -> None:
-        """Queue index work (coalescing with what is pending: `Job.merge`); `reply` gets the response of the job
-        that covers it (at once: busy, when MAX_WAITERS requests wait already)."""
+        """Queue index work (coalescing with what is pending: `Job.merge`); `reply` gets the
+        response of the job that covers it (at once: busy, when MAX_WAITERS requests wait already).
+        """
         with self.cond:
             if reply is not None and len(self.waiters) >= MAX_WAITERS:
                 busy = protocol.error(
@@ -137,7 +140,8 @@ class JobRunner:
             waiter.reply(self.busy_error())
 
     def progress(self, event: ProgressEvent) -> None:
-        """A job's progress: a cancellation point, then the event for every waiter that asked for it."""
+        """A job's progress: a cancellation point, then the event for every waiter that asked for
+        it."""
         if self.stopped:
             raise JobCancelled(
                 ErrorCode.SHUTTING_DOWN, "the daemon stopped the index job; run it again"

@@ -35,7 +35,8 @@ class ProtocolError(ZgError, ValueError):
 
 
 class Request(TypedDict):
-    """What a client sends: op `op` on workspace `root` (None: the daemon's own ops) with its arguments."""
+    """What a client sends: op `op` on workspace `root` (None: the daemon's own ops) with its
+    arguments."""
 
     v: int
     op: str
@@ -52,8 +53,8 @@ class ErrorDoc(TypedDict):
 
 
 class Reply(TypedDict, total=False):
-    """What the daemon (or direct mode) answers: `ok` with the op's `result`, or not with an `error`; or,
-    before the final reply of a progress op, a `progress` event alone."""
+    """What the daemon (or direct mode) answers: `ok` with the op's `result`, or not with an
+    `error`; or, before the final reply of a progress op, a `progress` event alone."""
 
     v: int
     ok: bool
@@ -92,7 +93,8 @@ def encode(msg: Request | Reply) -> bytes:
 
 
 def _brief(value: Any) -> str:
-    """A short repr of a scalar, or the type of a container, for error messages (hostile values are big or deep)."""
+    """A short repr of a scalar, or the type of a container, for error messages (hostile values are
+    big or deep)."""
     text = (
         repr(value)
         if value is None or isinstance(value, (str, int, float))
@@ -170,8 +172,8 @@ CHECKS: dict[frozenset[type], Check] = {
 
 
 def kinds(annotation: Any) -> frozenset[type]:
-    """The JSON kinds a contract field's type admits besides null: `list[str] | None` -> {list}, a Literal of
-    strings -> {str}."""
+    """The JSON kinds a contract field's type admits besides null: `list[str] | None` -> {list}, a
+    Literal of strings -> {str}."""
     members = (
         get_args(annotation) if get_origin(annotation) in (Union, UnionType) else (annotation,)
     )
@@ -187,8 +189,9 @@ def kinds(annotation: Any) -> frozenset[type]:
 
 @cache
 def arg_checks() -> dict[str, Check]:
-    """The check of each argument name an op's contract declares, derived from its type: a name means one kind
-    of value on the wire, whichever op a request names (an index request's `refresh` is checked as a search's)."""
+    """The check of each argument name an op's contract declares, derived from its type: a name
+    means one kind of value on the wire, whichever op a request names (an index request's `refresh`
+    is checked as a search's)."""
     checks: dict[str, Check] = {}
     for op in OPERATIONS.values():
         for name, kind in get_type_hints(op.args).items():
@@ -207,7 +210,8 @@ def _check_args(args: Any) -> None:
 
 
 def decode_request(data: bytes) -> Request:
-    """Parse and validate a request (size, JSON, the type of every field); raise ProtocolError with a precise reason."""
+    """Parse and validate a request (size, JSON, the type of every field); raise ProtocolError with
+    a precise reason."""
     if len(data) > MAX_MESSAGE_BYTES:
         raise ProtocolError(
             ErrorCode.TOO_LARGE,

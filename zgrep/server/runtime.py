@@ -1,8 +1,8 @@
-"""Where the per-user daemon keeps its socket, pid, endpoint, token and log files, and how it is started.
+"""Where the per-user daemon keeps its socket, pid, endpoint, token and log files, and how it is
+started.
 
-Imported on the thin client path: the standard library and light zgrep modules only (fsutil, procfs, locking,
-workspace).
-"""
+Imported on the thin client path: the standard library and light zgrep modules only (fsutil, procfs,
+locking, workspace)."""
 
 from __future__ import annotations
 
@@ -64,9 +64,9 @@ def _own_private_dir(path: str | Path) -> bool:
 
 
 def runtime_dir(create: bool = False) -> Path:
-    """`$XDG_RUNTIME_DIR/zgrep`, else `/run/user/$UID/zgrep` when that is this user's own (an agent host
-    may drop the variable), else a 0700 `run` dir under the zgrep cache dir. Inside `following(root)`:
-    the runtime dir of the daemon holding that workspace."""
+    """`$XDG_RUNTIME_DIR/zgrep`, else `/run/user/$UID/zgrep` when that is this user's own (an agent
+    host may drop the variable), else a 0700 `run` dir under the zgrep cache dir. Inside
+    `following(root)`: the runtime dir of the daemon holding that workspace."""
     followed = _FOLLOWED.get()
     if followed is not None:
         return followed
@@ -82,9 +82,9 @@ def runtime_dir(create: bool = False) -> Path:
 
 
 def record_holder(root: Path) -> None:
-    """Record in `root`'s state dir (0600, beside its engine lock) that this daemon, whose files are in
-    runtime_dir(), holds the workspace: clients started with another environment find it there. Best
-    effort: a workspace whose state dir cannot take it is still served."""
+    """Record in `root`'s state dir (0600, beside its engine lock) that this daemon, whose files are
+    in runtime_dir(), holds the workspace: clients started with another environment find it there.
+    Best effort: a workspace whose state dir cannot take it is still served."""
     with contextlib.suppress(OSError):
         atomic_write(
             root / STATE_DIR / HOLDER_FILE,
@@ -124,9 +124,9 @@ def _holder_record(path: Path) -> dict[str, Any]:
 
 
 def holder_runtime_dir(root: str | Path) -> Path | None:
-    """The runtime dir of the zg daemon that holds workspace `root` now, by its record, or None. Workspace
-    files are untrusted: the dir must be this user's private dir, and the process named both there and in
-    the record must be the one holding the workspace's engine lock."""
+    """The runtime dir of the zg daemon that holds workspace `root` now, by its record, or None.
+    Workspace files are untrusted: the dir must be this user's private dir, and the process named
+    both there and in the record must be the one holding the workspace's engine lock."""
     state = Path(root) / STATE_DIR
     holder = lock_holder(state / ENGINE_LOCK)
     if holder is None:
@@ -147,8 +147,9 @@ def holder_runtime_dir(root: str | Path) -> Path | None:
 
 @contextmanager
 def following(root: str | Path | None) -> Iterator[Path]:
-    """Within this block (this thread), runtime_dir() is that of the daemon holding `root` when it runs
-    with another environment (say, started from a shell whose XDG_RUNTIME_DIR an agent host dropped)."""
+    """Within this block (this thread), runtime_dir() is that of the daemon holding `root` when it
+    runs with another environment (say, started from a shell whose XDG_RUNTIME_DIR an agent host
+    dropped)."""
     found = holder_runtime_dir(root) if root else None
     token = _FOLLOWED.set(found) if found is not None and found != runtime_dir() else None
     try:
@@ -166,7 +167,8 @@ def state_dir(create: bool = False) -> Path:
 
 
 def default_endpoint() -> str:
-    """The ipc socket inside the runtime dir (through a short alias when its path is too long for a socket)."""
+    """The ipc socket inside the runtime dir (through a short alias when its path is too long for a
+    socket)."""
     rdir = runtime_dir()
     if len(os.fsencode(str(rdir / SOCKET_FILE))) > IPC_PATH_MAX:
         rdir = _short_alias(rdir)
@@ -174,7 +176,8 @@ def default_endpoint() -> str:
 
 
 def _short_alias(target: Path) -> Path:
-    """A symlink `/tmp/zgrep-UID/HASH` -> `target` in a private dir this user owns (sockaddr_un is short)."""
+    """A symlink `/tmp/zgrep-UID/HASH` -> `target` in a private dir this user owns (sockaddr_un is
+    short)."""
     import hashlib  # only for a runtime dir too deep for a socket path
     import tempfile
 
@@ -198,7 +201,8 @@ def _short_alias(target: Path) -> Path:
 
 
 def new_token(name: str = TOKEN_FILE) -> str:
-    """A fresh random token, written to the 0600 file `name` in the runtime dir (the daemon's by default)."""
+    """A fresh random token, written to the 0600 file `name` in the runtime dir (the daemon's by
+    default)."""
     import secrets  # only when a token is made: the thin client imports this module
 
     token = secrets.token_urlsafe(32)
@@ -215,7 +219,8 @@ def read_token() -> str | None:
 
 
 class DaemonInfo(TypedDict, total=False):
-    """The daemon's endpoint file (INFO_FILE): read_info returns it only with an int `pid` and a str `endpoint`."""
+    """The daemon's endpoint file (INFO_FILE): read_info returns it only with an int `pid` and a str
+    `endpoint`."""
 
     pid: Required[int]
     endpoint: Required[str]
@@ -227,8 +232,8 @@ class DaemonInfo(TypedDict, total=False):
 
 
 def read_info(rdir: Path | None = None) -> DaemonInfo | None:
-    """The endpoint file of the daemon (pid, endpoint, version, install, started) in `rdir` (default:
-    runtime_dir()), or None."""
+    """The endpoint file of the daemon (pid, endpoint, version, install, started) in `rdir`
+    (default: runtime_dir()), or None."""
     try:
         info = json.loads(((rdir or runtime_dir()) / INFO_FILE).read_text("utf-8"))
     except (OSError, ValueError):
@@ -243,7 +248,8 @@ def read_info(rdir: Path | None = None) -> DaemonInfo | None:
 
 
 def install() -> dict[str, str]:
-    """What identifies this zg install: its version, and the interpreter and prefix (venv) it runs from."""
+    """What identifies this zg install: its version, and the interpreter and prefix (venv) it runs
+    from."""
     return {"version": __version__, "executable": sys.executable, "prefix": sys.prefix}
 
 
@@ -277,8 +283,8 @@ def remove_files(endpoint: str | None) -> None:
 
 
 def take_start_lock() -> int | None:
-    """A descriptor holding the start lock (flock), to hand to the daemon being started (it drops the lock
-    once it answers); None while another process is starting one."""
+    """A descriptor holding the start lock (flock), to hand to the daemon being started (it drops
+    the lock once it answers); None while another process is starting one."""
     lock = FileLock(runtime_dir(create=True) / START_LOCK, 0o600)
     return lock.detach() if lock.acquire(blocking=False) else None
 
@@ -292,9 +298,10 @@ def spawn(
     start_lock_fd: int | None = None,
     warm_config: dict[str, Setting] | None = None,
 ) -> subprocess.Popen[bytes]:
-    """Start `zg server run` detached: its own session, cwd /, stdin and stdout null, stderr to the state
-    dir's STDERR_FILE; it outlives the caller. `warm`: a workspace to open as soon as it listens, with the
-    settings of the command that started it (`warm_config`: its --model/--milvus-uri, as sent to a daemon)."""
+    """Start `zg server run` detached: its own session, cwd /, stdin and stdout null, stderr to the
+    state dir's STDERR_FILE; it outlives the caller. `warm`: a workspace to open as soon as it
+    listens, with the settings of the command that started it (`warm_config`: its
+    --model/--milvus-uri, as sent to a daemon)."""
     import subprocess  # only when starting a daemon: the thin client pays nothing for it otherwise
 
     argv = [

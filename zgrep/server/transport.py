@@ -1,7 +1,8 @@
-"""The daemon's transport: its ZeroMQ ROUTER socket (an ipc socket file 0600), the inproc PUSH/PULL pair
-worker threads queue their replies on (the main loop alone touches the ROUTER), and the checks every message
-passes before it is a request: one frame after an optional empty delimiter, the size limit, the protocol's
-validation, and the token (compared in constant time). Rejections are answered here."""
+"""The daemon's transport: its ZeroMQ ROUTER socket (an ipc socket file 0600), the inproc PUSH/PULL
+pair worker threads queue their replies on (the main loop alone touches the ROUTER), and the checks
+every message passes before it is a request: one frame after an optional empty delimiter, the size
+limit, the protocol's validation, and the token (compared in constant time). Rejections are answered
+here."""
 
 from __future__ import annotations
 
@@ -25,7 +26,8 @@ Admit = Callable[[list[bytes], protocol.Request], "protocol.Reply | None"]
 
 
 class Transport:
-    """The ROUTER bound to `endpoint` (`endpoint` then names what it is bound to) and the replies' pair."""
+    """The ROUTER bound to `endpoint` (`endpoint` then names what it is bound to) and the replies'
+    pair."""
 
     def __init__(self, endpoint: str, token: str) -> None:
         self.token = token
@@ -55,9 +57,9 @@ class Transport:
         push.send_multipart([*envelope, protocol.encode(msg)])
 
     def pump(self, timeout_ms: int, admit: Admit, stopping: threading.Event) -> None:
-        """Wait up to `timeout_ms` for traffic: forward the queued replies, and give each request that passes the
-        checks to `admit(envelope, request)`, which answers it (a reply) or takes it (None); stop reading once
-        `stopping` is set."""
+        """Wait up to `timeout_ms` for traffic: forward the queued replies, and give each request
+        that passes the checks to `admit(envelope, request)`, which answers it (a reply) or takes it
+        (None); stop reading once `stopping` is set."""
         try:
             events = dict(self.poller.poll(timeout_ms))
         except zmq.ZMQError as exc:  # EINTR from a signal: the caller's loop condition decides
@@ -77,7 +79,8 @@ class Transport:
             self.router.send_multipart(self.replies.recv_multipart())
 
     def receive(self, frames: list[bytes], admit: Admit) -> None:
-        """Check one message and answer it here (every rejection, or `admit`'s reply) unless `admit` took it."""
+        """Check one message and answer it here (every rejection, or `admit`'s reply) unless `admit`
+        took it."""
         envelope = frames[:-1]
         if not envelope:
             return

@@ -32,8 +32,8 @@ MODIFIED = 2  # watchfiles.Change.modified
 
 
 class Watcher(threading.Thread):
-    """Calls `on_change(paths)` with changed workspace-relative paths, or None when an ignore file or
-    the directory tree changed (then everything may be in or out)."""
+    """Calls `on_change(paths)` with changed workspace-relative paths, or None when an ignore file
+    or the directory tree changed (then everything may be in or out)."""
 
     def __init__(
         self, root: Path, include_hidden: bool, on_change: Callable[[list[str] | None], None]
@@ -54,7 +54,8 @@ class Watcher(threading.Thread):
         self._stopping.set()
 
     def directories(self) -> set[str]:
-        """Every admitted directory ("" is the root) the index's walk enters (`discovery.walk_dirs`)."""
+        """Every admitted directory ("" is the root) the index's walk enters
+        (`discovery.walk_dirs`)."""
         return {rel_dir for rel_dir, _ in walk_dirs(self.root, self._rules)}
 
     def _open(self) -> RustNotify:
@@ -97,7 +98,8 @@ class Watcher(threading.Thread):
         return RustNotify(paths, False, True, POLL_MS, False, False)
 
     def changes(self, raw: set[tuple[int, str]]) -> set[str] | None:
-        """The admitted file paths among watchfiles' `raw` changes; None when an ignore file or a directory changed."""
+        """The admitted file paths among watchfiles' `raw` changes; None when an ignore file or a
+        directory changed."""
         prefix = f"{self.root}{os.sep}"
         paths = set()
         for change, path in raw:

@@ -1,10 +1,10 @@
-"""A ZeroMQ DEALER peer in the standard library: ZMTP 3 with the NULL mechanism, over the daemon's ipc:// or
-tcp:// endpoint. The thin client talks to the daemon's ROUTER through it, so a command imports no pyzmq
-(about 30 ms of every `zg` call); the daemon keeps pyzmq.
+"""A ZeroMQ DEALER peer in the standard library: ZMTP 3 with the NULL mechanism, over the daemon's
+ipc:// or tcp:// endpoint. The thin client talks to the daemon's ROUTER through it, so a command
+imports no pyzmq (about 30 ms of every `zg` call); the daemon keeps pyzmq.
 
-Wire format (https://rfc.zeromq.org/spec/23/): a 64-byte greeting each way, a READY command each way, then
-frames of a flags byte (MORE 1, LONG 2, COMMAND 4), a 1- or 8-byte big-endian size and the body.
-"""
+Wire format (https://rfc.zeromq.org/spec/23/): a 64-byte greeting each way, a READY command each
+way, then frames of a flags byte (MORE 1, LONG 2, COMMAND 4), a 1- or 8-byte big-endian size and the
+body."""
 
 from __future__ import annotations
 
@@ -23,7 +23,8 @@ MAX_FRAME = (
 
 
 class PeerError(ConnectionError):
-    """The endpoint refused the connection, closed it, or does not speak ZMTP 3 with the NULL mechanism."""
+    """The endpoint refused the connection, closed it, or does not speak ZMTP 3 with the NULL
+    mechanism."""
 
 
 def frame(body: bytes, flags: int = 0) -> bytes:
@@ -68,10 +69,11 @@ def connect(endpoint: str, timeout_s: float) -> socket.socket:
 
 
 class Dealer:
-    """One connection to a ROUTER: send multipart messages, receive them with a timeout. Our greeting goes
-    out at once; READY and what was sent meanwhile follow the peer's greeting (libzmq drops a connection
-    whose READY arrives with the greeting), read inside recv(), so nothing here blocks on a peer that
-    accepted the connection but does not run (stopped): the caller's receive loop decides."""
+    """One connection to a ROUTER: send multipart messages, receive them with a timeout. Our
+    greeting goes out at once; READY and what was sent meanwhile follow the peer's greeting (libzmq
+    drops a connection whose READY arrives with the greeting), read inside recv(), so nothing here
+    blocks on a peer that accepted the connection but does not run (stopped): the caller's receive
+    loop decides."""
 
     def __init__(self, endpoint: str, timeout_s: float) -> None:
         self.endpoint = endpoint
@@ -97,7 +99,8 @@ class Dealer:
             self.sock.sendall(data)
 
     def recv(self, timeout_s: float) -> list[bytes] | None:
-        """The next message, or None when none completes within `timeout_s` (what arrived stays buffered)."""
+        """The next message, or None when none completes within `timeout_s` (what arrived stays
+        buffered)."""
         deadline = time.monotonic() + timeout_s
         while (message := self._next()) is None:
             if not self._fill(deadline):
@@ -105,7 +108,8 @@ class Dealer:
         return message
 
     def _next(self) -> list[bytes] | None:
-        """The next whole message in the buffer, after the peer's greeting and READY; None while incomplete."""
+        """The next whole message in the buffer, after the peer's greeting and READY; None while
+        incomplete."""
         if self.outbox is not None:
             if len(self.buf) < len(GREETING):
                 return None
@@ -130,7 +134,8 @@ class Dealer:
         return None
 
     def _scan(self) -> tuple[bool, list[bytes]] | None:
-        """Take one complete message (or command) off the buffer: (is_command, bodies); None while incomplete."""
+        """Take one complete message (or command) off the buffer: (is_command, bodies); None while
+        incomplete."""
         at, parts, buf = 0, [], self.buf
         while True:
             if len(buf) < at + 2:

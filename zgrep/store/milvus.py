@@ -21,7 +21,8 @@ from zgrep.store.rows import MAX_NAMES
 from zgrep.types import ChunkFields, RouteHit
 from zgrep.workspace import redact
 
-# the fields a route hit carries: what the rerank and the hits read (mtime only filters, in expressions)
+# the fields a route hit carries: what the rerank and the hits read (mtime only filters, in
+# expressions)
 SCALAR_FIELDS = (
     "path",
     "language",
@@ -34,8 +35,8 @@ SCALAR_FIELDS = (
     "content",
 )
 _DELETE_BATCH = 500
-# rows per insert call: the native engine's CPU per row grows with the call's size (Django's rows, 20k inserted:
-# 0.38 ms a row in calls of 256, 0.52 in calls of 600, 1.1 in calls of 2,000)
+# rows per insert call: the native engine's CPU per row grows with the call's size (Django's rows,
+# 20k inserted: 0.38 ms a row in calls of 256, 0.52 in calls of 600, 1.1 in calls of 2,000)
 _INSERT_BATCH = 256
 _LOCAL_GRPC = {"grpc.keepalive_time_ms": 2**31 - 1, "grpc.keepalive_permit_without_calls": 0}
 CHECK_TIMEOUT_S = 5.0  # a health check's call: pymilvus retries an engine's internal error (damaged data) until then
@@ -114,8 +115,8 @@ class MilvusStore:
         timeout: float = 30.0,
         engine: NativeEngine | None = None,
     ) -> None:
-        """Connect to the server at `uri`, or to the native engine on the Milvus Lite file `uri` (`engine`, when
-        the caller started it already, else started here)."""
+        """Connect to the server at `uri`, or to the native engine on the Milvus Lite file `uri`
+        (`engine`, when the caller started it already, else started here)."""
         self.uri = uri
         self.collection = collection
         self.dim = dim
@@ -126,7 +127,8 @@ class MilvusStore:
         try:
             if self.engine is not None:
                 self.engine.wait()
-                # a local engine: no keepalive pings (it answers pings without calls with GOAWAY too_many_pings)
+                # a local engine: no keepalive pings (it answers pings without calls with GOAWAY
+                # too_many_pings)
                 self.client = MilvusClient(
                     uri=self.engine.uri, timeout=timeout, grpc_options=_LOCAL_GRPC
                 )
@@ -171,7 +173,8 @@ class MilvusStore:
         return int(stats.get("row_count", 0))
 
     def _failure(self, exc: MilvusException) -> StoreError:
-        """The error for a failed check: the engine's own last error line names the damage when it has one."""
+        """The error for a failed check: the engine's own last error line names the damage when it
+        has one."""
         return _open_failure(
             self.uri, (self.engine.last_error() if self.engine else "") or exc.message
         )
@@ -319,9 +322,9 @@ class MilvusStore:
         """Chunks defining one of `names` exactly (as their symbol or merged in), definitions first.
 
         Milvus Lite scans every row for `array_contains_any` (~1 s on Django's 43k chunks), so with
-        `lexical` (the names as BM25 query text) the chunks come from an exact `symbol in` query plus
-        the BM25 route (`lexical_hits` when the caller already ran it), keeping those whose `names`
-        hold a name."""
+        `lexical` (the names as BM25 query text) the chunks come from an exact `symbol in` query
+        plus the BM25 route (`lexical_hits` when the caller already ran it), keeping those whose
+        `names` hold a name."""
         if not names:
             return []
         self.ensure_loaded()

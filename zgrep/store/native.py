@@ -1,10 +1,10 @@
-"""The embedded Milvus: milvus-lite 2.5's native engine (C++ segcore + Knowhere) as a child process that
-serves one data file over a Unix socket in a private directory.
+"""The embedded Milvus: milvus-lite 2.5's native engine (C++ segcore + Knowhere) as a child process
+that serves one data file over a Unix socket in a private directory.
 
-Standard library only (status and doctor name the engine without importing pymilvus). The child takes
-the data file's lock file as its last argument and waits on it: once this process lets go (close, exit,
-`kill -9`), the engine gets the lock and exits, so it never outlives its owner and never shares its file.
-"""
+Standard library only (status and doctor name the engine without importing pymilvus). The child
+takes the data file's lock file as its last argument and waits on it: once this process lets go
+(close, exit, `kill -9`), the engine gets the lock and exits, so it never outlives its owner and
+never shares its file."""
 
 from __future__ import annotations
 
@@ -45,7 +45,8 @@ def is_lite(uri: str) -> bool:
 
 
 def engine_of(uri: str) -> str:
-    """The manifest's milvus_engine for data at `uri`: this engine for a Milvus Lite file, else the server's."""
+    """The manifest's milvus_engine for data at `uri`: this engine for a Milvus Lite file, else the
+    server's."""
     return ENGINE if is_lite(uri) else "server"
 
 
@@ -101,8 +102,9 @@ def remove_data(db: Path) -> None:
 
 
 def command(db: Path, address: str, lock: Path | None = None) -> tuple[list[str], dict[str, str]]:
-    """The engine's argv and environment: serving `db` on `address` (`unix:PATH`, or `HOST:PORT` for gRPC over
-    TCP: a Milvus server for tests and benches), until the owner of `lock` lets go when one is given."""
+    """The engine's argv and environment: serving `db` on `address` (`unix:PATH`, or `HOST:PORT` for
+    gRPC over TCP: a Milvus server for tests and benches), until the owner of `lock` lets go when
+    one is given."""
     spec = find_spec(
         "milvus_lite"
     )  # (importing it loads pkg_resources: ~0.2 s for a version string)
@@ -123,15 +125,15 @@ class NativeEngine:
     """One engine child serving the data file `db`; `uri` is its socket for pymilvus."""
 
     def __init__(self, db: Path, timeout: float) -> None:
-        """Take the data file's lock and start the engine; returns before it answers, and a failure to start
-        is raised by wait() (so the start overlaps with importing pymilvus)."""
+        """Take the data file's lock and start the engine; returns before it answers, and a failure
+        to start is raised by wait() (so the start overlaps with importing pymilvus)."""
         self.db = db = db.absolute()  # (the engine runs in the data file's directory)
         self._deadline = time.monotonic() + timeout
         self._lock_fd: int | None = None
         self._error: EngineError | None = None
         self.proc: subprocess.Popen[bytes] | None = None
-        # one socket and log per data file, in a private directory: the lock keeps them to one engine at a time,
-        # and what a killed owner left is replaced by the next start
+        # one socket and log per data file, in a private directory: the lock keeps them to one
+        # engine at a time, and what a killed owner left is replaced by the next start
         name = hashlib.sha256(str(db.resolve()).encode()).hexdigest()[:16]
         self.socket = self._log = ""
         try:
@@ -191,8 +193,8 @@ class NativeEngine:
             )  # an engine whose owner is gone (it exits once it holds the lock), or a lock just let go
 
     def wait(self) -> None:
-        """Block until the engine listens on its socket; EngineError when it could not start, with the engine's
-        own words when it stopped."""
+        """Block until the engine listens on its socket; EngineError when it could not start, with
+        the engine's own words when it stopped."""
         if self._error is not None:
             raise self._error
         assert self.proc is not None
@@ -221,7 +223,8 @@ class NativeEngine:
         return next((e for e in reversed(errors) if e), "")
 
     def close(self) -> None:
-        """Let the engine go: it finishes, sees the lock free and exits (killed if it has not after a while)."""
+        """Let the engine go: it finishes, sees the lock free and exits (killed if it has not after
+        a while)."""
         if self._lock_fd is None:
             return
         os.close(self._lock_fd)  # closing releases the lockf lock the engine waits on
@@ -255,7 +258,8 @@ def _accepts(path: str) -> bool:
 
 
 def _private_dir() -> str:
-    """`<tmp>/zg-milvus-<uid>`, made 0700 and checked to be this user's own (never another user's planted dir)."""
+    """`<tmp>/zg-milvus-<uid>`, made 0700 and checked to be this user's own (never another user's
+    planted dir)."""
     path = os.path.join(tempfile.gettempdir(), f"zg-milvus-{os.getuid()}")
     try:
         os.mkdir(path, 0o700)

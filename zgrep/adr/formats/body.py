@@ -1,4 +1,5 @@
-"""Markdown pieces the foreign formats share: the title heading, sections, link lines, the ```zg block."""
+"""Markdown pieces the foreign formats share: the title heading, sections, link lines, the ```zg
+block."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ FENCE_RE = re.compile(r"^(```|~~~)")
 ZG_OPEN_RE = re.compile(r"^```\s*zg\s*$")
 HEADING_RE = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 FILE_NUMBER_RE = re.compile(r"^(\d{1,})-")
-# `Supersedes [2. Use X](0002-use-x.md)`, `* Superseded by [ADR-0005](0005-x.md)`, `Amended by ADR-0007`
+# `Supersedes [2. Use X](0002-use-x.md)`, `* Superseded by [ADR-0005](0005-x.md)`, `Amended by
+# ADR-0007`
 LINK_LINE_RE = re.compile(
     r"^\s*(?:[*-]\s+)?(Supersedes|Superseded by|Amends|Amended by)\b:?\s*(.+?)\s*$", re.IGNORECASE
 )
@@ -34,7 +36,8 @@ class Line:
 
 
 def body_lines(text: str) -> list[Line]:
-    """Every line of the file, numbered, with fenced-code lines marked (headings there are not headings)."""
+    """Every line of the file, numbered, with fenced-code lines marked (headings there are not
+    headings)."""
     out, fence = [], ""
     for i, raw in enumerate(text.splitlines()):
         m = FENCE_RE.match(raw.lstrip())
@@ -56,7 +59,8 @@ def heading(lines: list[Line], level: int = 1) -> Line | None:
 
 
 def section(lines: list[Line], name: str) -> list[Line] | None:
-    """The lines under the `## name` heading (case-insensitive) up to the next heading of level 1 or 2."""
+    """The lines under the `## name` heading (case-insensitive) up to the next heading of level 1 or
+    2."""
     out: list[Line] | None = None
     for line in lines:
         m = None if line.fenced else HEADING_RE.match(line.text)
@@ -111,8 +115,8 @@ def links(lines: list[Line], errors: list[AdrError]) -> tuple[dict[str, list[str
 
 
 def status_word(text: str, line: int, errors: list[AdrError]) -> str:
-    """The zg status of a free-text status (`Accepted`, `superseded by ADR-0005`, `Draft`); unknown words
-    are kept (not live) with a warning."""
+    """The zg status of a free-text status (`Accepted`, `superseded by ADR-0005`, `Draft`); unknown
+    words are kept (not live) with a warning."""
     words = re.findall(r"[A-Za-z]+", text)
     word = words[0].lower() if words else ""
     word = STATUS_ALIASES.get(word, word)
@@ -130,7 +134,8 @@ def status_word(text: str, line: int, errors: list[AdrError]) -> str:
 
 
 def zg_block(text: str) -> tuple[Meta | None, list[AdrError]]:
-    """The optional ```zg fenced block of zg metadata (anchors, constraints, id ...) in a record's body."""
+    """The optional ```zg fenced block of zg metadata (anchors, constraints, id ...) in a record's
+    body."""
     opener = zg_opener(text)
     if opener is None:
         return None, []
@@ -144,8 +149,8 @@ def zg_block(text: str) -> tuple[Meta | None, list[AdrError]]:
 
 
 def zg_opener(text: str) -> int | None:
-    """Index of the ```zg line that opens a record's zg block (the first after any front matter), None
-    when the record has none; reading, edits and `zg adr import` all find the block here."""
+    """Index of the ```zg line that opens a record's zg block (the first after any front matter),
+    None when the record has none; reading, edits and `zg adr import` all find the block here."""
     lines = text.splitlines()
     fm_lines = front_matter_lines(text)
     start = 0 if fm_lines is None else len(fm_lines) + 2

@@ -1,4 +1,5 @@
-"""MADR 2, 3 and 4: front matter (3/4) or a `* Status:` bullet list (2); title from the first heading."""
+"""MADR 2, 3 and 4: front matter (3/4) or a `* Status:` bullet list (2); title from the first
+heading."""
 
 from __future__ import annotations
 

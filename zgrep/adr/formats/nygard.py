@@ -1,4 +1,5 @@
-"""adr-tools (Michael Nygard's format): `# N. Title`, `Date:`, a `## Status` section with link lines."""
+"""adr-tools (Michael Nygard's format): `# N. Title`, `Date:`, a `## Status` section with link
+lines."""
 
 from __future__ import annotations
 
