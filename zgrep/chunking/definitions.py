@@ -132,7 +132,8 @@ def parse(text: str, language: str) -> Tree:
     thread is kept, so chunking and relation extraction of one file string parse it once."""
     last = getattr(_PARSERS, "last", None)
     if last is not None and last[0] is text and last[1] == language:
-        return last[2]
+        cached: Tree = last[2]
+        return cached
     parser = parser_for(language)
     if parser is None:
         raise ValueError(f"no grammar for {language!r}")

@@ -97,7 +97,8 @@ class _HTTPEmbedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         """Embed one query; shape (dim,)."""
-        return self._embed_batch([text])[0]
+        vector: np.ndarray = self._embed_batch([text])[0]
+        return vector
 
     def close(self) -> None:
         """Close the connection pool."""
@@ -141,7 +142,8 @@ class _HTTPEmbedder:
                 "rebuild the index with `zg index --full` if the model changed",
             )
         norms = np.linalg.norm(arr, axis=1, keepdims=True)
-        return arr / np.maximum(norms, np.float32(1e-12))
+        normalised: np.ndarray = arr / np.maximum(norms, np.float32(1e-12))
+        return normalised
 
     def _post(self, texts: list[str]) -> httpx.Response:
         attempts = self.max_retries + 1
@@ -171,7 +173,8 @@ class _HTTPEmbedder:
     def _delay(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None and retry_after <= self.max_retry_after:
             return retry_after
-        return min(self.max_backoff, self.backoff * 2**attempt) * random.uniform(0.5, 1.0)
+        delay: float = min(self.max_backoff, self.backoff * 2**attempt) * random.uniform(0.5, 1.0)
+        return delay
 
     def _status_fix(self, status: int) -> str:
         if status in (401, 403):
@@ -233,7 +236,8 @@ class OllamaEmbedder(_HTTPEmbedder):
         self.model_id = f"ollama:{model}"
 
     def _vectors(self, body: Any) -> list[list[float]]:
-        return body["embeddings"]
+        vectors: list[list[float]] = body["embeddings"]
+        return vectors
 
     def _not_found_fix(self) -> str:
         return f"pull the model with `ollama pull {self.model}` (or check the URL)"

@@ -145,7 +145,8 @@ class StaticEmbedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         """Embed one query; shape (dim,)."""
-        return self.embed([text])[0]
+        vector: np.ndarray = self.embed([text])[0]
+        return vector
 
     def _token_ids(self, texts: list[str]) -> list[list[int]]:
         """Token ids without special tokens; clean ASCII texts take the faster equivalent tokenizer."""
@@ -193,13 +194,15 @@ def _block_sums(
         if scales is None
         else table[distinct].astype(np.float32) * scales[distinct, None]
     )
-    return counts.reshape(len(lengths), len(distinct)).astype(np.float32) @ rows
+    summed: np.ndarray = counts.reshape(len(lengths), len(distinct)).astype(np.float32) @ rows
+    return summed
 
 
 def _normalise(vectors: np.ndarray) -> np.ndarray:
     """L2-normalise rows; zero rows stay zero."""
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    return vectors / np.maximum(norms, np.float32(1e-12))
+    normalised: np.ndarray = vectors / np.maximum(norms, np.float32(1e-12))
+    return normalised
 
 
 def _is_clean_ascii(text: str) -> bool:
@@ -243,8 +246,10 @@ def _unk_token_id(tokenizer: Tokenizer) -> int | None:
     """The unknown-token id (model2vec drops it before pooling), or None."""
     unk_token = getattr(tokenizer.model, "unk_token", None)
     if unk_token is not None:
-        return tokenizer.token_to_id(unk_token)
-    return json.loads(tokenizer.to_str())["model"].get("unk_id")
+        unk_id: int | None = tokenizer.token_to_id(unk_token)
+        return unk_id
+    listed: int | None = json.loads(tokenizer.to_str())["model"].get("unk_id")
+    return listed
 
 
 def _median_token_length(tokenizer: Tokenizer) -> int:
