@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from zgrep.cli import output
-from zgrep.cli.main import common_options, config_flags, fail, resolve
+from zgrep.cli.main import Common, common_options, fail, resolve
 from zgrep.config import Config, ConfigError
 
 
@@ -18,13 +18,11 @@ def config() -> None:
 @click.option("--json", "as_json", is_flag=True)
 @click.option("--root", "root_dir", default=None)
 @common_options
-def config_show(
-    as_json: bool, root_dir: str | None, mode: str | None, model: str | None, milvus_uri: str | None
-) -> None:
+def config_show(as_json: bool, root_dir: str | None, common: Common) -> None:
     """Print the merged configuration and where each value came from (flags included)."""
     root, _ = resolve(root_dir)
     try:
-        cfg = Config.load(root, {**config_flags(model, milvus_uri), "mode": mode})
+        cfg = Config.load(root, {**common.config(), "mode": common.mode})
     except ConfigError as exc:
         fail(str(exc))
     if as_json:

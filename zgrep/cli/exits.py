@@ -7,6 +7,7 @@ import contextlib
 import os
 import signal
 import sys
+from collections.abc import Callable
 from typing import NoReturn
 
 from zgrep.cli.output import echo
@@ -37,3 +38,17 @@ def reader_gone() -> NoReturn:
     silently."""
     os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     sys.exit(141)
+
+
+def shell_exits(command: Callable[[], object]) -> None:
+    """Run `command` so that it ends as shells expect: Ctrl-C exits 130 (128 + SIGINT) and a closed
+    stdout 141, not 1, which scripts would read as 'no hits'."""
+    try:
+        try:
+            command()
+        finally:
+            sys.stdout.flush()  # a closed pipe shows here, not as noise at exit
+    except KeyboardInterrupt:
+        interrupted()
+    except BrokenPipeError:
+        reader_gone()

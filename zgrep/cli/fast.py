@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Literal, TypedDict, cast
 
-from zgrep.cli.exits import fail, interrupted, reader_gone
+from zgrep.cli.exits import fail, shell_exits
 from zgrep.cli.output import echo, write_json, write_server_status
 from zgrep.server import client
 
@@ -93,13 +93,5 @@ def main() -> None:
 
         cli()
         return
-    try:
-        try:
-            server_status(**options)
-        finally:
-            sys.stdout.flush()  # a closed pipe shows here, not as noise at exit
-    except KeyboardInterrupt:
-        interrupted()
-    except BrokenPipeError:
-        reader_gone()
+    shell_exits(lambda: server_status(**options))
     sys.exit(0)

@@ -8,7 +8,7 @@ from typing import Any, cast
 import click
 
 from zgrep.cli import output
-from zgrep.cli.main import common_options, config_flags, fail, resolve, run
+from zgrep.cli.main import Common, common_options, fail, resolve, run
 from zgrep.git import GitError, range_paths
 from zgrep.contracts import Args, IndexReport
 from zgrep.service import INDEX
@@ -40,13 +40,11 @@ def index(
     paths_from: Any,
     changed: str | None,
     as_json: bool,
-    mode: str | None,
-    model: str | None,
-    milvus_uri: str | None,
+    common: Common,
 ) -> None:
     """Build or refresh the index of the workspace (git top level, or PATH)."""
     root, cfg = resolve(path)
-    args: Args = {"full": full, "dry_run": dry_run, "config": config_flags(model, milvus_uri)}
+    args: Args = {"full": full, "dry_run": dry_run, "config": common.config()}
     if paths_from is not None and changed:
         fail("--paths-from and --changed cannot be combined")
     if full and (paths_from is not None or changed):
@@ -59,7 +57,7 @@ def index(
             args["paths"] = range_paths(root, changed)
         except GitError as exc:
             fail(f"--changed {changed}: {exc}")
-    report, used = run(INDEX, root, cfg, args, mode)
+    report, used = run(INDEX, root, cfg, args, common.mode)
     if as_json:
         output.write_json(report, used, lead=False, ascii_only=True)
     else:

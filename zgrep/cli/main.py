@@ -7,17 +7,19 @@ imported by name only when invoked (those modules import their helpers from here
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from zgrep import __version__
-from zgrep.cli.exits import fail, interrupted, reader_gone
+from zgrep.cli.exits import fail, interrupted, shell_exits
 from zgrep.server.client import MODES, ClientError
 
 if TYPE_CHECKING:
@@ -97,18 +99,9 @@ class LazyGroup(click.Group):
         sys.exit(result or 0)  # an int only when a command called ctx.exit(code)
 
     def invoke(self, ctx: click.Context) -> None:
-        """Run the command (its return value is no exit code); Ctrl-C exits 130 (128 + SIGINT) as
-        shells expect and a closed stdout 141, not click's 1, which scripts would read as 'no hits'.
-        """
-        try:
-            try:
-                super().invoke(ctx)
-            finally:
-                sys.stdout.flush()  # a closed pipe shows here, not as noise at exit
-        except KeyboardInterrupt:
-            interrupted()
-        except BrokenPipeError:
-            reader_gone()
+        """Run the command (its return value is no exit code), ending on Ctrl-C or a closed stdout as
+        shells expect (`shell_exits`), not with click's 1, which scripts would read as 'no hits'."""
+        shell_exits(functools.partial(super().invoke, ctx))
 
 
 def _export_mode(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
@@ -135,25 +128,46 @@ def accept_mode_everywhere(command: click.Command) -> None:
         )
 
 
+@dataclass(frozen=True)
+class Common:
+    """The common options' values: --mode, --model and --milvus-uri."""
+
+    mode: str | None
+    model: str | None
+    milvus_uri: str | None
+
+    def config(self) -> dict[str, Setting]:
+        """Config overrides from --model and --milvus-uri (see `config_flags`)."""
+        return config_flags(self.model, self.milvus_uri)
+
+
 def common_options(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """--mode, --model, --milvus-uri on every workspace command."""
-    fn = click.option(
+    """--mode, --model, --milvus-uri on every workspace command, given to it as one `common`."""
+
+    @functools.wraps(fn)
+    def command(
+        *args: Any, mode: str | None, model: str | None, milvus_uri: str | None, **kwargs: Any
+    ) -> Any:
+        return fn(*args, common=Common(mode, model, milvus_uri), **kwargs)
+
+    wrapped: Callable[..., Any] = command
+    wrapped = click.option(
         "--milvus-uri",
         default=None,
         help="Milvus URI (default: Milvus Lite in .zgrep/). Env ZG_MILVUS_URI.",
-    )(fn)
-    fn = click.option(
+    )(wrapped)
+    wrapped = click.option(
         "--model",
         default=None,
         help="Embedding model: local, local:/dir, ollama:NAME, openai:NAME.",
-    )(fn)
-    fn = click.option(
+    )(wrapped)
+    wrapped = click.option(
         "--mode",
         type=click.Choice(MODES),
         default=None,
         help="auto (daemon if ready), server or direct.",
-    )(fn)
-    return fn
+    )(wrapped)
+    return wrapped
 
 
 def config_flags(model: str | None, milvus_uri: str | None) -> dict[str, Setting]:

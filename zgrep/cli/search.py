@@ -11,7 +11,7 @@ from typing import Any, cast
 import click
 
 from zgrep.cli import output
-from zgrep.cli.main import common_options, config_flags, fail, resolve, run
+from zgrep.cli.main import Common, common_options, fail, resolve, run
 from zgrep.filetypes import type_list as types_text
 from zgrep.contracts import Args, SearchResult
 from zgrep.service import SEARCH
@@ -306,9 +306,7 @@ def search(
     as_jsonl: bool,
     as_md: bool,
     color: str,
-    mode: str | None,
-    model: str | None,
-    milvus_uri: str | None,
+    common: Common,
 ) -> None:
     """Search the workspace by meaning and keyword: QUERY words, then any PATHs to search (as rg;
     `--` makes every later word a query word). Exit 0 with hits, 1 without, 2 on error."""
@@ -342,9 +340,9 @@ def search(
         "yes": yes,
         "modified_after": modified_after,
         "modified_before": modified_before,
-        "config": config_flags(model, milvus_uri),
+        "config": common.config(),
     }
-    answer, used = run(SEARCH, root, cfg, args, mode)
+    answer, used = run(SEARCH, root, cfg, args, common.mode)
     result = cast(SearchResult, answer)
     shown = output.PathView(root, cwd)
     if fmt == "json":

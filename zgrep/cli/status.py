@@ -7,7 +7,7 @@ import sys
 import click
 
 from zgrep.cli import output
-from zgrep.cli.main import common_options, config_flags, resolve, run
+from zgrep.cli.main import Common, common_options, resolve, run
 from zgrep.doctor import run_checks
 from zgrep.service import STATUS
 from zgrep.status import workspace_status
@@ -18,17 +18,10 @@ from zgrep.status import workspace_status
 @click.option("--root", "root_dir", default=None, help="Workspace root (same as PATH).")
 @click.option("--json", "as_json", is_flag=True)
 @common_options
-def status(
-    path: str | None,
-    root_dir: str | None,
-    as_json: bool,
-    mode: str | None,
-    model: str | None,
-    milvus_uri: str | None,
-) -> None:
+def status(path: str | None, root_dir: str | None, as_json: bool, common: Common) -> None:
     """Show what is indexed, with which model, where, and how fresh."""
     root, cfg = resolve(path or root_dir)
-    index_status, used = run(STATUS, root, cfg, {"config": config_flags(model, milvus_uri)}, mode)
+    index_status, used = run(STATUS, root, cfg, {"config": common.config()}, common.mode)
     result = workspace_status(root, output.with_mode(index_status, used, lead=False))
     if as_json:
         output.write_json(result, ascii_only=True)
