@@ -15,7 +15,7 @@ import urllib.parse
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from zgrep.config import Config, user_config_path
 from zgrep.locking import ENGINE_LOCK, LockBusy, WorkspaceLock
@@ -31,6 +31,13 @@ from zgrep.workspace import (
     WorkspaceError,
     read_object,
 )
+
+if TYPE_CHECKING:
+    from zgrep.embedding.base import Embedder
+    from zgrep.embedding.cache import VectorCache
+    from zgrep.relations.store import RelationsStore
+    from zgrep.store.milvus import MilvusStore
+    from zgrep.store.native import NativeEngine
 
 FILES_STATE = "files.json"
 REBUILD_STATE = (
@@ -75,7 +82,7 @@ class FileRecord:
         return cls(*raw)
 
 
-def load_embedder(config: Config, root: Path, timeout: float | None = None) -> Any:
+def load_embedder(config: Config, root: Path, timeout: float | None = None) -> Embedder:
     """The configured embedding model; a remote provider needs the workspace's opt-in (`timeout`
     caps the provider's own)."""
     from zgrep.embedding.factory import make_embedder
@@ -131,7 +138,7 @@ def _where_code_goes(provider: str, config: Config) -> str:
     return f"sends code off this machine (to {url})"
 
 
-def _store_class() -> Any:
+def _store_class() -> type[MilvusStore]:
     """MilvusStore, its module imported with the cyclic GC paused: importing pymilvus (pandas, grpc,
     numpy) runs ~200 collections that free nothing and cost ~0.1 s of its ~0.7 s."""
     collecting = gc.isenabled()
@@ -152,21 +159,30 @@ def root_hash(files: dict[str, FileRecord]) -> str:
     return h.hexdigest()
 
 
-class Engine:
-    """Indexes and searches one workspace; holds its model, store and state while open."""
+class _Stores(TypedDict):
+    """An engine's open store and an opening begun ahead (prepare_store) that nobody took over yet."""
 
-    def __init__(self, root: Path, config: Config | None = None, embedder: Any = None) -> None:
+    live: MilvusStore | None
+    pending: Future[tuple[MilvusStore, bool]] | None
+
+
+class Engine:
+    """One workspace open for index and search runs: its config, model, store, caches and state."""
+
+    def __init__(
+        self, root: Path, config: Config | None = None, embedder: Embedder | None = None
+    ) -> None:
         self.ws = StateDir(root)
         self.config = config or Config.load(root)
         self._embedder = embedder
         # shared with snapshot views (they open it once for all); "pending": an opening begun by
         # prepare_store
-        self._stores: dict[str, Any] = {"live": None, "pending": None}
-        self._cache: Any = None
+        self._stores: _Stores = {"live": None, "pending": None}
+        self._cache: VectorCache | None = None
         self._lock = WorkspaceLock(self.ws.path(ENGINE_LOCK))
         self._files: dict[str, FileRecord] | None = None
         self._files_collection: str | None = None
-        self._relations: Any = None
+        self._relations: RelationsStore | None = None
         self._opening = threading.Lock()
         self._loading_model = (
             threading.Lock()
@@ -182,7 +198,7 @@ class Engine:
         return self.config.milvus.uri or str(self.ws.path(MILVUS_LITE))
 
     @property
-    def embedder(self) -> Any:
+    def embedder(self) -> Embedder:
         if self._embedder is None:
             with self._loading_model:
                 if self._embedder is None:
@@ -226,7 +242,7 @@ class Engine:
             else base
         )
 
-    def open_store(self, create: bool) -> Any:
+    def open_store(self, create: bool) -> MilvusStore:
         """The workspace's Milvus store, opened (and created when `create`) under the workspace
         lock. With `create`, damaged Milvus Lite data that zg owns is recreated empty
         (`self.repaired` says why)."""
@@ -238,7 +254,9 @@ class Engine:
                     self.ws.ensure_state_dir()
                 self._stores["live"] = self._connect(create, pending)
                 self._verified["opened"] = self._verified.get("opened", 0) + 1
-            return self._stores["live"]
+            live = self._stores["live"]
+            assert live is not None
+            return live
 
     def prepare_store(self) -> None:
         """Begin opening the Milvus Lite store: the engine starts and pymilvus is imported here
@@ -266,13 +284,15 @@ class Engine:
             except BaseException:
                 engine.close()
                 raise
-            pending: Future[tuple[Any, bool]] = Future()
+            pending: Future[tuple[MilvusStore, bool]] = Future()
             self._stores["pending"] = pending
             threading.Thread(
                 target=self._open_ahead, args=(pending, engine), name="zg-open-store"
             ).start()
 
-    def _open_ahead(self, pending: Future[tuple[Any, bool]], engine: Any) -> None:
+    def _open_ahead(
+        self, pending: Future[tuple[MilvusStore, bool]], engine: NativeEngine | None
+    ) -> None:
         try:
             store, present = self._attach(engine)
         except BaseException as exc:
@@ -285,7 +305,7 @@ class Engine:
                 pass
         pending.set_result((store, present))
 
-    def _attach(self, engine: Any = None) -> tuple[Any, bool]:
+    def _attach(self, engine: NativeEngine | None = None) -> tuple[MilvusStore, bool]:
         """The store connected (with its engine started first, unless `engine` was: its ~0.5 s
         start-up overlaps importing pymilvus), and whether its collection exists; StoreDamaged when
         the data cannot be read."""
@@ -317,7 +337,9 @@ class Engine:
             store.close()
             raise
 
-    def _connect(self, create: bool, pending: Future[tuple[Any, bool]] | None = None) -> Any:
+    def _connect(
+        self, create: bool, pending: Future[tuple[MilvusStore, bool]] | None = None
+    ) -> MilvusStore:
         try:
             store, present = pending.result() if pending is not None else self._attach()
         except Exception as exc:
@@ -341,13 +363,13 @@ class Engine:
             store.create()
         return store
 
-    def adopt(self, store: Any, files: dict[str, FileRecord], collection: str) -> None:
+    def adopt(self, store: MilvusStore, files: dict[str, FileRecord], collection: str) -> None:
         """Serve from a rebuilt collection and its file table from now on (one switch for readers)."""
         with self._switching:
             self._stores["live"], self._files, self._files_collection = store, files, collection
 
     @property
-    def cache(self) -> Any:
+    def cache(self) -> VectorCache:
         if self._cache is None:
             from zgrep.embedding.cache import VectorCache
 
@@ -355,7 +377,7 @@ class Engine:
             self._cache = VectorCache(self.ws.path(VECTOR_CACHE))
         return self._cache
 
-    def relations(self) -> Any:
+    def relations(self) -> RelationsStore:
         """The writer of the workspace's relations database (definitions, references, imports)."""
         if self._relations is None:
             from zgrep.relations.store import RELATIONS_DB, RelationsStore

@@ -530,15 +530,16 @@ def recover_rebuild(engine: Engine) -> None:
     except WorkspaceError:
         marker = {}
     name = marker.get("collection")
+    name = name if isinstance(name, str) else None  # a marker is workspace content: untrusted
     store = engine.open_store(create=True)
     try:
         committed = isinstance(marker.get("manifest"), dict) and engine.files_collection() == name
     except WorkspaceError:
         committed = False
-    if committed and not engine.repaired:
+    if committed and name is not None and not engine.repaired:
         _finish_rebuild(engine, marker, store.sibling(name), engine.files())
         return
-    if isinstance(name, str) and name != store.collection and not engine.repaired:
+    if name is not None and name != store.collection and not engine.repaired:
         store.sibling(name).drop()
     _remove_db(engine.ws.path(NEXT_RELATIONS))
     _remove_db(engine.ws.path(NEXT_FILESTATS))

@@ -1,4 +1,4 @@
-"""Fuse the dense and lexical routes and rerank the fused candidates."""
+"""Fuse the search routes (dense, BM25, symbol and path) by rank and rerank the fused candidates."""
 
 from __future__ import annotations
 
@@ -73,7 +73,7 @@ class Candidate:
 
 @dataclass(frozen=True)
 class RankSettings:
-    """Knobs of fusion and rerank (from config)."""
+    """Knobs of fusion: method, k and route weights from `[search]` config; dense_margin is fixed."""
 
     fusion: str = "rrf"
     rrf_k: int = 60
