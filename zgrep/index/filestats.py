@@ -12,10 +12,10 @@ from __future__ import annotations
 import math
 import sqlite3
 from collections import Counter
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from pathlib import Path
 
+from zgrep import sqlitedb
 from zgrep.search.text import terms
 
 FILESTATS_DB = "filestats.sqlite"
@@ -49,28 +49,9 @@ def file_terms(text: str) -> FileTerms:
     return {t: n for t, n in Counter(terms(text)).items() if len(t) <= MAX_TERM_CHARS}
 
 
-def _connect(path: Path, readonly: bool = False) -> sqlite3.Connection:
-    uri = f"file:{path}?mode=ro" if readonly else f"file:{path}"
-    db = sqlite3.connect(uri, uri=True, timeout=30.0, check_same_thread=False, isolation_level=None)
-    if not readonly:
-        db.execute("PRAGMA journal_mode=WAL")
-        db.execute("PRAGMA synchronous=NORMAL")
-    return db
-
-
 def is_ready(path: Path) -> bool:
     """Whether the database exists, is readable and has the current schema."""
-    if not path.is_file():
-        return False
-    try:
-        db = _connect(path, readonly=True)
-        try:
-            row = db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
-        finally:
-            db.close()
-    except sqlite3.DatabaseError:
-        return False
-    return row is not None and row[0] == SCHEMA_VERSION
+    return sqlitedb.is_ready(path, SCHEMA_VERSION)
 
 
 class FileStatsStore:
@@ -79,26 +60,11 @@ class FileStatsStore:
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
-        if self.path.exists() and not is_ready(self.path):  # damaged, foreign or of an older schema
-            for suffix in ("", "-wal", "-shm"):
-                Path(f"{self.path}{suffix}").unlink(missing_ok=True)
-        self._db = _connect(self.path)
-        self._db.executescript(_SCHEMA)
-        self._db.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
-
-    @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
-        self._db.execute("BEGIN IMMEDIATE")
-        try:
-            yield self._db
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
-        self._db.execute("COMMIT")
+        self._db = sqlitedb.open_writer(self.path, _SCHEMA, SCHEMA_VERSION)
 
     def replace_files(self, records: Iterable[tuple[str, FileTerms]]) -> None:
         """Replace the statistics of these files."""
-        with self._transaction() as db:
+        with sqlitedb.transaction(self._db) as db:
             for path, counts in records:
                 self._delete(path)
                 cur = db.execute(
@@ -111,21 +77,14 @@ class FileStatsStore:
 
     def remove_paths(self, paths: list[str]) -> None:
         """Forget these files."""
-        with self._transaction():
+        with sqlitedb.transaction(self._db):
             for path in paths:
                 self._delete(path)
 
     def replace_all(self, source: Path) -> None:
         """Take every row from the statistics database at `source` instead of ours, in one
         transaction."""
-        self._db.execute("ATTACH DATABASE ? AS source", (f"file:{source}?mode=ro",))
-        try:
-            with self._transaction() as db:
-                for table in ("postings", "files"):
-                    db.execute(f"DELETE FROM main.{table}")
-                    db.execute(f"INSERT INTO main.{table} SELECT * FROM source.{table}")
-        finally:
-            self._db.execute("DETACH DATABASE source")
+        sqlitedb.replace_tables(self._db, source, ("postings", "files"))
 
     def close(self) -> None:
         self._db.close()
@@ -144,7 +103,7 @@ def bm25_scores(path: Path, query_terms: Iterable[str]) -> dict[str, float]:
     if not wanted or not path.is_file():
         return {}
     try:
-        db = _connect(path, readonly=True)
+        db = sqlitedb.connect(path, readonly=True)
         try:
             return _bm25(db, wanted)
         finally:

@@ -18,7 +18,8 @@ from zgrep.relations.graph import Graph, Match, Use, strongest
 from zgrep.relations.model import EDGE_KINDS
 from zgrep.relations.pyresolve import UNKNOWN_RECEIVER, resolve
 from zgrep.relations.resolve import resolver
-from zgrep.relations.store import RELATIONS_DB, connect, is_ready
+from zgrep.relations.store import RELATIONS_DB, is_ready
+from zgrep.sqlitedb import connect
 from zgrep.service import ErrorCode, FixedCodeError, ZgError
 from zgrep.types import Definition
 

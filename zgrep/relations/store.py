@@ -3,11 +3,10 @@ path."""
 
 from __future__ import annotations
 
-import sqlite3
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from zgrep import sqlitedb
 
 if TYPE_CHECKING:
     from zgrep.relations.model import FileRelations
@@ -35,29 +34,9 @@ CREATE INDEX IF NOT EXISTS imports_name ON imports (name);
 _TABLES = ("files", "defs", "refs", "imports")
 
 
-def connect(path: Path, readonly: bool = False) -> sqlite3.Connection:
-    """A connection to the relations database (WAL, waits for a writer instead of failing)."""
-    uri = f"file:{path}?mode=ro" if readonly else f"file:{path}"
-    db = sqlite3.connect(uri, uri=True, timeout=30.0, check_same_thread=False, isolation_level=None)
-    if not readonly:
-        db.execute("PRAGMA journal_mode=WAL")
-        db.execute("PRAGMA synchronous=NORMAL")
-    return db
-
-
 def is_ready(path: Path) -> bool:
     """Whether the database exists, is readable and has the current schema."""
-    if not path.is_file():
-        return False
-    try:
-        db = connect(path, readonly=True)
-        try:
-            row = db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
-        finally:
-            db.close()
-    except sqlite3.DatabaseError:
-        return False
-    return row is not None and row[0] == SCHEMA_VERSION
+    return sqlitedb.is_ready(path, SCHEMA_VERSION)
 
 
 class RelationsStore:
@@ -65,27 +44,11 @@ class RelationsStore:
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
-        if self.path.exists() and not is_ready(self.path):
-            for suffix in ("", "-wal", "-shm"):
-                Path(f"{self.path}{suffix}").unlink(missing_ok=True)
-        self._db = connect(self.path)
-        self._db.executescript(_SCHEMA)
-        self._db.execute("INSERT OR REPLACE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
-
-    @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction: committed when the block ends, rolled back when it raises."""
-        self._db.execute("BEGIN IMMEDIATE")
-        try:
-            yield self._db
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
-        self._db.execute("COMMIT")
+        self._db = sqlitedb.open_writer(self.path, _SCHEMA, SCHEMA_VERSION)
 
     def replace_files(self, records: list[FileRelations]) -> None:
         """Replace everything known about these files."""
-        with self._transaction() as db:
+        with sqlitedb.transaction(self._db) as db:
             self._delete([r.path for r in records])
             db.executemany(
                 "INSERT INTO files VALUES (?, ?, ?)",
@@ -126,26 +89,19 @@ class RelationsStore:
 
     def remove_paths(self, paths: list[str]) -> None:
         """Forget these files."""
-        with self._transaction():
+        with sqlitedb.transaction(self._db):
             self._delete(paths)
 
     def clear(self) -> None:
         """Forget every file (a full rebuild starts from nothing)."""
-        with self._transaction() as db:
+        with sqlitedb.transaction(self._db) as db:
             for table in _TABLES:
                 db.execute(f"DELETE FROM {table}")
 
     def replace_all(self, source: Path) -> None:
         """Take every row from the relations database at `source` instead of ours, in one
         transaction."""
-        self._db.execute("ATTACH DATABASE ? AS source", (f"file:{source}?mode=ro",))
-        try:
-            with self._transaction() as db:
-                for table in _TABLES:
-                    db.execute(f"DELETE FROM main.{table}")
-                    db.execute(f"INSERT INTO main.{table} SELECT * FROM source.{table}")
-        finally:
-            self._db.execute("DETACH DATABASE source")
+        sqlitedb.replace_tables(self._db, source, _TABLES)
 
     def close(self) -> None:
         self._db.close()
