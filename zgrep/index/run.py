@@ -277,12 +277,27 @@ def _update(
             "commit": covered_commit(engine, manifest, paths),
         }
     )
+    return _written(engine, store, work, report, files, (chunks_done, embedded), started, clock)
+
+
+def _written(
+    engine: Engine,
+    store: Any,
+    work: Plan,
+    report: IndexReport,
+    files: dict[str, FileRecord],
+    done: tuple[int, int],
+    started: float,
+    clock: PhaseClock,
+) -> IndexReport:
+    """The report of a run that wrote: Milvus checked against the file state, the plan's counts,
+    the chunks written and embedded (`done`), the files indexed, time and phases."""
     _check_agreement(engine, store, files)
     _count(report, work, written=True)
     report.update(
         {
-            "chunks": chunks_done,
-            "embedded": embedded,
+            "chunks": done[0],
+            "embedded": done[1],
             "files": len(files),
             "generated": _generated(files),
             "took_s": round(time.monotonic() - started, 3),
@@ -502,20 +517,8 @@ def _rebuild(
     _write_marker(engine, marker)
     engine.save_files(files, name)
     _finish_rebuild(engine, marker, target, files)
-    _check_agreement(engine, target, files)
-    _count(report, work, written=True)
-    report.update(
-        {
-            "deleted": 0,
-            "unchanged": 0,
-            "chunks": chunks_done,
-            "embedded": embedded,
-            "files": len(files),
-            "generated": _generated(files),
-            "took_s": round(time.monotonic() - started, 3),
-            "phases": clock.report(),
-        }
-    )
+    _written(engine, target, work, report, files, (chunks_done, embedded), started, clock)
+    report.update({"deleted": 0, "unchanged": 0})  # a rebuild replaces all (keys keep their place)
     return report
 
 
