@@ -300,10 +300,7 @@ class Governing:
     def to_json(self) -> dict[str, Any]:
         """JSON-ready view."""
         return {
-            "id": self.adr.id,
-            "title": self.adr.title,
-            "status": self.adr.status,
-            "path": self.adr.path,
+            **self.adr.summary(),
             "files": self.paths,
             "symbols": self.symbols,
             "lines": self.lines,

@@ -127,6 +127,10 @@ class Adr:
             return self.anchor_lines[self.anchors.index(anchor)]
         return self.line_of("code_anchors")
 
+    def summary(self) -> dict[str, Any]:
+        """Id, title, status and path: how the JSON of a check or suggest result names the record."""
+        return {"id": self.id, "title": self.title, "status": self.status, "path": self.path}
+
     def to_json(self) -> AdrDoc:
         """A JSON-ready view of the record."""
         return {

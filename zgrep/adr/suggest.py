@@ -55,10 +55,7 @@ class Suggestion:
     def to_json(self) -> dict[str, Any]:
         """JSON-ready view."""
         return {
-            "id": self.adr.id,
-            "title": self.adr.title,
-            "status": self.adr.status,
-            "path": self.adr.path,
+            **self.adr.summary(),
             "score": round(self.score, 4),
             "files": self.files,
         }
