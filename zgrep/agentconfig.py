@@ -24,9 +24,8 @@ from zgrep.server.runtime import state_dir
 from zgrep.service import ErrorCode, FixedCodeError
 
 NAME = "zgrep"
-CLIENTS: dict[
-    str, tuple[str, str, dict[str, str]]
-] = {  # client -> (file, servers key, entry before its command)
+# client -> (file, servers key, entry before its command)
+CLIENTS: dict[str, tuple[str, str, dict[str, str]]] = {
     "claude": (".mcp.json", "mcpServers", {}),
     "vscode": (".vscode/mcp.json", "servers", {"type": "stdio"}),
     "cursor": (".cursor/mcp.json", "mcpServers", {}),
@@ -92,9 +91,8 @@ def targets(clients: list[str], instructions: bool) -> list[str]:
 
 
 def _read(root: Path, rel: str) -> str | None:
-    if (
-        Confinement(root).path(rel) is None
-    ):  # a cloned repository's `.vscode -> ~/elsewhere` must not be written
+    # a cloned repository's `.vscode -> ~/elsewhere` must not be written
+    if Confinement(root).path(rel) is None:
         raise InitError(
             f"{rel} leads out of the workspace (a symlink, or a symlinked directory on the way); "
             "zg init leaves it alone"

@@ -97,9 +97,8 @@ class EmbeddingSection(Section, name="embedding"):
     timeout: float = 30.0
     max_retries: int = 3
     allow_remote: bool = False
-    allow_secret_files: list[
-        str
-    ] = []  # ignore-style patterns of secret-looking files a remote provider may get
+    # ignore-style patterns of secret-looking files a remote provider may get
+    allow_secret_files: list[str] = []
 
 
 class MilvusSection(Section, name="milvus"):

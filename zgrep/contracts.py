@@ -19,9 +19,8 @@ JSONObject: TypeAlias = (
 class CommonArgs(TypedDict, total=False):
     """What the client adds to every workspace request."""
 
-    config: dict[
-        str, Setting
-    ]  # settings from flags and ZG_* variables, applied over the workspace's
+    # settings from flags and ZG_* variables, applied over the workspace's
+    config: dict[str, Setting]
     progress: bool  # stream progress messages before the final response
 
 
@@ -136,18 +135,16 @@ class Status(TypedDict, total=False):
     fresh: bool
     problem: str | None
     run_unfinished: bool
-    code_files: (
-        dict[str, int] | None
-    )  # {"tracked", "indexed"}: files git tracks in a parsed language, and indexed
+    # {"tracked", "indexed"}: files git tracks in a parsed language, and indexed
+    code_files: dict[str, int] | None
 
 
 class CallersArgs(CommonArgs, total=False):
     symbol: str
     source_file: str | None
     limit: int | None
-    edges: (
-        list[str] | str | None
-    )  # edge kinds (call, reference, import, annotation, decorator, inherit, all; a
+    # edge kinds (call, reference, import, annotation, decorator, inherit, all; a
+    edges: list[str] | str | None
     # list or one comma-separated string); None = all
 
 

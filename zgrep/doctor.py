@@ -31,9 +31,8 @@ def _guard(name: str, fix: str, probe: Callable[[], str]) -> Check:
 def _model(cfg: Config, root: Path) -> str:
     from zgrep.engine import load_embedder  # lazily, like every heavy import of the doctor
 
-    emb = load_embedder(
-        cfg, root, timeout=10.0
-    )  # the one builder: a remote model needs the workspace's opt-in
+    # the one builder: a remote model needs the workspace's opt-in
+    emb = load_embedder(cfg, root, timeout=10.0)
     vec = emb.embed_query("doctor probe")
     return f"{emb.model_id}, {len(vec)}-d"
 
@@ -51,9 +50,8 @@ def _milvus(cfg: Config, root: Path) -> str:
         store.close()
         return f"server reachable at {redact(uri)}"
     with tempfile.TemporaryDirectory() as tmp:
-        engine = NativeEngine(
-            Path(tmp) / "probe.db", ENGINE_TIMEOUT_S
-        )  # its ~0.5 s start overlaps importing pymilvus
+        # its ~0.5 s start overlaps importing pymilvus
+        engine = NativeEngine(Path(tmp) / "probe.db", ENGINE_TIMEOUT_S)
         try:
             from zgrep.store.milvus import MilvusStore
         except BaseException:

@@ -184,9 +184,8 @@ class Engine:
         self._files_collection: str | None = None
         self._relations: RelationsStore | None = None
         self._opening = threading.Lock()
-        self._loading_model = (
-            threading.Lock()
-        )  # one model load when the opening thread and the caller both ask
+        # one model load when the opening thread and the caller both ask
+        self._loading_model = threading.Lock()
         self._switching = threading.Lock()
         self.repaired: str | None = None  # why open_store recreated damaged Milvus Lite data
         self._view = False  # a snapshot: its file table may lag rows an index job is writing
@@ -328,9 +327,8 @@ class Engine:
             raise
         try:
             present = store.exists()
-            if (
-                present and not self.known_consistent()
-            ):  # (a file as it was when its rows agreed is whole)
+            # (a file as it was when its rows agreed is whole)
+            if present and not self.known_consistent():
                 store.count()  # damage inside the file shows first here (StoreDamaged)
             return store, present
         except BaseException:
@@ -391,14 +389,12 @@ class Engine:
         (recording, once the engine has exited, that the Milvus Lite rows agree with the file state
         when this session found so)."""
         pending, self._stores["pending"] = self._stores["pending"], None
-        if (
-            pending is not None
-        ):  # an opening begun but never taken over (the op failed or was interrupted)
+        # an opening begun but never taken over (the op failed or was interrupted)
+        if pending is not None:
             try:
                 pending.result()[0].close()
-            except (
-                BaseException
-            ):  # its failure was nobody's: the op ended before it needed the store
+            # its failure was nobody's: the op ended before it needed the store
+            except BaseException:
                 pass
         if self._stores["live"] is not None:
             self._stores["live"].close()
@@ -507,9 +503,8 @@ class Engine:
         Once they agree, nothing is asked of Milvus again until the open store or a state file
         changes."""
         manifest = self.check_manifest()
-        key = (
-            self._state_key()
-        )  # the state this check sees: a job writing meanwhile is checked next time
+        # the state this check sees: a job writing meanwhile is checked next time
+        key = self._state_key()
         if manifest is None or self._verified.get("state") == key:
             return
         problem = self.store_problem(manifest)

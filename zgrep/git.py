@@ -64,9 +64,8 @@ def environment(own_index: bool = False) -> dict[str, str]:
     drop = local_env_vars() - ({INDEX_VAR} if own_index else set())
     env = {k: v for k, v in os.environ.items() if k not in drop}
     if INDEX_VAR in env and INDEX_VAR not in drop:
-        env[INDEX_VAR] = os.path.abspath(
-            env[INDEX_VAR]
-        )  # `git -C` would read a relative one from elsewhere
+        # `git -C` would read a relative one from elsewhere
+        env[INDEX_VAR] = os.path.abspath(env[INDEX_VAR])
     return env
 
 

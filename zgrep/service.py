@@ -119,9 +119,8 @@ class Operation(NamedTuple):
     scope: Scope
     read_only: bool  # the client gives it a deadline and may retry it in-process if the daemon dies
     progress: bool = False  # streams progress messages (index batches) before its result
-    frontends: frozenset[str] = (
-        frozenset()
-    )  # served as an MCP tool ("mcp") and an HTTP route at /NAME ("http")
+    # served as an MCP tool ("mcp") and an HTTP route at /NAME ("http")
+    frontends: frozenset[str] = frozenset()
     params: tuple[Param, ...] = ()  # the arguments they offer
     about: str = ""  # what agents read: the MCP tool's description
     mode_leads: bool = True  # `--json` puts the `mode` it adds first (else last)

@@ -23,9 +23,8 @@ if TYPE_CHECKING:
     from zgrep.contracts import Args, IndexReport, JSONObject, SearchHit, SearchResult, Status
 
 FILE = "telemetry.jsonl"
-MAX_BYTES = (
-    5 * 1024 * 1024
-)  # past this the file becomes telemetry.jsonl.1 (one older generation is kept)
+# past this the file becomes telemetry.jsonl.1 (one older generation is kept)
+MAX_BYTES = 5 * 1024 * 1024
 RECORDED = ("search", "index", "status")
 INDEX_FIELDS = (
     "changed",
@@ -185,9 +184,8 @@ def record(
             os.replace(path, path.with_name(FILE + ".1"))
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
-            os.write(
-                fd, (json.dumps(doc) + "\n").encode("utf-8")
-            )  # one write: concurrent lines never interleave
+            # one write: concurrent lines never interleave
+            os.write(fd, (json.dumps(doc) + "\n").encode("utf-8"))
         finally:
             os.close(fd)
     except OSError:

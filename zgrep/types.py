@@ -75,9 +75,8 @@ class Chunk:
     symbol_kind: str = "module"
     scope: str = ""
     context: str = ""
-    names: tuple[str, ...] = field(
-        default_factory=tuple
-    )  # every definition in the chunk, `symbol` first
+    # every definition in the chunk, `symbol` first
+    names: tuple[str, ...] = field(default_factory=tuple)
 
     @property
     def content_hash(self) -> str:

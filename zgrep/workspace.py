@@ -45,9 +45,8 @@ def find_root(start: Path | None = None, explicit: bool = False) -> Path:
     ):  # every command starts here: no git process when indexed
         if (candidate / STATE_DIR / MANIFEST).is_file():
             return candidate
-        if (
-            candidate / ".git"
-        ).exists():  # the work tree's top level (a directory, or a worktree's file)
+        # the work tree's top level (a directory, or a worktree's file)
+        if (candidate / ".git").exists():
             break
     from zgrep.git import git_toplevel  # git.py imports subprocess: not for an indexed workspace
 

@@ -293,9 +293,8 @@ class Governing:
     adr: Adr
     paths: list[str] = field(default_factory=list)
     symbols: list[str] = field(default_factory=list)
-    lines: list[str] = field(
-        default_factory=list
-    )  # `PATH:START-END` of each line-range anchor concerned
+    # `PATH:START-END` of each line-range anchor concerned
+    lines: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready view."""

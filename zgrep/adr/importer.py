@@ -70,9 +70,8 @@ def _placement(adr: Adr, text: str, keys: list[str]) -> tuple[int, list[str]]:
         return opener + 1, keys
     if not lines or text.endswith("\n"):
         return len(lines), block(keys)
-    return adr.key_lines.get("title", 1), block(
-        keys
-    )  # no final newline: after the title line, not by editing the last
+    # no final newline: after the title line, not by editing the last
+    return adr.key_lines.get("title", 1), block(keys)
 
 
 def apply(settings: AdrSettings, item: Plan) -> None:

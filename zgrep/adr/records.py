@@ -78,9 +78,8 @@ def _render_foreign(
         "STATUS": status.capitalize() if fmt == "nygard" else status,
         "TITLE": title,
     }
-    text = re.sub(
-        "|".join(values), lambda m: values[m.group(0)], text
-    )  # one pass: a title may spell DATE
+    # one pass: a title may spell DATE
+    text = re.sub("|".join(values), lambda m: values[m.group(0)], text)
     keys = [f"id: {adr_id}\n", f"change_type: {change_type}\n"]
     keys += anchor_lines(anchors)
     keys += list_lines("constraints", constraints) if constraints else []

@@ -17,9 +17,8 @@ class AdrSettings:
     root: Path
     dir: str
     doc_dirs: tuple[str, ...]
-    unread: tuple[
-        str, ...
-    ] = ()  # conventional ADR directories that exist beside the one read (`dir`)
+    # conventional ADR directories that exist beside the one read (`dir`)
+    unread: tuple[str, ...] = ()
 
 
 ADR_TOOLS_FILE = ".adr-dir"  # adr-tools' record of its directory (`adr init DIR`)
@@ -55,9 +54,8 @@ def _adr_dir(root: Path, cfg: Config) -> str:
     docs/decisions that exists when docs/adr does not."""
     if cfg.source("adr.dir") == "default":
         marker = root / ADR_TOOLS_FILE
-        if (
-            marker.is_symlink()
-        ):  # a cloned repo's link to a file elsewhere: never read, never echoed
+        # a cloned repo's link to a file elsewhere: never read, never echoed
+        if marker.is_symlink():
             raise ConfigError(
                 f"{marker}: {ADR_TOOLS_FILE} is a symlink; it must be a file naming a directory "
                 "inside the workspace, e.g. doc/adr"

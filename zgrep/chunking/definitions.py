@@ -70,9 +70,8 @@ _FUNCTION_VALUES = {
     "class": "class",
     "class_expression": "class",
 }
-_IMPORT_VALUE = re.compile(
-    r"=\s*(?:require\b|@import\b)"
-)  # `const x = require("x")`, `const std = @import("std")`
+# `const x = require("x")`, `const std = @import("std")`
+_IMPORT_VALUE = re.compile(r"=\s*(?:require\b|@import\b)")
 _MAX_DEPTH = 6
 _PARSERS = threading.local()
 
@@ -238,14 +237,12 @@ def _lead(outer: Node, start: int, spec: ChunkSpec) -> int:
         and node.parent is not None
         and node.parent.start_point[0] == node.start_point[0]
     ):
-        node = (
-            node.parent
-        )  # the first statement of a body that opens on its line (Ruby's `body_statement`)
+        # the first statement of a body that opens on its line (Ruby's `body_statement`)
+        node = node.parent
         prev = node.prev_named_sibling
     if prev is not None and not _is_comment(prev, spec) and prev.named_child_count:
-        last = prev.named_children[
-            -1
-        ]  # a comment the grammar files under what precedes (Haskell's imports)
+        # a comment the grammar files under what precedes (Haskell's imports)
+        last = prev.named_children[-1]
         prev = last if _is_comment(last, spec) and end_line(last) >= lead - 1 else prev
     while prev is not None and _is_comment(prev, spec) and end_line(prev) >= lead - 1:
         before = prev.prev_named_sibling
@@ -303,9 +300,8 @@ class _Walker:
         if kind is None or arguments is None or not arguments.named_children:
             return
         subject: Node | None = arguments.named_children[0]
-        while (
-            subject is not None and subject.type == "binary_operator"
-        ):  # a guard: `def f(x) when g(x)`
+        # a guard: `def f(x) when g(x)`
+        while subject is not None and subject.type == "binary_operator":
             subject = subject.child_by_field_name("left")
         if subject is not None and subject.type == "call":  # `def join(topic, payload)`
             subject = subject.child_by_field_name("target")

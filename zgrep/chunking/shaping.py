@@ -58,9 +58,8 @@ def _gap(
         mergeable = len(ranges) == 1 and high - low + 1 < MERGE_BELOW_LINES
         if owner is None:
             pieces.append(Piece(low, high, mergeable=mergeable))
-        elif (
-            start <= owner.head and low <= owner.head <= high
-        ):  # the header line: it names the container
+        # the header line: it names the container
+        elif start <= owner.head and low <= owner.head <= high:
             pieces.append(
                 Piece(low, high, owner.name, owner.kind, owner.scope, 0, HEADER_WEIGHT, mergeable)
             )

@@ -38,9 +38,8 @@ def server_status(as_json: bool, check_ready: bool, timeout_ms: int) -> None:
     exit 1 when none answers (`check_ready`: print nothing, exit 0 when ready)."""
     if check_ready:
         sys.exit(0 if client.probe(timeout_ms) is not None else 1)
-    reply = client.ask_server_status(
-        timeout_ms
-    )  # one exchange: the status request is the readiness probe
+    # one exchange: the status request is the readiness probe
+    reply = client.ask_server_status(timeout_ms)
     if reply is None:
         state = client.daemon_state(timeout_ms)
         if as_json:

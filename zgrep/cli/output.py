@@ -29,9 +29,8 @@ if TYPE_CHECKING:
     from zgrep.hooks.install import HooksStatus
     from zgrep.status import HooksSummary, WorkspaceStatus
 
-_ANSI = re.compile(
-    r"\033\[[0-?]*[ -/]*[@-~]"
-)  # what click.echo strips from output that is no terminal
+# what click.echo strips from output that is no terminal
+_ANSI = re.compile(r"\033\[[0-?]*[ -/]*[@-~]")
 _RESET, _MAGENTA, _GREEN, _DIM, _BOLD = "\033[0m", "\033[35m", "\033[32m", "\033[2m", "\033[1m"
 _TICKS = re.compile(r"`{3,}")
 _FENCE_TAGS = {"text": ""}  # zg's language names that are no fence info string

@@ -63,9 +63,8 @@ def file_slice(root: Path, location: str) -> tuple[str, list[str], int, int]:
     """(relative path, the file's lines, start, end) for `PATH[:START[-END]]`; ReadRefused names the
     problem. `zg read`, the MCP server and the HTTP API all read through here."""
     rel, span = _split_location(root, location)
-    if (
-        "\0" in rel
-    ):  # no file name holds one (the OS would raise ValueError); only a front end's request can
+    # no file name holds one (the OS would raise ValueError); only a front end's request can
+    if "\0" in rel:
         raise ReadRefused(f"refusing a path with a NUL byte: {rel!r}")
     target = confined_path(root, rel)
     if target is None:

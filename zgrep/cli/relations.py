@@ -179,9 +179,8 @@ def impact(
             wanted += staged_targets(root)
         except GitError as exc:
             fail(f"--staged needs a git repository: {exc}", 2)
-        if (
-            not wanted and not shared.as_json
-        ):  # (--json asks anyway: an empty result has every field of a full one)
+        # (--json asks anyway: an empty result has every field of a full one)
+        if not wanted and not shared.as_json:
             click.echo("nothing staged", err=True)
             sys.exit(1)
     elif not wanted:

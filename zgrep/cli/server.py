@@ -131,9 +131,8 @@ def on(
         click.echo(f"zg daemon already running (pid {info['pid']}, {info['endpoint']})")
         return
     rdir = runtime.runtime_dir(create=True)
-    with FileLock(
-        rdir / runtime.START_LOCK, mode=0o600
-    ):  # concurrent `zg server on`s start one daemon
+    # concurrent `zg server on`s start one daemon
+    with FileLock(rdir / runtime.START_LOCK, mode=0o600):
         info = client.probe(500)
         if info is not None:
             click.echo(f"zg daemon already running (pid {info['pid']}, {info['endpoint']})")

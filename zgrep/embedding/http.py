@@ -201,9 +201,8 @@ class _HTTPEmbedder:
             message = None
         if not isinstance(message, str):
             message = response.text
-        message = " ".join(self._mask(message).split())[
-            :200
-        ]  # masked first: a cut key would not match
+        # masked first: a cut key would not match
+        message = " ".join(self._mask(message).split())[:200]
         return f" ({message})" if message else ""
 
     def _mask(self, text: str) -> str:

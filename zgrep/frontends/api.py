@@ -144,9 +144,8 @@ class Workspace:
             )
         except ClientError as exc:
             raise FrontendError(exc.code, f"zg: {exc}") from None
-        return cast(
-            JSONObject, with_mode(result, used, lead=op.mode_leads)
-        )  # the result's values and a mode
+        # the result's values and a mode
+        return cast(JSONObject, with_mode(result, used, lead=op.mode_leads))
 
     def run(self, op: Operation, args: Args, on_progress: Progress | None = None) -> JSONObject:
         """`op` as a front end serves it, `args` named as its contract names them: refused, expanded

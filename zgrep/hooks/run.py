@@ -89,17 +89,15 @@ def adr_check() -> int:
     from zgrep.hooks import anchorcache
     from zgrep.server.runtime import read_info
 
-    mode = (
-        "server" if read_info() is not None else None
-    )  # no daemon: no search, the commit stays fast
+    # no daemon: no search, the commit stays fast
+    mode = "server" if read_info() is not None else None
     settings = load_settings()
     report = run_check(settings, staged=True, paths=None, fix=False, suggest_mode=mode)
     if report.exit_code == 0:
         sys.stderr.write("".join(f"zgrep: {line}\n" for line in suggestion_lines(report)))
         try:
-            anchorcache.save(
-                settings
-            )  # the next commit that touches no anchored path needs no Python
+            # the next commit that touches no anchored path needs no Python
+            anchorcache.save(settings)
         except Exception:  # a speed-up only: without it the next commit runs this check again
             pass
         return 0

@@ -307,9 +307,8 @@ def open_confined(
     except PermissionError:
         return Skip(rel, "unreadable")
     except OSError:
-        return Skip(
-            rel, "not_regular"
-        )  # a FIFO or device, a symlink loop, or a link swapped in since
+        # a FIFO or device, a symlink loop, or a link swapped in since
+        return Skip(rel, "not_regular")
 
 
 def _in_state_dir(rel: str) -> bool:

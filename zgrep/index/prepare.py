@@ -233,9 +233,8 @@ def prepared_batches(
             EOFError,
             pickle.UnpicklingError,
         ):  # this batch in-process; the caller embeds it with
-            return prepare_batch(
-                items, Recipe(recipe.context_lines)
-            )  # its own model and cache, not a second copy
+            # its own model and cache, not a second copy
+            return prepare_batch(items, Recipe(recipe.context_lines))
 
     threads = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="index-worker")
     pending: deque[Future[PreparedBatch]] = deque()

@@ -57,9 +57,8 @@ class Plan:
     loaded: dict[str, Any] = field(default_factory=dict)
     touched: bool = False
     indexed: int = 0  # files the write phase chunked and stored
-    ignored: dict[str, int] = field(
-        default_factory=dict
-    )  # paths each ignore layer kept out (a directory once)
+    # paths each ignore layer kept out (a directory once)
+    ignored: dict[str, int] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)  # ignore-file lines skipped, one each
 
     def skip(self, reason: str) -> None:
@@ -96,9 +95,8 @@ def plan(engine: Engine, paths: list[str] | None, full: bool, read_new: bool = T
     tally = discovery.Tally()
     stats: dict[str, tuple[int, int]] = {}
     if paths is None:
-        listed = discovery.list_files(
-            root, rules, tally, stats
-        )  # the listing's stat serves the change test
+        # the listing's stat serves the change test
+        listed = discovery.list_files(root, rules, tally, stats)
         candidates = listed
         gone = set(known) - set(listed)
     else:
@@ -400,9 +398,8 @@ def _write_batches(
                 for c, h, lex in zip(f.chunks, f.hashes, f.lexical)
             ]
         with clock.phase("milvus_write"):
-            if (
-                incremental
-            ):  # rows exist only for recorded files (row-count repair covers any other)
+            # rows exist only for recorded files (row-count repair covers any other)
+            if incremental:
                 store.delete_paths([rel for rel in done + gone if rel in files])
             store.insert(rows)
         with clock.phase("relations_write"):

@@ -462,9 +462,8 @@ BUILTIN: tuple[Language, ...] = (
             containers=_f("declarations", "class_declarations", "instance_declarations"),
             prefixes=_f("signature", "haddock", "pragma"),
         ),
-        relations=RelSpec(
-            identifiers=_f("variable")
-        ),  # (Lua's `variable` is a whole `a.b[c]` expression)
+        # (Lua's `variable` is a whole `a.b[c]` expression)
+        relations=RelSpec(identifiers=_f("variable")),
         sample="f :: Int\nf = 1\n",
     ),
     # every definition is a macro call; `@doc`/`@spec` attributes above one belong to it

@@ -80,9 +80,8 @@ def extract(path: str, text: str) -> FileRelations:
             _extractor(spec.extractor)(tree, result)
             return result
         result.defs = symbols(walk_definitions(tree, language))
-        if (
-            spec is not None and spec.nested_functions
-        ):  # (the walker sees TypeScript's, not object methods)
+        # (the walker sees TypeScript's, not object methods)
+        if spec is not None and spec.nested_functions:
             seen = {(d.name, d.start) for d in result.defs}
             result.defs += [
                 d
@@ -227,9 +226,8 @@ def _references(
     from bisect import bisect_right
 
     grammar = chunk_spec(language)
-    definers = (
-        grammar.calls if grammar is not None else {}
-    )  # `defmodule`, `def`: how definitions are written, not uses
+    # `defmodule`, `def`: how definitions are written, not uses
+    definers = grammar.calls if grammar is not None else {}
     owner = _innermost(result.defs, result.lines)
     seen: dict[tuple[str, str, Definition | None, str], Ref] = {}
     nodes = QueryCursor(identifier_query(language)).captures(root).get("ref", [])

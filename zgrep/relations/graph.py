@@ -80,12 +80,10 @@ class Graph:
         self.files = FileSet(dict(db.execute("SELECT path, language FROM files")))
         self._defs: dict[str, list[Definition]] = {}
         self._imports: dict[str, list[tuple[str, str, str, str]]] = {}
-        self.matches: dict[
-            tuple[str, str, str, str | None, str], Match | None
-        ] = {}  # query.meaning's cache
-        self.cache: dict[
-            Any, Any
-        ] = {}  # followed re-exports, module files, the Python resolver's classes and bases
+        # query.meaning's cache
+        self.matches: dict[tuple[str, str, str, str | None, str], Match | None] = {}
+        # followed re-exports, module files, the Python resolver's classes and bases
+        self.cache: dict[Any, Any] = {}
 
     def defs(self, name: str) -> list[Definition]:
         """Every definition named `name`."""
@@ -170,17 +168,15 @@ class Graph:
         if target is None:
             return None
         candidates = self.defs(target.symbol)
-        if (
-            target.via == "member"
-        ):  # `obj.name` of an unknown object: a method of some class, when called
+        # `obj.name` of an unknown object: a method of some class, when called
+        if target.via == "member":
             candidates = (
                 [d for d in candidates if self.member_of_type(d)] if use.kind == "call" else []
             )
             if len({(d.path, d.qualname) for d in candidates}) > 1:
                 return Match(candidates, False, "ambiguous")
-        elif (
-            target.via == "local" and use.qualifier in SELF_NAMES
-        ):  # this.name: the enclosing class first
+        # this.name: the enclosing class first
+        elif target.via == "local" and use.qualifier in SELF_NAMES:
             own = [
                 d
                 for d in candidates

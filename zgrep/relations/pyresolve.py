@@ -102,9 +102,8 @@ _UNKNOWN = "unknown"  # an object whose type the source does not say
 Entity = _Module | _Classes | _Function | _Container | _Tuple | str
 _PART = re.compile(r"(\w*)(\(\))?((?:\[\d*\])*)")
 _INDEX = re.compile(r"\[(\d*)\]")
-_ITEM_METHODS = frozenset(
-    {"get", "pop", "setdefault"}
-)  # a container's methods that give one of its items
+# a container's methods that give one of its items
+_ITEM_METHODS = frozenset({"get", "pop", "setdefault"})
 # A method annotated `-> Self` (or found returning `cls(...)` / `self`) gives an instance of the
 # class it was looked up on, so `cache = Cache.read(mode)` makes `cache.write()` a call of
 # Cache.write.

@@ -89,9 +89,8 @@ class _Extractor:
     def __init__(self, result: FileRelations) -> None:
         self.result = result
         self.scopes: dict[int, _Scope] = {}
-        self.defs: dict[
-            int, Definition
-        ] = {}  # definition node id -> its Definition (overload stubs -> the implementation)
+        # definition node id -> its Definition (overload stubs -> the implementation)
+        self.defs: dict[int, Definition] = {}
         self.bound: set[int] = set()  # identifier nodes that bind a name
         self.overloads: list[tuple[int, Definition]] = []
         self.override: dict[int, str] = {}  # identifier node id -> edge kind

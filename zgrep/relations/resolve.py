@@ -127,9 +127,8 @@ def module_files(files: FileSet, importer: str, module: str) -> set[str]:
 def _python(files: FileSet, importer: str, module: str) -> set[str]:
     dots = len(module) - len(module.lstrip("."))
     rest = module[dots:].replace(".", "/")
-    if (
-        not dots
-    ):  # from the package roots, or beside a script outside any package; else not the project's
+    # from the package roots, or beside a script outside any package; else not the project's
+    if not dots:
         here = posixpath.dirname(importer)
         roots = files.python_roots
         if posixpath.join(here, "__init__.py") not in files.languages:

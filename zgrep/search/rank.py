@@ -19,9 +19,8 @@ SCORE_SCALE = 2.0  # fused scores lie in 0-1; boosts can roughly double the best
 # Identifiers as a user types them, qualified or not: `parse_url`, `Flask.run`, `std::vector`,
 # `$this->app`.
 _QUERY_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:(?:::|->|\\|\.)[A-Za-z_][A-Za-z0-9_]*)*")
-QUALIFIER = re.compile(
-    r"::|->|\\|\."
-)  # what joins a qualified name's parts (`Rack::Response`, `os.path`)
+# what joins a qualified name's parts (`Rack::Response`, `os.path`)
+QUALIFIER = re.compile(r"::|->|\\|\.")
 # Documentation is prose about the code; a query that names it (`readme`, `changelog`, `docs`) wants
 # it.
 _PROSE_QUERY = re.compile(
@@ -387,9 +386,8 @@ class _PathIndex:
         """Paths with a part that `_prefix_overlap` matches to `word` (a shared 3+ character prefix,
         or an abbreviation of it)."""
         found: set[int] = set()
-        parts = [
-            word[:n] for n in range(3, len(word) + 1) if word[:n] in self.by_part
-        ]  # parts `word` starts with
+        # parts `word` starts with
+        parts = [word[:n] for n in range(3, len(word) + 1) if word[:n] in self.by_part]
         if len(word) >= 3:  # parts that start with `word`
             at = bisect.bisect_left(self.sorted_parts, word)
             while at < len(self.sorted_parts) and self.sorted_parts[at].startswith(word):
@@ -436,9 +434,8 @@ def rerank(
     max_file = max(file_sum.values())
     best_of_file: dict[str, Candidate] = {}
     strong: set[str] = set()  # chunks named by the query or holding its phrase
-    for cand in (
-        candidates
-    ):  # name, identifier, phrase and path boosts first: they pick each file's best chunk
+    # name, identifier, phrase and path boosts first: they pick each file's best chunk
+    for cand in candidates:
         f = cand.fields
         score = cand.fused
         symbol = f.get("symbol") or ""

@@ -30,9 +30,8 @@ from zgrep.vocab import PREVIEWS, SEARCH_MODES
 from zgrep.workspace import WorkspaceError
 
 MAX_QUERY_CHARS = 2000
-MAX_LIMIT = int(
-    MAXIMUMS["search.limit"]
-)  # hits per query: the widest pool (x3, x5 with path filters) stays under Milvus's top-k
+# hits per query: the widest pool (x3, x5 with path filters) stays under Milvus's top-k
+MAX_LIMIT = int(MAXIMUMS["search.limit"])
 MAX_EPOCH_S = (
     1e12  # --modified-after/-before beyond ~33,000 years overflow Milvus's int64 mtime expressions
 )
@@ -55,9 +54,8 @@ _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)*
 def run_search(engine: Engine, args: SearchArgs, progress: Progress | None = None) -> SearchResult:
     """Search the workspace for one or several queries (SPEC JSON contract, minus `mode`)."""
     started = time.monotonic()
-    if (
-        args.get("refresh") or "wait"
-    ) != "wait":  # (a refreshing search verifies the index as it runs)
+    # (a refreshing search verifies the index as it runs)
+    if (args.get("refresh") or "wait") != "wait":
         engine.verify_store()
     queries = [q for q in (args.get("queries") or [])]
     if not queries or any(not isinstance(q, str) or not q.strip() for q in queries):
@@ -287,12 +285,10 @@ def _search_one(
     min_diff = args.get("min_score_diff")
     best = ranked[0].score if ranked else 0.0
     gap_blank = _gap_check(file_lines)
-    merging = int(
-        cfg.search.limit
-    )  # the best candidates, as many as the default --limit, merge into spans:
-    spans: list[
-        Span
-    ] = []  # later ones stay apart, so a hit's range and label are the same whatever --limit is
+    # the best candidates, as many as the default --limit, merge into spans:
+    merging = int(cfg.search.limit)
+    # later ones stay apart, so a hit's range and label are the same whatever --limit is
+    spans: list[Span] = []
     seen = 0
     for cand in ranked:
         if min_score is not None and cand.score < float(min_score):
@@ -338,9 +334,8 @@ def _indexed_lines(engine: Engine) -> FileLines:
                 and loaded.sha256 == record.sha256
             ):
                 lines = loaded.text.split("\n")
-                cache[path] = (
-                    lines[:-1] if len(lines) > 1 and not lines[-1] else lines
-                )  # no line after the last newline
+                # no line after the last newline
+                cache[path] = lines[:-1] if len(lines) > 1 and not lines[-1] else lines
         return cache[path]
 
     return file_lines
@@ -384,9 +379,8 @@ def _routes(
         text = lexical_query(query)
         names = symbol_candidates(query)
         named_text = lexical_query(" ".join(names))  # the query itself when it is only names
-        routes["lexical"], named_hits = store.search_lexical_many(
-            [text, named_text], pool, expr
-        )  # one call
+        # one call
+        routes["lexical"], named_hits = store.search_lexical_many([text, named_text], pool, expr)
         routes["symbol"] = store.search_symbols(names, pool, expr, named_text, named_hits)
         named = set(
             path_matches(
@@ -435,9 +429,8 @@ def _invented(
         return False
     joined = "".join(split_identifier(token))
     hits = routes.get("lexical") or []
-    if filtered and not any(
-        _spells(hit, joined) for hit in hits
-    ):  # the filter may hide where it is spelt
+    # the filter may hide where it is spelt
+    if filtered and not any(_spells(hit, joined) for hit in hits):
         hits = engine.open_store(create=False).search_lexical(lexical_query(query), len(hits) or 1)
     return not any(_spells(hit, joined) for hit in hits)
 
@@ -484,9 +477,8 @@ def _hit(
     if f.get("language") == "markdown" and kind == "module":
         kind = "section"
     rows = span.content.split("\n")
-    own = max(
-        span.start, min(int(f["start_line"]), span.end)
-    )  # the best chunk's start (a span may begin before)
+    # the best chunk's start (a span may begin before)
+    own = max(span.start, min(int(f["start_line"]), span.end))
     first = _definition_line(span, symbol, own) if symbol and preview == "short" else own
     if preview == "full":
         first = span.start

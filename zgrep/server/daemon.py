@@ -164,9 +164,8 @@ class Daemon:
                         )
                 settle_heap()
                 held.settled = True
-                held.jobs.submit(
-                    Job()
-                )  # edits between the starting search's refresh and the watcher's start
+                # edits between the starting search's refresh and the watcher's start
+                held.jobs.submit(Job())
             log.info("warmed workspace %s", root)
         except Exception as exc:  # e.g. the lock is still held: the next request opens it
             log.warning("could not warm %s: %s", root, exc)
@@ -210,9 +209,8 @@ class Daemon:
             (time.monotonic() - started) * 1000,
         )
         settle = service.operation(request["op"]).settles and response["ok"] and not held.settled
-        if (
-            settle
-        ):  # decided (and logged) before the reply, so the client knows whether a pass follows
+        # decided (and logged) before the reply, so the client knows whether a pass follows
+        if settle:
             held.settled = True
             log.info("heap settle scheduled for %s", held.root)
         self.transport.send(envelope, response)
@@ -249,9 +247,8 @@ class Daemon:
         engine = held.prepare(open_store=False)
         if operation.refreshes:
             refresh = args.get("refresh") or ("off" if held.watching() else "wait")
-            if (
-                engine.manifest() is None
-            ):  # build it first, unless --no-index (then the searcher says so)
+            # build it first, unless --no-index (then the searcher says so)
+            if engine.manifest() is None:
                 refresh = "off" if args.get("no_index") else "wait"
                 if refresh == "wait":
                     try:
@@ -278,9 +275,8 @@ class Daemon:
         def reply(response: protocol.Reply) -> None:
             try:
                 self.pool.submit(then, response)
-            except (
-                RuntimeError
-            ):  # the pool is shut down: the daemon is exiting and so is this request
+            # the pool is shut down: the daemon is exiting and so is this request
+            except RuntimeError:
                 pass
 
         return reply
@@ -332,9 +328,8 @@ class Daemon:
         flush_until = time.monotonic() + 1.0
         while True:
             with self.holdings.lock:
-                answering = sum(
-                    held.active for held in helds
-                )  # a reply is queued before its request stops counting
+                # a reply is queued before its request stops counting
+                answering = sum(held.active for held in helds)
             self.transport.forward(0 if answering else 50)
             if not answering or time.monotonic() > flush_until:
                 break
@@ -485,8 +480,7 @@ def run_daemon(
     finally:
         runtime.remove_files(daemon.endpoint)
         alive.release()
-    if (
-        not clean
-    ):  # a job blocked where no cancellation reaches (a lock, a pipe): end without waiting on it
+    # a job blocked where no cancellation reaches (a lock, a pipe): end without waiting on it
+    if not clean:
         logging.shutdown()
         os._exit(0)

@@ -232,9 +232,8 @@ class Held:
                 ErrorCode.CONFIG_CHANGED,
                 f"the settings of {self.root} changed; run the command again",
             )
-        if (
-            not self.current()
-        ):  # e.g. a watcher's event from a deleted tree: never write into its successor
+        # e.g. a watcher's event from a deleted tree: never write into its successor
+        if not self.current():
             return protocol.error(
                 ErrorCode.WORKSPACE, f"{self.root} was deleted or re-created; run the command again"
             )
@@ -323,9 +322,8 @@ class Holdings:
         self.embedders = embedders
         self.send = send
         self.held: dict[Path, Held] = {}
-        self.closing: dict[
-            Path, threading.Event
-        ] = {}  # dropped workspaces' stores, set once closed
+        # dropped workspaces' stores, set once closed
+        self.closing: dict[Path, threading.Event] = {}
         self.lock = threading.Lock()
 
     def take(
@@ -399,14 +397,12 @@ class Holdings:
 
         def close() -> None:
             try:
-                while (
-                    not held.close()
-                ):  # a job that outlives the grace: its store closes once it ends
+                # a job that outlives the grace: its store closes once it ends
+                while not held.close():
                     pass
                 closed.set()
-            except (
-                Exception
-            ):  # its files are gone: whatever closing them says, the successor may open its own
+            # its files are gone: whatever closing them says, the successor may open its own
+            except Exception:
                 log.exception("closing the dropped workspace %s", held.root)
                 closed.set()
 

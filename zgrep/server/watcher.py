@@ -76,9 +76,8 @@ class Watcher(threading.Thread):
             notify: RustNotify | None = None
             try:
                 notify = RustNotify(paths, False, False, POLL_MS, False, False)
-                if "PollWatcher" not in repr(
-                    notify
-                ):  # watchfiles polls by itself when the kernel lacks inotify
+                # watchfiles polls by itself when the kernel lacks inotify
+                if "PollWatcher" not in repr(notify):
                     self.backend = "inotify"
                     return notify
                 reason = "the kernel offers no inotify"
@@ -141,9 +140,8 @@ class Watcher(threading.Thread):
                 changed = self.changes(raw)
                 if changed is None:
                     self._rules = self._load_rules()
-                    fresh = (
-                        self._open()
-                    )  # the new watches first, so nothing changed meanwhile escapes both
+                    # the new watches first, so nothing changed meanwhile escapes both
+                    fresh = self._open()
                     notify.close()
                     notify = fresh
                     self.on_change(None)

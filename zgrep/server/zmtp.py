@@ -17,9 +17,8 @@ MORE, LONG, COMMAND = 1, 2, 4
 GREETING = (
     b"\xff" + bytes(8) + b"\x7f" + bytes([3, 0]) + b"NULL".ljust(20, b"\0") + b"\0" + bytes(31)
 )
-MAX_FRAME = (
-    64 * 1024 * 1024
-)  # far above the protocol's message cap: a peer claiming more is not a daemon
+# far above the protocol's message cap: a peer claiming more is not a daemon
+MAX_FRAME = 64 * 1024 * 1024
 
 
 class PeerError(ConnectionError):
@@ -79,9 +78,8 @@ class Dealer:
         self.endpoint = endpoint
         self.sock = connect(endpoint, timeout_s)
         self.buf = bytearray()
-        self.outbox: bytearray | None = bytearray(
-            ready_command(b"DEALER")
-        )  # until the peer has greeted
+        # until the peer has greeted
+        self.outbox: bytearray | None = bytearray(ready_command(b"DEALER"))
         self.ready = False
         try:
             self.sock.sendall(GREETING)

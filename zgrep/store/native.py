@@ -105,9 +105,8 @@ def command(db: Path, address: str, lock: Path | None = None) -> tuple[list[str]
     """The engine's argv and environment: serving `db` on `address` (`unix:PATH`, or `HOST:PORT` for
     gRPC over TCP: a Milvus server for tests and benches), until the owner of `lock` lets go when
     one is given."""
-    spec = find_spec(
-        "milvus_lite"
-    )  # (importing it loads pkg_resources: ~0.2 s for a version string)
+    # (importing it loads pkg_resources: ~0.2 s for a version string)
+    spec = find_spec("milvus_lite")
     if spec is None or not spec.submodule_search_locations:
         raise EngineError(
             f"the embedded Milvus engine ({PACKAGE} 2.5) is not installed for this platform; "
@@ -188,9 +187,8 @@ class NativeEngine:
                 os.close(fd)
                 who = who or "another process"
                 raise EngineError(f"{self.db} is held by {who}", busy=who) from None
-            time.sleep(
-                0.02
-            )  # an engine whose owner is gone (it exits once it holds the lock), or a lock just let go
+            # an engine whose owner is gone (it exits once it holds the lock), or a lock just let go
+            time.sleep(0.02)
 
     def wait(self) -> None:
         """Block until the engine listens on its socket; EngineError when it could not start, with
@@ -198,9 +196,8 @@ class NativeEngine:
         if self._error is not None:
             raise self._error
         assert self.proc is not None
-        while not _accepts(
-            self.socket
-        ):  # bound is not yet listening: a loaded machine shows the gap
+        # bound is not yet listening: a loaded machine shows the gap
+        while not _accepts(self.socket):
             if self.proc.poll() is not None or time.monotonic() >= self._deadline:
                 detail = self.last_error() or (
                     f"exit status {self.proc.returncode}"
