@@ -133,13 +133,11 @@ class ServerSection(Section, name="server"):
 
     endpoint: str = ""
     idle_timeout: float = 1800.0
-    autostart_idle_timeout: float = (
-        300.0  # a daemon an auto-mode search started: release and exit sooner
-    )
+    # a daemon an auto-mode search started: release and exit sooner
+    autostart_idle_timeout: float = 300.0
     probe_timeout_ms: int = 30
-    autostart: bool = (
-        True  # auto mode: a search that finds no daemon starts one for the next command
-    )
+    # auto mode: a search that finds no daemon starts one for the next command
+    autostart: bool = True
 
 
 class AdrSection(Section, name="adr"):

@@ -11,9 +11,8 @@ from zgrep.vocab import Direction, HitKind, Preview, Refresh, SearchMode
 
 Setting = str | int | float | bool | list[str] | None
 JSONValue: TypeAlias = "str | int | float | bool | None | list[JSONValue] | dict[str, JSONValue]"
-JSONObject: TypeAlias = (
-    "dict[str, JSONValue]"  # any JSON object, as a request or a reply carries it
-)
+# any JSON object, as a request or a reply carries it
+JSONObject: TypeAlias = "dict[str, JSONValue]"
 
 
 class CommonArgs(TypedDict, total=False):

@@ -40,9 +40,8 @@ if TYPE_CHECKING:
     from zgrep.store.native import NativeEngine
 
 FILES_STATE = "files.json"
-REBUILD_STATE = (
-    "rebuild.json"  # a full rebuild in progress: its collection, then the manifest it commits
-)
+# a full rebuild in progress: its collection, then the manifest it commits
+REBUILD_STATE = "rebuild.json"
 VECTOR_CACHE = "vectors.sqlite"
 MILVUS_LITE = "milvus.db"
 ENGINE_TIMEOUT_S = 30.0  # for the Milvus Lite engine to start (and a dying one to exit)
@@ -58,9 +57,8 @@ class FileRecord:
     mtime_ns: int
     language: str
     chunks: int
-    generated: bool = (
-        False  # written by a program (index.generated): ranked below hand-written code
-    )
+    # written by a program (index.generated): ranked below hand-written code
+    generated: bool = False
 
     def to_json(self) -> list[Any]:
         return [self.sha256, self.size, self.mtime_ns, self.language, self.chunks, self.generated]

@@ -14,9 +14,8 @@ from pathlib import Path
 from zgrep.procfs import describe
 from zgrep.service import ErrorCode, FixedCodeError
 
-ENGINE_LOCK = (
-    "engine.lock"  # per-workspace lock file inside the state dir (Milvus Lite admits one process)
-)
+# per-workspace lock file inside the state dir (Milvus Lite admits one process)
+ENGINE_LOCK = "engine.lock"
 
 
 class LockBusy(FixedCodeError):

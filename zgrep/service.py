@@ -79,15 +79,13 @@ class Param(NamedTuple):
     help: str  # what agents read (the MCP schema's description)
     default: Any = None
     required: bool = False  # the MCP tool's argument has no default
-    low: float | None = (
-        None  # the bounds the MCP schema states (the handler checks them on every edge)
-    )
+    # the bounds the MCP schema states (the handler checks them on every edge)
+    low: float | None = None
     high: float | None = None
     one: bool = False  # one value of a list argument (MCP's `query`); a list argument otherwise takes one or several
     listed: bool = False  # a list argument that takes a list only
-    http: str | None = (
-        ""  # its HTTP query parameter when that is not `name` ("": `name`; None: not on HTTP)
-    )
+    # its HTTP query parameter when that is not `name` ("": `name`; None: not on HTTP)
+    http: str | None = ""
     mcp: bool = True  # an argument of the MCP tool
 
 
@@ -124,22 +122,17 @@ class Operation(NamedTuple):
     params: tuple[Param, ...] = ()  # the arguments they offer
     about: str = ""  # what agents read: the MCP tool's description
     mode_leads: bool = True  # `--json` puts the `mode` it adds first (else last)
-    refuse: Callable[[Mapping[str, Any]], str | None] | None = (
-        None  # a front end's refusal of its arguments
-    )
-    expand: str | None = (
-        None  # "module:function"(root, args) -> args: what a front end adds to its arguments
-    )
-    present: str | None = (
-        None  # "module:function"(root, result) -> answer: what a front end answers with it
-    )
+    # a front end's refusal of its arguments
+    refuse: Callable[[Mapping[str, Any]], str | None] | None = None
+    # "module:function"(root, args) -> args: what a front end adds to its arguments
+    expand: str | None = None
+    # "module:function"(root, result) -> answer: what a front end answers with it
+    present: str | None = None
     autostart: bool = False  # answered in-process in auto mode for want of a daemon, it starts one for the next call
-    daemon_only: Callable[[Mapping[str, Any]], str | None] | None = (
-        None  # what of its arguments only a daemon serves
-    )
-    job: Callable[[Mapping[str, Any]], Job | None] | None = (
-        None  # the daemon's job runner runs it (coalesced), or None
-    )
+    # what of its arguments only a daemon serves
+    daemon_only: Callable[[Mapping[str, Any]], str | None] | None = None
+    # the daemon's job runner runs it (coalesced), or None
+    job: Callable[[Mapping[str, Any]], Job | None] | None = None
     refreshes: bool = False  # reads after the index pass its `refresh` argument asks for (never on a borrowed view)
     settles: bool = False  # the daemon settles its heap after the first answer of an index
     warm: c.Args | None = None  # a daemon warming a workspace calls it so

@@ -29,9 +29,8 @@ LIMIT = 8  # hits per query
 # Fused scores are rank-normalised (1.0 = first on every route). A chunk ranked near the top of both
 # the lexical and the dense route scores about 0.5; one found by a single route stays below 0.35.
 THRESHOLD = 0.45
-RELATIVE = (
-    0.8  # and within 80% of the best suggestion's score: a clear runner-up, not the next topic over
-)
+# and within 80% of the best suggestion's score: a clear runner-up, not the next topic over
+RELATIVE = 0.8
 MAX_SUGGESTIONS = 3
 NOISE = frozenset(
     """

@@ -20,9 +20,8 @@ from zgrep.types import Chunk, Definition
 
 __all__ = ["CHUNKER_VERSION", "chunk_file", "detect_language", "extract_symbols"]
 
-CHUNKER_VERSION = (
-    21  # bump when chunk boundaries or fields change: indexes re-chunk (vectors stay cached)
-)
+# bump when chunk boundaries or fields change: indexes re-chunk (vectors stay cached)
+CHUNKER_VERSION = 21
 
 
 def chunk_file(path: str, text: str, *, context_lines: int = 2) -> list[Chunk]:

@@ -9,9 +9,8 @@ from zgrep.chunking.definitions import DefinitionNode, outermost_first
 from zgrep.chunking.windows import MERGE_BELOW_LINES, Lines, Piece, split_range
 
 HEADER_WEIGHT = 1 << 30  # a class header names the chunk it is merged into
-SHORT_HEADER_LINES = (
-    2  # a container header this short (`module Rails`, `namespace X\n{`) leads its first member
-)
+# a container header this short (`module Rails`, `namespace X\n{`) leads its first member
+SHORT_HEADER_LINES = 2
 
 
 def code_pieces(lines: Lines, definitions: Sequence[DefinitionNode]) -> list[Piece]:

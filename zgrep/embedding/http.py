@@ -26,9 +26,8 @@ class _HTTPEmbedder:
     kind = ""
     endpoint = ""
     example_url = ""
-    default_key_env = (
-        ""  # the key variable read when none is named (optional unless the host is in keyed_hosts)
-    )
+    # the key variable read when none is named (optional unless the host is in keyed_hosts)
+    default_key_env = ""
     keyed_hosts: frozenset[str] = frozenset()
 
     def __init__(

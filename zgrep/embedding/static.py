@@ -58,13 +58,11 @@ class StaticEmbedder:
         self.tokenizer = _configure(tokenizer, max_length)
         self.ascii_tokenizer = _ascii_tokenizer(tokenizer, max_length)
         self.max_length = max_length
-        self._max_chars: int | None = (
-            None  # max_length × the median token length, on first need (~15 ms)
-        )
+        # max_length × the median token length, on first need (~15 ms)
+        self._max_chars: int | None = None
         self.unk_id = _unk_token_id(tokenizer)
-        self.source: tuple[str, str | None] | None = (
-            None  # (folder, model id) when loaded by from_dir
-        )
+        # (folder, model id) when loaded by from_dir
+        self.source: tuple[str, str | None] | None = None
 
     @property
     def max_chars(self) -> int | None:

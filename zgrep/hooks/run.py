@@ -17,9 +17,8 @@ from zgrep.config import ConfigError
 from zgrep.hooks import pending
 from zgrep.workspace import MANIFEST, STATE_DIR
 
-BLOCKED = (
-    3  # exit code when the ADR check blocks the commit (the zgrep-hook runner turns it into 1)
-)
+# exit code when the ADR check blocks the commit (the zgrep-hook runner turns it into 1)
+BLOCKED = 3
 REFRESH_HOOKS = ("post-commit", "post-merge", "post-checkout", "post-rewrite")
 
 

@@ -25,9 +25,8 @@ _MARKER = re.compile(
 # Minified or packed code: lines far longer than anyone writes (a bundle's one line, a packed
 # table).
 MINIFIED_LINE_CHARS = 1000
-MINIFIED_SHARE = (
-    0.9  # of the file's characters on such lines (hand code may embed a long regex or an SVG)
-)
+# of the file's characters on such lines (hand code may embed a long regex or an SVG)
+MINIFIED_SHARE = 0.9
 # A machine-written listing of declarations (godoc's `godoc-current.txt`, Kotlin's `.api` dumps): a
 # file no language parser reads whose lines are mostly declarations. Prose about code quotes some; a
 # dump is made of them.

@@ -28,9 +28,8 @@ from zgrep.store.rows import chunk_row
 from zgrep.workspace import Manifest, WorkspaceError, read_object
 
 FILES_PER_BATCH = 64
-LEXICAL_VERSION = (
-    7  # bump when index.prepare.lexical_text() changes: indexes re-chunk (vectors stay cached)
-)
+# bump when index.prepare.lexical_text() changes: indexes re-chunk (vectors stay cached)
+LEXICAL_VERSION = 7
 RELATIONS_VERSION = 3  # bump when zgrep.relations extraction changes: indexes re-extract
 NEXT_RELATIONS = "relations.next.sqlite"  # a full rebuild's relations until it switches over
 

@@ -40,9 +40,8 @@ class Use:
         return qualify(self.caller_scope, self.caller_name)
 
 
-DEF_COLUMNS = (
-    "name, kind, start_line, end_line, scope, path, type"  # a `Definition`'s fields, in order
-)
+# a `Definition`'s fields, in order
+DEF_COLUMNS = "name, kind, start_line, end_line, scope, path, type"
 USE_COLUMNS = (
     "path, name, qualifier, line, kind, home, caller_name, caller_scope, caller_kind, caller_start, "
     "caller_end"

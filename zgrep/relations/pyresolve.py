@@ -108,9 +108,8 @@ _ITEM_METHODS = frozenset({"get", "pop", "setdefault"})
 # class it was looked up on, so `cache = Cache.read(mode)` makes `cache.write()` a call of
 # Cache.write.
 SELF_TYPES = frozenset({"Self", "typing.Self", "t.Self", "te.Self", "typing_extensions.Self"})
-UNKNOWN_RECEIVER = (
-    "unknown_receiver"  # Match.via of `obj.name` whose `obj` has no type the source says
-)
+# Match.via of `obj.name` whose `obj` has no type the source says
+UNKNOWN_RECEIVER = "unknown_receiver"
 MAX_HOPS = 6
 
 

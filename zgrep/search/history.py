@@ -17,12 +17,10 @@ from zgrep.index.ignore import IgnoreRules
 from zgrep.search.evaluate import K, Query, QueryReport, Target, evaluate_workspace
 from zgrep.telemetry import Interval, bootstrap
 
-MAX_FILES = (
-    20  # a commit touching more files is a sweep (rename, reformat, vendoring), not one question
-)
-SCAN_FACTOR = (
-    10  # commits looked at per commit wanted, so a history of sweeps cannot make it scan forever
-)
+# a commit touching more files is a sweep (rename, reformat, vendoring), not one question
+MAX_FILES = 20
+# commits looked at per commit wanted, so a history of sweeps cannot make it scan forever
+SCAN_FACTOR = 10
 _PR_REF = re.compile(
     r"\s*\((?:#|[A-Za-z0-9_.-]+#)\d+\)|\s*#\d+\b"
 )  # `(#123)`, `(org/repo#12)`, `#45`

@@ -90,20 +90,17 @@ class RankSettings:
 class RerankSettings:
     """Boosts (fractions of the best fused score) and penalties (multipliers) of the rerank."""
 
-    symbol_exact: float = (
-        1.0  # a definition named exactly by a code-like query token (case-sensitive)
-    )
-    symbol_embedded: float = (
-        0.5  # share of symbol_exact when that token sits in a natural-language query
-    )
+    # a definition named exactly by a code-like query token (case-sensitive)
+    symbol_exact: float = 1.0
+    # share of symbol_exact when that token sits in a natural-language query
+    symbol_embedded: float = 0.5
     symbol_partial: float = 0.25
     # share of the exact boost for a chunk that holds the name only among definitions merged into it
     # (a sibling method, a slice of the class body) rather than being labelled with it: 0.5 on the
     # dev half
     symbol_merged: float = 0.5
-    symbol_qualifier: float = (
-        0.5  # share of the exact boost for a qualifier's definition (`module Rack`)
-    )
+    # share of the exact boost for a qualifier's definition (`module Rack`)
+    symbol_qualifier: float = 0.5
     # a chunk whose code spells a code-like query token whole (`FORCE_COLOR` read in `is_terminal`):
     # the dense route cannot tell such a use from chunks about its parts (force, color)
     identifier_use: float = 0.5

@@ -32,14 +32,12 @@ from zgrep.workspace import WorkspaceError
 MAX_QUERY_CHARS = 2000
 # hits per query: the widest pool (x3, x5 with path filters) stays under Milvus's top-k
 MAX_LIMIT = int(MAXIMUMS["search.limit"])
-MAX_EPOCH_S = (
-    1e12  # --modified-after/-before beyond ~33,000 years overflow Milvus's int64 mtime expressions
-)
+# --modified-after/-before beyond ~33,000 years overflow Milvus's int64 mtime expressions
+MAX_EPOCH_S = 1e12
 SHORT_PREVIEW_LINES = 4
 MAX_CONTEXT_LINES = 100  # -A/-B/-C
-UNASKED_TREE_FILES = (
-    2000  # a first search outside git indexes at most this many files without being asked
-)
+# a first search outside git indexes at most this many files without being asked
+UNASKED_TREE_FILES = 2000
 MAX_SYMBOL_NAMES = 16
 PATH_ROUTE_FILES = 20
 POST_FILTER_POOL_FACTOR = 5  # wider candidate pools when path filters are applied after retrieval

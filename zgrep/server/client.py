@@ -27,9 +27,8 @@ if TYPE_CHECKING:
 POLL_S = 0.2
 READ_ONLY_DEADLINE_S = 600.0
 BUSY_PROBE_MS = 1000
-STOPPED_GRACE_S = (
-    1.0  # a daemon stopped (SIGSTOP, Ctrl-Z) this long during a request counts as lost
-)
+# a daemon stopped (SIGSTOP, Ctrl-Z) this long during a request counts as lost
+STOPPED_GRACE_S = 1.0
 STARTING_WAIT_S = 15.0  # for a daemon being started (autostart, zg server on) to answer
 ASK_WAIT_S = 1.5  # for the daemon to acknowledge a shutdown request
 RETIRE_WAIT_S = 15.0  # for an autostarted daemon of another install to stop once asked

@@ -64,9 +64,8 @@ log = logging.getLogger("zgrep.server.daemon")
 
 WORKERS = 4
 LOOP_TICK_MS = 250
-SETTLE_DELAY_S = (
-    0.2  # after the first search of an index, its reply goes out before settle_heap runs
-)
+# after the first search of an index, its reply goes out before settle_heap runs
+SETTLE_DELAY_S = 0.2
 
 
 class Daemon:

@@ -102,9 +102,8 @@ class Held:
         self.active = 0
         self.last_used = time.monotonic()
         self.closed = False
-        self.settled = (
-            False  # its index's long-lived objects are out of the cyclic GC's way (settle_heap)
-        )
+        # its index's long-lived objects are out of the cyclic GC's way (settle_heap)
+        self.settled = False
 
     # ----- engine ------------------------------------------------------------------------
     def prepare(self, open_store: bool, request: bool = True) -> Any:

@@ -36,9 +36,8 @@ STARTED_BY = (
     "command",
     "autostart",
 )  # `zg server on` / run, or an auto-mode search that found no daemon
-HOLDER_FILE = (
-    "daemon.json"  # in a workspace's state dir: the runtime dir of the daemon holding it (0600)
-)
+# in a workspace's state dir: the runtime dir of the daemon holding it (0600)
+HOLDER_FILE = "daemon.json"
 _FOLLOWED: ContextVar[Path | None] = ContextVar("zgrep_runtime_dir", default=None)
 
 if TYPE_CHECKING:

@@ -26,9 +26,8 @@ from zgrep import procfs
 
 PACKAGE = "milvus-lite"
 ENGINE = "native"  # the manifest's milvus_engine for data this engine wrote (indexes before it name none)
-_EXIT_WAIT_S = (
-    10.0  # how long close waits for the engine to finish its writes and exit before killing it
-)
+# how long close waits for the engine to finish its writes and exit before killing it
+_EXIT_WAIT_S = 10.0
 
 
 class EngineError(Exception):
