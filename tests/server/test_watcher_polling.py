@@ -41,8 +41,17 @@ def test_the_polling_fallback_reports_edits_deletions_and_new_directories(tmp_pa
         (root / "newpkg").mkdir()
         (root / "newpkg" / "c.py").write_text("c = 1\n")
         reports_until(reports, None)
-        (root / "newpkg" / "c.py").write_text("c = 2\n")  # the new directory is polled now
-        assert reports_until(reports, ["newpkg/c.py"])[-1] == ["newpkg/c.py"]
+        # the new directory is polled now; its new watch, too, first takes stock (after the rescan
+        # report, on the watcher's thread): edit until an edit is seen
+        deadline, seen = time.monotonic() + DEADLINE_S, []
+        while ["newpkg/c.py"] not in seen:
+            (root / "newpkg" / "c.py").write_text(f"c = {edit}\n")
+            edit += 1
+            try:
+                seen.append(reports.get(timeout=2))
+            except queue.Empty:
+                assert time.monotonic() < deadline, "no edit in the new directory reported"
+        assert all(r in (None, ["newpkg/c.py"]) for r in seen), seen
         assert watcher.backend == "polling"
     finally:
         watcher.stop()
