@@ -165,10 +165,11 @@ def repo(tmp_path: Path) -> Path:
     return root
 
 
-@pytest.fixture
-def zg() -> Callable[..., subprocess.CompletedProcess[str]]:
-    """Run `zg` in this process (zgrun.in_process): zg(*args, cwd=..., input=..., env=...), `env` added to
-    this process's environment."""
+def _runner(
+    call: Callable[..., subprocess.CompletedProcess[str]],
+) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """`call` (zgrun.in_process or zgrun.binary) as run(*args, cwd=..., input=..., env=...), `env`
+    added to this process's environment."""
 
     def run(
         *args: str,
@@ -177,26 +178,18 @@ def zg() -> Callable[..., subprocess.CompletedProcess[str]]:
         env: dict[str, str] | None = None,
         timeout: float = 120,
     ) -> subprocess.CompletedProcess[str]:
-        return zgrun.in_process(
-            *args, cwd=cwd, input=input, env={**os.environ, **(env or {})}, timeout=timeout
-        )
+        return call(*args, cwd=cwd, input=input, env={**os.environ, **(env or {})}, timeout=timeout)
 
     return run
+
+
+@pytest.fixture
+def zg() -> Callable[..., subprocess.CompletedProcess[str]]:
+    """Run `zg` in this process (zgrun.in_process)."""
+    return _runner(zgrun.in_process)
 
 
 @pytest.fixture
 def zg_binary() -> Callable[..., subprocess.CompletedProcess[str]]:
-    """Run the installed `zg` command as a subprocess (e2e tests): zg_binary(*args, cwd=..., input=..., env=...)."""
-
-    def run(
-        *args: str,
-        cwd: Path | None = None,
-        input: str | None = None,
-        env: dict[str, str] | None = None,
-        timeout: float = 120,
-    ) -> subprocess.CompletedProcess[str]:
-        return zgrun.binary(
-            *args, cwd=cwd, input=input, env={**os.environ, **(env or {})}, timeout=timeout
-        )
-
-    return run
+    """Run the installed `zg` command as a subprocess (e2e tests)."""
+    return _runner(zgrun.binary)
