@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import math
 import sqlite3
-from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
 from zgrep import sqlitedb
-from zgrep.search.text import terms
+from zgrep.search.text import term_counts
 
 FILESTATS_DB = "filestats.sqlite"
 NEXT_FILESTATS = "filestats.next.sqlite"  # a full rebuild's statistics until it switches over
@@ -46,7 +45,7 @@ FileTerms = dict[str, int]  # a file's terms and how often each occurs
 
 def file_terms(text: str) -> FileTerms:
     """The terms of a file's text with their counts (terms over MAX_TERM_CHARS left out)."""
-    return {t: n for t, n in Counter(terms(text)).items() if len(t) <= MAX_TERM_CHARS}
+    return {t: n for t, n in term_counts(text).items() if len(t) <= MAX_TERM_CHARS}
 
 
 def is_ready(path: Path) -> bool:
