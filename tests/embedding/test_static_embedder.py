@@ -249,3 +249,28 @@ def test_the_default_model_names_its_id_and_dim_without_numpy_and_embeds_like_th
         ["def f(): pass", "retry with backoff"]
     )
     assert out[1].split()[-1] == loaded.tobytes().hex()
+
+
+def test_word_split_texts_embed_as_the_whole_tokenizer_does(model: StaticEmbedder) -> None:
+    """Texts split word by word (ASCII after normalising) pool the ids the tokenizer gives a whole
+    text: long texts truncated at max_length tokens, unknown words, controls, an added token."""
+    texts = [
+        BACKOFF,
+        CSS,
+        README,
+        (BACKOFF + CSS) * 40,  # past 512 tokens
+        "naïve café über",  # ASCII once accents are stripped
+        "x" * 150 + " ok",  # a word longer than WordPiece's limit: [UNK]
+        "tab\tcontrol\x07bell [PAD] padded",
+        "日本語 text",  # stays non-ASCII: the tokenizer takes it whole
+        "",
+    ]
+    assert model.words is not None
+    got = model.embed(texts)
+    whole = [e.ids for e in model.tokenizer.encode_batch_fast(texts, add_special_tokens=False)]
+    for text, ids, vector in zip(texts, whole, got):
+        kept = [i for i in ids if i != model.unk_id]
+        rows = model.table[kept].astype(np.float32) * model.scales[kept, None]
+        mean = rows.sum(axis=0) if kept else np.zeros(model.dim, np.float32)
+        expected = mean / max(float(np.linalg.norm(mean)), 1e-12)
+        assert np.abs(vector - expected).max() < 1e-6, text[:40]

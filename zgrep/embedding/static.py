@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import struct
+from collections.abc import Iterator
 from itertools import chain
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from tokenizers import Tokenizer, normalizers
 
 from zgrep.embedding.base import EmbeddingError
 from zgrep.embedding.folder import default_model_dir, read_config
+from zgrep.embedding.words import WordTokens
 
 __all__ = ["StaticEmbedder", "default_model_dir", "read_safetensors"]
 DEFAULT_MAX_LENGTH = 512
@@ -56,7 +58,13 @@ class StaticEmbedder:
                 f"{model_id}: tokenizer has more tokens than the embedding table has rows"
             )
         self.tokenizer = _configure(tokenizer, max_length)
-        self.ascii_tokenizer = _ascii_tokenizer(tokenizer, max_length)
+        # a lowercasing BertNormalizer leaves clean ASCII lowercased, nothing else
+        normaliser = tokenizer.normalizer
+        self.lowercases = isinstance(normaliser, normalizers.BertNormalizer) and bool(
+            normaliser.lowercase
+        )
+        self.words = WordTokens(tokenizer, max_length) if WordTokens.applies(tokenizer) else None
+        self.added = _added_tokens(tokenizer)
         self.max_length = max_length
         # max_length × the median token length, on first need (~15 ms)
         self._max_chars: int | None = None
@@ -132,33 +140,65 @@ class StaticEmbedder:
         # (tokens are at least one character long)
         if self.max_length is not None and any(len(text) > self.max_length for text in texts):
             texts = [text[: self.max_chars] for text in texts]
-        ids_per_text = self._token_ids(texts)
-        lengths = np.fromiter(map(len, ids_per_text), dtype=np.int64, count=len(ids_per_text))
-        ids = np.fromiter(
-            chain.from_iterable(ids_per_text), dtype=np.int64, count=int(lengths.sum())
-        )
-        if self.unk_id is not None:
-            ids, lengths = _drop_token(ids, lengths, self.unk_id)
-        return _normalise(_segment_sums(self.table, self.scales, ids, lengths))
+        sums = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for rows, (ids, lengths) in self._token_ids(texts):
+            if self.unk_id is not None:
+                ids, lengths = _drop_token(ids, lengths, self.unk_id)
+            sums[rows] = _segment_sums(self.table, self.scales, ids, lengths)
+        return _normalise(sums)
 
     def embed_query(self, text: str) -> np.ndarray:
         """Embed one query; shape (dim,)."""
         vector: np.ndarray = self.embed([text])[0]
         return vector
 
-    def _token_ids(self, texts: list[str]) -> list[list[int]]:
-        """Token ids without special tokens; clean ASCII texts take the faster equivalent tokenizer."""
-        fast = [self.ascii_tokenizer is not None and _is_clean_ascii(text) for text in texts]
-        ids: list[list[int]] = [[] for _ in texts]
-        for tokenizer, route in ((self.ascii_tokenizer, True), (self.tokenizer, False)):
-            indices = [i for i, flag in enumerate(fast) if flag is route]
-            if indices and tokenizer is not None:
-                encodings = tokenizer.encode_batch_fast(
-                    [texts[i] for i in indices], add_special_tokens=False
+    def _token_ids(
+        self, texts: list[str]
+    ) -> Iterator[tuple[list[int], tuple[np.ndarray, np.ndarray]]]:
+        """(text numbers, (their token ids without special tokens, concatenated; each one's token
+        count)) for the texts that normalise to ASCII (split word by word), then for the rest."""
+        words: list[str] = []
+        fast: list[int] = []
+        rest: list[int] = []
+        for i, text in enumerate(texts):
+            normalised = self._word_split_text(text)
+            if normalised is None:
+                rest.append(i)
+            else:
+                fast.append(i)
+                words.append(normalised)
+        if fast:
+            assert self.words is not None
+            yield fast, self.words.token_ids(words)
+        if rest:
+            ids_per_text = [
+                e.ids
+                for e in self.tokenizer.encode_batch_fast(
+                    [texts[i] for i in rest], add_special_tokens=False
                 )
-                for i, encoding in zip(indices, encodings):
-                    ids[i] = encoding.ids
-        return ids
+            ]
+            lengths = np.fromiter(map(len, ids_per_text), dtype=np.int64, count=len(rest))
+            ids = np.fromiter(
+                chain.from_iterable(ids_per_text), dtype=np.int64, count=int(lengths.sum())
+            )
+            yield rest, (ids, lengths)
+
+    def _word_split_text(self, text: str) -> str | None:
+        """`text` normalised, when it is ASCII then and holds no added token (WordTokens splits
+        it); else None (the tokenizer takes it whole)."""
+        if self.words is None:
+            return None
+        if self.lowercases and _is_clean_ascii(text):
+            normalised = text.lower()  # what BERT normalisation does to clean ASCII
+        elif self.tokenizer.normalizer is not None:
+            normalised = self.tokenizer.normalizer.normalize_str(text)
+        else:
+            normalised = text
+        if not normalised.isascii():
+            return None
+        if self.added is not None and (self.added.search(text) or self.added.search(normalised)):
+            return None
+        return normalised
 
 
 def _segment_sums(
@@ -218,15 +258,11 @@ def _configure(tokenizer: Tokenizer, max_length: int | None) -> Tokenizer:
     return tokenizer
 
 
-def _ascii_tokenizer(tokenizer: Tokenizer, max_length: int | None) -> Tokenizer | None:
-    """A copy whose normaliser only lowercases, if the original is a lowercasing BertNormalizer;
-    else None."""
-    normaliser = tokenizer.normalizer
-    if not isinstance(normaliser, normalizers.BertNormalizer) or not normaliser.lowercase:
-        return None
-    fast = Tokenizer.from_str(tokenizer.to_str())
-    fast.normalizer = normalizers.Lowercase()
-    return _configure(fast, max_length)
+def _added_tokens(tokenizer: Tokenizer) -> re.Pattern[str] | None:
+    """A pattern finding the tokenizer's added tokens ([PAD], ...: matched before words are split),
+    or None when it has none."""
+    contents = sorted({t.content for t in tokenizer.get_added_tokens_decoder().values()})
+    return re.compile("|".join(map(re.escape, contents))) if contents else None
 
 
 def _drop_token(
