@@ -274,3 +274,24 @@ def test_word_split_texts_embed_as_the_whole_tokenizer_does(model: StaticEmbedde
         mean = rows.sum(axis=0) if kept else np.zeros(model.dim, np.float32)
         expected = mean / max(float(np.linalg.norm(mean)), 1e-12)
         assert np.abs(vector - expected).max() < 1e-6, text[:40]
+
+
+def test_threads_sharing_one_model_embed_as_one_thread_does(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A daemon's threads share one model: while one learns new words (and its word memory starts
+    afresh when full), another's texts still get their own tokens."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from zgrep.embedding import words
+
+    monkeypatch.setattr(words, "MAX_WORDS", 40)  # forget often, to meet the other threads' reads
+    shared = StaticEmbedder.from_dir(default_model_dir())
+    batches = [
+        [f"word{i}_{j} {BACKOFF if j % 2 else CSS} tail{i}{j}" for j in range(8)] for i in range(24)
+    ]
+    expected = [StaticEmbedder.from_dir(default_model_dir()).embed(b) for b in batches]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        got = list(pool.map(shared.embed, batches * 3))
+    for i, vectors in enumerate(got):
+        assert np.abs(vectors - expected[i % len(batches)]).max() < 1e-6, i

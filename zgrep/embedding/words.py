@@ -5,6 +5,7 @@ numbers (the tokenizer's model sees each pre-tokenized word on its own, so the i
 from __future__ import annotations
 
 import re
+import threading
 from itertools import chain
 
 import numpy as np
@@ -26,6 +27,8 @@ class WordTokens:
         self.model_only.no_truncation()
         self.model_only.no_padding()
         self.max_length = max_length
+        # one model serves every thread of a daemon: learning and reading the word tables is one step
+        self._lock = threading.Lock()
         self.index: dict[str, int] = {}  # word -> its number
         self.starts = self.sizes = self.pieces = np.zeros(0, dtype=np.int64)
         self._forget()
@@ -39,8 +42,13 @@ class WordTokens:
         """(ids of all texts concatenated, each text's token count) for normalised ASCII texts
         holding no added token, truncated at max_length tokens each."""
         words_per_text = [_ASCII_WORD.findall(text) for text in texts]
+        with self._lock:
+            return self._token_ids(words_per_text)
+
+    def _token_ids(self, words_per_text: list[list[str]]) -> tuple[np.ndarray, np.ndarray]:
+        """token_ids of texts split into words (the caller holds the lock)."""
         self._learn(set().union(*words_per_text))
-        counts = np.fromiter(map(len, words_per_text), dtype=np.int64, count=len(texts))
+        counts = np.fromiter(map(len, words_per_text), dtype=np.int64, count=len(words_per_text))
         words = np.fromiter(
             map(self.index.__getitem__, chain.from_iterable(words_per_text)),
             dtype=np.int64,
