@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -336,3 +338,48 @@ def test_one_module_name_means_what_each_importer_s_language_says(tmp_path: Path
         set(),
         {"src/a/mod.rs"},
     )
+
+
+_C_INCLUDES = (
+    "".join(
+        f'#ifdef USE_{n}\n#include <{n}.h>\n#endif\n#include "{n}_local.h"\n' for n in range(40)
+    )
+    + "int main(void) { return 0; }\n"
+)
+_JS_REQUIRES = "".join(f"var m{n} = require('./m{n}'), u{n} = m{n}.f();" for n in range(60)) + "\n"
+
+
+def _rows(path: str, text: str) -> tuple[list[str], list[str]]:
+    found = extract(path, text)
+    return [repr(r) for r in found.refs], [repr(i) for i in found.imports]
+
+
+@pytest.mark.parametrize(("path", "text"), [("a.c", _C_INCLUDES), ("app.js", _JS_REQUIRES)])
+def test_extraction_is_the_same_on_every_run_and_in_source_order(path: str, text: str) -> None:
+    """tree-sitter's captures of an alternation come in an order that differs from run to run."""
+    lines = [i.line for i in extract(path, text).imports]
+    assert len(lines) >= 40 and lines == sorted(lines)
+    first = _rows(path, text)
+    for _ in range(10):
+        assert _rows(path, text + "\n") == first
+
+
+def test_extraction_is_the_same_under_another_hash_seed(tmp_path: Path) -> None:
+    script = (
+        "import sys, json\nfrom zgrep.relations.extract import extract\n"
+        "r = extract(sys.argv[1], open(sys.argv[1]).read())\n"
+        "print(json.dumps([[repr(x) for x in r.refs], [repr(x) for x in r.imports]]))\n"
+    )
+    source = tmp_path / "a.c"
+    source.write_text(_C_INCLUDES)
+    outputs = {
+        subprocess.run(
+            [sys.executable, "-c", script, str(source)],
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for seed in ("0", "1", "2")
+    }
+    assert len(outputs) == 1

@@ -105,7 +105,8 @@ def _import_spans(
     if spec is None or spec.parse_imports is None or not spec.imports:
         return []
     spans = []
-    for node in QueryCursor(_import_query(language, spec.imports)).captures(root).get("imp", []):
+    nodes = QueryCursor(_import_query(language, spec.imports)).captures(root).get("imp", [])
+    for node in sorted(nodes, key=_source_order):
         found = spec.parse_imports(node_text(node))
         if node.type in ("variable_declarator", "export_statement") and not found:
             continue
@@ -113,6 +114,12 @@ def _import_spans(
         result.imports.extend(Import(m, n, a, node.start_point[0] + 1) for m, n, a in found if m)
     spans.sort()
     return spans
+
+
+def _source_order(node: Node) -> tuple[int, int, str]:
+    """Where a captured node is in the file, outer first: tree-sitter's captures come in an order
+    that differs from run to run (among matches of an alternation)."""
+    return node.start_byte, -node.end_byte, node.type
 
 
 def _import_refs(result: FileRelations) -> list[Ref]:
@@ -231,7 +238,7 @@ def _references(
     owner = _innermost(result.defs, result.lines)
     seen: dict[tuple[str, str, Definition | None, str], Ref] = {}
     nodes = QueryCursor(identifier_query(language)).captures(root).get("ref", [])
-    nodes.sort(key=lambda n: n.start_byte)
+    nodes.sort(key=_source_order)
     local = (
         _function_locals(nodes, owner, result.defs)
         if spec is not None and spec.nested_functions
