@@ -35,6 +35,7 @@ from zgrep.workspace import (
 if TYPE_CHECKING:
     from zgrep.embedding.base import Embedder
     from zgrep.embedding.cache import VectorCache
+    from zgrep.index.filestats import FileStatsReader
     from zgrep.relations.store import RelationsStore
     from zgrep.store.milvus import MilvusStore
     from zgrep.store.native import NativeEngine
@@ -181,6 +182,9 @@ class Engine:
         self._files: dict[str, FileRecord] | None = None
         self._files_collection: str | None = None
         self._relations: RelationsStore | None = None
+        # the whole-file statistics reader, shared with snapshot views (a dict so that one a view
+        # opens is the engine's too, and closed with it)
+        self._filestats: dict[str, FileStatsReader] = {}
         self._opening = threading.Lock()
         # one model load when the opening thread and the caller both ask
         self._loading_model = threading.Lock()
@@ -382,8 +386,20 @@ class Engine:
             self._relations = RelationsStore(self.ws.path(RELATIONS_DB))
         return self._relations
 
+    def filestats(self) -> FileStatsReader:
+        """The reader of the workspace's whole-file term statistics (index.filestats)."""
+        reader = self._filestats.get("reader")
+        if reader is None:
+            from zgrep.index.filestats import FILESTATS_DB, FileStatsReader
+
+            reader = self._filestats.setdefault(
+                "reader", FileStatsReader(self.ws.path(FILESTATS_DB))
+            )
+        return reader
+
     def close(self) -> None:
-        """Release Milvus, the vector cache, the relations database and the workspace lock
+        """Release Milvus, the vector cache, the relations database, the statistics reader and the
+        workspace lock
         (recording, once the engine has exited, that the Milvus Lite rows agree with the file state
         when this session found so)."""
         pending, self._stores["pending"] = self._stores["pending"], None
@@ -405,6 +421,9 @@ class Engine:
         if self._relations is not None:
             self._relations.close()
             self._relations = None
+        reader = self._filestats.pop("reader", None)
+        if reader is not None:
+            reader.close()
         self._lock.release()
 
     # ----- state -----------------------------------------------------------------------

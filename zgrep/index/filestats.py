@@ -10,7 +10,9 @@ content: a damaged or foreign one is replaced when written and gives no scores w
 from __future__ import annotations
 
 import math
+import os
 import sqlite3
+import threading
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -95,30 +97,81 @@ class FileStatsStore:
             self._db.execute("DELETE FROM files WHERE id = ?", row)
 
 
-def bm25_scores(path: Path, query_terms: Iterable[str]) -> dict[str, float]:
-    """Okapi BM25 of every file holding one of `query_terms` (distinct terms, each counted once), by
-    path; empty when the database is missing, damaged or not of this schema."""
-    wanted = sorted(set(query_terms))
-    if not wanted or not path.is_file():
-        return {}
-    try:
-        db = sqlitedb.connect(path, readonly=True)
+class FileStatsReader:
+    """Whole-file BM25 over one workspace's statistics: one read connection, opened on first use and
+    again when the file is replaced; the file count and mean length are kept until another connection
+    commits (search asks once per query, and recounting took milliseconds on a big tree)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self._db: sqlite3.Connection | None = None
+        self._file: tuple[int, int, int, int] | None = None  # device, inode, size, mtime opened
+        self._version: int | None = None  # data_version the totals were read at
+        self._totals: tuple[int, float] | None = None  # files and mean length; None: not readable
+        self._lock = threading.Lock()  # one search at a time on the connection (daemon threads)
+
+    def bm25_scores(self, query_terms: Iterable[str]) -> dict[str, float]:
+        """Okapi BM25 of every file holding one of `query_terms` (distinct terms, each counted
+        once), by path; empty when the database is missing, damaged or not of this schema."""
+        wanted = sorted(set(query_terms))
+        if not wanted:
+            return {}
+        with self._lock:
+            try:
+                db = self._connection()
+                if db is None:
+                    return {}
+                db.execute("BEGIN")  # the totals and the postings of one state
+                try:
+                    totals = self._current_totals(db)
+                    return _bm25(db, wanted, *totals) if totals else {}
+                finally:
+                    db.execute("COMMIT")
+            except sqlite3.DatabaseError:
+                self._drop()
+                return {}
+
+    def close(self) -> None:
+        with self._lock:
+            self._drop()
+
+    def _connection(self) -> sqlite3.Connection | None:
+        """The open connection, reopened when the file at `path` is not the one it opened (removed,
+        replaced or written over outside SQLite's log); None when there is no file."""
         try:
-            return _bm25(db, wanted)
-        finally:
-            db.close()
-    except sqlite3.DatabaseError:
-        return {}
+            st = os.stat(self.path)
+        except OSError:
+            self._drop()
+            return None
+        file = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+        if self._db is None or file != self._file:
+            self._drop()
+            self._db, self._file = sqlitedb.connect(self.path, readonly=True), file
+        return self._db
+
+    def _current_totals(self, db: sqlite3.Connection) -> tuple[int, float] | None:
+        """Files and mean length, read again once another connection committed."""
+        version = db.execute("PRAGMA data_version").fetchone()[0]
+        if version != self._version:
+            self._totals, self._version = _totals(db), version
+        return self._totals
+
+    def _drop(self) -> None:
+        if self._db is not None:
+            self._db.close()
+        self._db = self._file = self._version = self._totals = None
 
 
-def _bm25(db: sqlite3.Connection, wanted: list[str]) -> dict[str, float]:
+def _totals(db: sqlite3.Connection) -> tuple[int, float] | None:
+    """Files and mean length; None when the schema is not this one or there are no files."""
     row = db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
     if row is None or row[0] != SCHEMA_VERSION:
-        return {}
+        return None
     count, total = db.execute("SELECT COUNT(*), TOTAL(MAX(length, 0)) FROM files").fetchone()
-    if not count:
-        return {}
-    avg = total / count or 1.0
+    return (count, total / count or 1.0) if count else None
+
+
+def _bm25(db: sqlite3.Connection, wanted: list[str], count: int, avg: float) -> dict[str, float]:
     marks = ",".join("?" * len(wanted))
     df = dict(
         db.execute(

@@ -16,7 +16,7 @@ from zgrep.config import MAXIMUMS
 from zgrep.contracts import SearchArgs, SearchGroup, SearchHit, SearchResult
 from zgrep.engine import Engine
 from zgrep import git
-from zgrep.index import discovery, filestats
+from zgrep.index import discovery
 from zgrep.index.discovery import LoadedFile, read_file
 from zgrep.index.ignore import IgnoreRules
 from zgrep.progress import Progress
@@ -305,9 +305,7 @@ def _search_one(
 def _file_scores(engine: Engine, query: str) -> dict[str, float]:
     """Whole-file BM25 of the query's terms (index.filestats), by path, as a share of the best
     file's."""
-    raw = filestats.bm25_scores(
-        engine.ws.path(filestats.FILESTATS_DB), lexical_query(query).split()
-    )
+    raw = engine.filestats().bm25_scores(lexical_query(query).split())
     best = max(raw.values(), default=0.0)
     return {path: value / best for path, value in raw.items()} if best > 0 else {}
 
