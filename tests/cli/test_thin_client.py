@@ -248,3 +248,16 @@ def test_status_names_another_configured_model_without_loading_it(
         and "zg index --full" in problem
     )
     assert "numpy" not in names and "zgrep.embedding.static" not in names
+
+
+def test_direct_index_with_nothing_changed_loads_neither_milvus_nor_tree_sitter(
+    unserved: tuple[User, Path],
+) -> None:
+    """A `zg index` that finds nothing to write answers from the state files: no engine, no chunker."""
+    nobody, repo = unserved
+    out, names = imported(nobody, "index", "--json", "--mode", "direct", cwd=repo)
+    assert out.returncode == 0, out.stderr[-2000:]
+    report = json.loads(out.stdout)
+    assert report["changed"] == 0 and report["unchanged"] == 3
+    heavy_here = ("pymilvus", "milvus_lite", "grpc", "tree_sitter", "numpy", "zgrep.chunking")
+    assert sorted(n for n in names if n.split(".")[0] in heavy_here or n in heavy_here) == []

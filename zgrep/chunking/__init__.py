@@ -18,10 +18,7 @@ from zgrep.chunking.windows import Lines, Piece, window_pieces
 from zgrep.languages.registry import chunk_spec, detect_language
 from zgrep.types import Chunk, Definition
 
-__all__ = ["CHUNKER_VERSION", "chunk_file", "detect_language", "extract_symbols"]
-
-# bump when chunk boundaries or fields change: indexes re-chunk (vectors stay cached)
-CHUNKER_VERSION = 21
+__all__ = ["chunk_file", "detect_language", "extract_symbols"]
 
 
 def chunk_file(path: str, text: str, *, context_lines: int = 2) -> list[Chunk]:

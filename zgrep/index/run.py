@@ -10,7 +10,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from zgrep.chunking import CHUNKER_VERSION
 from zgrep.config import Config
 from zgrep.contracts import IndexArgs, IndexReport
 from zgrep.engine import REBUILD_STATE, Engine, FileRecord, root_hash
@@ -28,6 +27,9 @@ from zgrep.store.rows import chunk_row
 from zgrep.workspace import Manifest, WorkspaceError, read_object
 
 FILES_PER_BATCH = 64
+# bump when zgrep.chunking's chunk boundaries or fields change: indexes re-chunk (vectors stay
+# cached); kept here, not in zgrep.chunking, so a run with nothing to write never imports tree-sitter
+CHUNKER_VERSION = 21
 # bump when index.prepare.lexical_text() changes: indexes re-chunk (vectors stay cached)
 LEXICAL_VERSION = 7
 RELATIONS_VERSION = 3  # bump when zgrep.relations extraction changes: indexes re-extract
