@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -562,6 +563,32 @@ def test_full_rebuild_reuses_cached_vectors(small):
     assert (report["changed"], report["unchanged"], report["embedded"]) == (3, 0, 0)
     assert report["chunks"] == sum(rec[4] for rec in first.values())
     assert len(store_rows(root)) == report["chunks"]
+
+
+@pytest.mark.parametrize("damage", ["garbage", "cut short", "older format"])
+def test_a_damaged_vector_cache_is_rebuilt_not_read(small, damage):
+    root, env = small
+    cache = root / ".zgrep" / "vectors.sqlite"
+    query = ("retry with exponential backoff", "--refresh", "off", "--mode-search", "semantic")
+    before = [(h["path"], h["start_line"]) for h in search_json(root, env, *query)["hits"]]
+    data = cache.read_bytes()
+    if damage == "garbage":
+        cache.write_bytes(data[:100] + b"\xa5" * (len(data) - 100))
+    elif damage == "cut short":
+        cache.write_bytes(data[: len(data) // 2])
+    else:  # zgrep's first format, its rows under other keys: none of them may be read
+        cache.unlink()
+        db = sqlite3.connect(cache)
+        db.execute(
+            "CREATE TABLE vectors (model TEXT NOT NULL, hash TEXT NOT NULL, dim INTEGER NOT NULL,"
+            " vec BLOB NOT NULL, PRIMARY KEY (model, hash)) WITHOUT ROWID"
+        )
+        db.commit()
+        db.close()
+    report = index_json(root, env, "--full")
+    assert report["embedded"] == report["chunks"] > 0
+    assert [(h["path"], h["start_line"]) for h in search_json(root, env, *query)["hits"]] == before
+    assert index_json(root, env, "--full")["embedded"] == 0  # cached again
 
 
 def test_paths_from_stdin_indexes_just_those(small):
