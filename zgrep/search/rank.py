@@ -196,8 +196,9 @@ def query_terms(query: str) -> set[str]:
     return out
 
 
-def _name_terms(name: str) -> set[str]:
-    return {stem(p) for p in split_identifier(name) if len(p) > 1}
+@functools.lru_cache(maxsize=1 << 16)
+def _name_terms(name: str) -> frozenset[str]:
+    return frozenset(stem(p) for p in split_identifier(name) if len(p) > 1)
 
 
 def code_names(query: str) -> tuple[frozenset[str], frozenset[str], bool]:
@@ -431,6 +432,7 @@ def rerank(
     max_file = max(file_sum.values())
     best_of_file: dict[str, Candidate] = {}
     strong: set[str] = set()  # chunks named by the query or holding its phrase
+    path_ratio: dict[str, float] = {}  # each file's share of the path boost
     # name, identifier, phrase and path boosts first: they pick each file's best chunk
     for cand in candidates:
         f = cand.fields
@@ -458,15 +460,18 @@ def rerank(
             score += top * cfg.phrase * share
             strong.add(cand.id)
         if keywords or identifiers:
-            ratio = _path_overlap(keywords, identifiers, f["path"], whole_symbol) / (
-                len(keywords) + len(identifiers)
-            )
-            if ratio:
-                ratio *= (
-                    1.0
-                    - cfg.name_cover
-                    + cfg.name_cover * _name_cover(keywords, identifiers, f["path"])
+            ratio = path_ratio.get(f["path"])
+            if ratio is None:  # once per file: a file's chunks share its path
+                ratio = _path_overlap(keywords, identifiers, f["path"], whole_symbol) / (
+                    len(keywords) + len(identifiers)
                 )
+                if ratio:
+                    ratio *= (
+                        1.0
+                        - cfg.name_cover
+                        + cfg.name_cover * _name_cover(keywords, identifiers, f["path"])
+                    )
+                path_ratio[f["path"]] = ratio
             score += top * cfg.path_match * ratio
         cand.score = score
         best = best_of_file.get(f["path"])
