@@ -121,3 +121,54 @@ def test_a_silent_peer_times_out_and_a_missing_one_is_unreachable(tmp_path: Path
     thread.join(10)
     with pytest.raises(client.DaemonLost, match="could not reach"):
         client.exchange(f"ipc://{tmp_path}/absent.sock", protocol.make_request("ping", None), 1)
+
+
+def test_a_request_carrying_the_probe_is_one_connection_and_unanswered_without_a_pong(
+    tmp_path: Path,
+) -> None:
+    """With `probe_s`, a ping goes ahead of the request on the same connection: the request's reply is
+    returned once the ping is answered; a daemon answering neither within `probe_s` is Unanswered (a failed
+    probe), not waited on for the request's deadline."""
+    endpoint = f"ipc://{tmp_path}/p.sock"
+    peers: list[tuple[bytes, str]] = []
+    silent = threading.Event()
+
+    def answer(payload: bytes) -> list[bytes]:
+        request = protocol.decode_request(payload)
+        if silent.is_set():
+            return []
+        if request["op"] == "ping":
+            return [protocol.encode(protocol.ok({"pong": True}))]
+        return [protocol.encode(protocol.ok({"echo": request["args"]["queries"][0]}))]
+
+    ctx = zmq.Context()
+    sock = ctx.socket(zmq.ROUTER)
+    sock.setsockopt(zmq.LINGER, 0)
+    sock.bind(endpoint)
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            if sock.poll(50):
+                frames = sock.recv_multipart()
+                peers.append((frames[0], protocol.decode_request(frames[-1])["op"]))
+                for reply in answer(frames[-1]):
+                    sock.send_multipart([frames[0], b"", reply])
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    search = protocol.make_request("search", "/", {"queries": ["retry"]})
+    try:
+        reply = client.exchange(endpoint, search, 20, probe_s=5)
+        assert reply["ok"] and reply["result"] == {"echo": "retry"}
+        assert [op for _, op in peers] == ["ping", "search"] and peers[0][0] == peers[1][0]
+        silent.set()
+        with pytest.raises(client.Unanswered):
+            client.exchange(endpoint, search, 600, probe_s=0.2)
+    finally:
+        stop.set()
+        thread.join()
+        sock.close(0)
+        ctx.term()
+    with pytest.raises(client.Unanswered, match="could not reach"):
+        client.exchange(f"ipc://{tmp_path}/absent.sock", search, 600, probe_s=0.2)

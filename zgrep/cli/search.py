@@ -12,7 +12,6 @@ import click
 
 from zgrep.cli import output
 from zgrep.cli.main import Common, common_options, fail, resolve, run
-from zgrep.filetypes import type_list as types_text
 from zgrep.contracts import Args, SearchResult
 from zgrep.service import SEARCH
 from zgrep.vocab import (
@@ -311,6 +310,8 @@ def search(
     """Search the workspace by meaning and keyword: QUERY words, then any PATHs to search (as rg;
     `--` makes every later word a query word). Exit 0 with hits, 1 without, 2 on error."""
     if type_list:
+        from zgrep.filetypes import type_list as types_text  # 5 ms of imports, for --type-list only
+
         click.echo(types_text())
         return
     fmt = _one_format(fmt, as_json, as_jsonl, as_md, files_only, count)

@@ -48,6 +48,11 @@ class DaemonLost(RuntimeError):
     """The daemon did not answer (died, timed out, was stopped, or sent something unreadable)."""
 
 
+class Unanswered(DaemonLost):
+    """The daemon did not answer the probe sent ahead of a request (`exchange`'s `probe_s`): as a
+    failed `probe`, whatever became of the request."""
+
+
 def pid_stopped(pid: int) -> bool:
     """Whether process `pid` is stopped (SIGSTOP, Ctrl-Z, a tracer): it answers nothing until
     continued."""
@@ -60,19 +65,45 @@ def exchange(
     timeout_s: float | None,
     pid: int | None = None,
     on_progress: Progress | None = None,
+    probe_s: float | None = None,
 ) -> protocol.Reply:
     """Send one request to the daemon's ROUTER (a ZMTP DEALER peer, zgrep.server.zmtp) and wait for
     its final response. Gives up after `timeout_s` (None: no limit), as soon as process `pid` is
-    gone, or once it has been stopped for STOPPED_GRACE_S."""
-    connect_s = max(min(timeout_s if timeout_s is not None else 5.0, 5.0), 0.001)
-    deadline = None if timeout_s is None else time.monotonic() + timeout_s
-    stopped_since: float | None = None
+    gone, or once it has been stopped for STOPPED_GRACE_S. With `probe_s`, a ping goes ahead of the
+    request on the same connection, and Unanswered is raised unless the daemon answers it within
+    `probe_s` (the probe and the request in one round trip; the daemon answers pings in its loop)."""
+    first = timeout_s if probe_s is None else probe_s
+    connect_s = max(min(first if first is not None else 5.0, 5.0), 0.001)
     try:
         peer = zmtp.Dealer(endpoint, connect_s)
     except zmtp.PeerError:
-        raise DaemonLost(f"could not reach the daemon at {endpoint}") from None
+        lost = f"could not reach the daemon at {endpoint}"
+        raise (DaemonLost if probe_s is None else Unanswered)(lost) from None
     try:
+        if probe_s is not None:
+            ping = protocol.make_request(PING.name, None, token=request.get("token"))
+            peer.send([b"", protocol.encode(ping)])
         peer.send([b"", protocol.encode(request)])
+        if probe_s is not None:
+            try:
+                pong = receive(peer, probe_s, pid, None)
+            except DaemonLost as exc:
+                raise Unanswered(str(exc)) from None
+            if not pong.get("ok"):
+                raise Unanswered("the daemon refused the probe")
+        return receive(peer, timeout_s, pid, on_progress)
+    finally:
+        peer.close()
+
+
+def receive(
+    peer: zmtp.Dealer, timeout_s: float | None, pid: int | None, on_progress: Progress | None
+) -> protocol.Reply:
+    """The next final response on `peer` (progress messages go to `on_progress`); DaemonLost as
+    `exchange` says."""
+    deadline = None if timeout_s is None else time.monotonic() + timeout_s
+    stopped_since: float | None = None
+    try:
         while True:
             wait = POLL_S if deadline is None else min(POLL_S, deadline - time.monotonic())
             if wait <= 0:
@@ -99,8 +130,6 @@ def exchange(
                     raise DaemonLost(f"the daemon (pid {pid}) is stopped (SIGSTOP?)")
     except OSError as exc:  # zmtp.PeerError included: the connection broke mid-way
         raise DaemonLost(f"the connection to the daemon broke: {exc}") from None
-    finally:
-        peer.close()
 
 
 def probe(timeout_ms: int) -> DaemonInfo | None:
@@ -252,9 +281,15 @@ def env_config() -> dict[str, str]:
 
 
 def call_server(
-    info: DaemonInfo, op: str, root: str, args: Args, on_progress: Progress | None = None
+    info: DaemonInfo,
+    op: str,
+    root: str,
+    args: Args,
+    on_progress: Progress | None = None,
+    probe_ms: int | None = None,
 ) -> JSONObject:
-    """Run `op` in the daemon described by `info`; DaemonLost when it fails mid-way."""
+    """Run `op` in the daemon described by `info`; DaemonLost when it fails mid-way (Unanswered
+    when, with `probe_ms`, the probe sent ahead of it got no answer in that time)."""
     from zgrep.progress import stderr_progress
 
     served = operation(op)
@@ -266,7 +301,8 @@ def call_server(
     }
     request = protocol.make_request(op, root, sent, token=runtime.read_token())
     timeout = READ_ONLY_DEADLINE_S if served.read_only else None
-    response = exchange(info["endpoint"], request, timeout, info["pid"], show)
+    probe_s = None if probe_ms is None else probe_ms / 1000
+    response = exchange(info["endpoint"], request, timeout, info["pid"], show, probe_s)
     if not response["ok"]:
         err = response["error"]
         raise ClientError(err["code"], err["message"])
@@ -442,7 +478,15 @@ def route(
     if mode == "direct":
         refuse_if_daemon_holds(root)
         return call_direct_checked(op, root, args, mode, on_progress)
-    info = probe(probe_ms)
+    info = runtime.read_info()
+    if operation(op).read_only and info is not None and reachable(info):
+        # the request carries the probe: one round trip when the daemon answers
+        try:
+            return served(info, op, root, args, mode, on_progress, probe_ms)
+        except Unanswered:
+            info = None  # as a failed probe: what follows is the same
+    else:
+        info = probe(probe_ms)
     if info is None and live_daemon() is None:
         info = wait_starting()  # rather than race it for the workspace in-process
     if info is None and (running := live_daemon()) is not None:
@@ -472,8 +516,35 @@ def route(
         if autostart is not None and operation(op).autostart and answered[1] == "direct":
             start_daemon(autostart, root, args.get("config") or None)
         return answered
+    return served(info, op, root, args, mode, on_progress)
+
+
+def reachable(info: DaemonInfo) -> bool:
+    """Whether the daemon `info` describes is this install's, alive and not stopped (so worth a
+    request that carries the probe)."""
+    return (
+        runtime.other_install(info) is None
+        and runtime.pid_alive(info["pid"])
+        and not pid_stopped(info["pid"])
+    )
+
+
+def served(
+    info: DaemonInfo,
+    op: str,
+    root: str,
+    args: Args,
+    mode: str,
+    on_progress: Progress | None,
+    probe_ms: int | None = None,
+) -> tuple[JSONObject, str]:
+    """`op` answered by the daemon `info` describes; when it fails mid-way, a read in auto mode is
+    answered in-process (unless the daemon still holds the workspace). Unanswered (`probe_ms`) is
+    the caller's."""
     try:
-        return call_server(info, op, root, args, on_progress), "server"
+        return call_server(info, op, root, args, on_progress, probe_ms), "server"
+    except Unanswered:
+        raise
     except DaemonLost as exc:
         if (pid := daemon_holding(root)) is not None:
             raise unresponsive(pid) from None  # alive, stopped or hung, and still holding the index
