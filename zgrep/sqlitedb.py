@@ -1,10 +1,11 @@
 """The workspace's derived SQLite databases (relations.sqlite, filestats.sqlite): one way to
 connect (WAL, waits for a writer instead of failing), to tell a current one from a damaged, foreign
-or older one by its `meta` schema row, to open one for writing, to run one write transaction and to
-take a rebuilt one's rows."""
+or older one by its `meta` schema row, to open one for writing, to run one write transaction, to
+load an empty one without its indexes and to take a rebuilt one's rows."""
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -58,6 +59,18 @@ def transaction(db: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
         db.execute("ROLLBACK")
         raise
     db.execute("COMMIT")
+
+
+def begin_load(db: sqlite3.Connection, indexes: str) -> set[str] | None:
+    """When the database's `files` table is empty, drop the indexes that the statements `indexes`
+    create (rows then go in without updating them; running `indexes` again builds them) and give an
+    empty set for the paths the load writes; None when it holds files."""
+    with transaction(db):
+        if db.execute("SELECT 1 FROM files LIMIT 1").fetchone() is not None:
+            return None
+        for name in re.findall(r"CREATE INDEX IF NOT EXISTS (\w+)", indexes):
+            db.execute(f"DROP INDEX IF EXISTS {name}")
+    return set()
 
 
 def replace_tables(db: sqlite3.Connection, source: Path, tables: tuple[str, ...]) -> None:

@@ -377,6 +377,10 @@ def _write_batches(
         engine.config.index.chunk_context_lines, model, str(engine.cache.path) if model else None
     )
     prepared = prepared_batches(batches, recipe, workers)
+    with clock.phase("relations_write"):
+        # into empty databases (a cold or full run): indexes built once, after the last batch
+        relations.begin_load()
+        stats.begin_load()
     while True:
         with clock.phase("prepare_wait"):
             batch = next(prepared, None)
@@ -429,6 +433,9 @@ def _write_batches(
                     "chunks_done": chunks_done,
                 }
             )
+    with clock.phase("relations_write"):
+        relations.end_load()
+        stats.end_load()
     if progress and work.changed:
         progress(
             {
