@@ -341,7 +341,7 @@ def replay(bench: str, src: Path, json_out: str) -> int:
     from zgrep.engine import Engine
     from zgrep.index.filestats import FileStatsReader
     from zgrep.search import run
-    from zgrep.search.evaluate import K, load_annotations, mean_metrics, score
+    from zgrep.search.evaluate import K, load_annotations, mean_metrics, query_report
 
     meta = json.loads((src / "meta.json").read_text())
     results: dict[str, Any] = {}
@@ -384,19 +384,9 @@ def replay(bench: str, src: Path, json_out: str) -> int:
                     generated,
                 )
                 latencies.append(time.perf_counter() - t0)  # without its store calls and model
-                metrics = score(hits, q.targets)
-                rows.append({**metrics, "category": q.category})
-                top = [f"{h['path']}:{h['start_line']}-{h['end_line']}" for h in hits[:K]]
-                per_query.append(
-                    {
-                        "query": q.text,
-                        "category": q.category,
-                        **metrics,
-                        "top": top[:3],
-                        "top10": top,
-                        "latency_ms": round(latencies[-1] * 1000, 3),
-                    }
-                )
+                row, report = query_report(q, hits, latencies[-1])
+                rows.append(row)
+                per_query.append(report)
         engine.close()
         cats = sorted({row["category"] for row in rows})
         results[r["name"]] = {

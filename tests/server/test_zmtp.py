@@ -15,8 +15,13 @@ import zmq
 from zgrep.server import client, protocol, zmtp
 
 
-def router(endpoint: str, answer: Callable[[bytes], list[bytes]]) -> Iterator[None]:
-    """A libzmq ROUTER on `endpoint` answering each request with `answer(payload)` (several messages allowed)."""
+def router(
+    endpoint: str,
+    answer: Callable[[bytes], list[bytes]],
+    heard: list[tuple[bytes, bytes]] | None = None,
+) -> Iterator[None]:
+    """A libzmq ROUTER on `endpoint` answering each request with `answer(payload)` (several messages allowed),
+    each request's (peer identity, payload) appended to `heard`."""
     ctx = zmq.Context()
     sock = ctx.socket(zmq.ROUTER)
     sock.setsockopt(zmq.LINGER, 0)
@@ -27,6 +32,8 @@ def router(endpoint: str, answer: Callable[[bytes], list[bytes]]) -> Iterator[No
         while not stop.is_set():
             if sock.poll(50):
                 frames = sock.recv_multipart()
+                if heard is not None:
+                    heard.append((frames[0], frames[-1]))
                 for reply in answer(frames[-1]):
                     sock.send_multipart([frames[0], b"", reply])
 
@@ -130,7 +137,6 @@ def test_a_request_carrying_the_probe_is_one_connection_and_unanswered_without_a
     returned once the ping is answered; a daemon answering neither within `probe_s` is Unanswered (a failed
     probe), not waited on for the request's deadline."""
     endpoint = f"ipc://{tmp_path}/p.sock"
-    peers: list[tuple[bytes, str]] = []
     silent = threading.Event()
 
     def answer(payload: bytes) -> list[bytes]:
@@ -141,34 +147,19 @@ def test_a_request_carrying_the_probe_is_one_connection_and_unanswered_without_a
             return [protocol.encode(protocol.ok({"pong": True}))]
         return [protocol.encode(protocol.ok({"echo": request["args"]["queries"][0]}))]
 
-    ctx = zmq.Context()
-    sock = ctx.socket(zmq.ROUTER)
-    sock.setsockopt(zmq.LINGER, 0)
-    sock.bind(endpoint)
-    stop = threading.Event()
-
-    def serve() -> None:
-        while not stop.is_set():
-            if sock.poll(50):
-                frames = sock.recv_multipart()
-                peers.append((frames[0], protocol.decode_request(frames[-1])["op"]))
-                for reply in answer(frames[-1]):
-                    sock.send_multipart([frames[0], b"", reply])
-
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
+    heard: list[tuple[bytes, bytes]] = []
+    gen = router(endpoint, answer, heard)
+    next(gen)
     search = protocol.make_request("search", "/", {"queries": ["retry"]})
     try:
         reply = client.exchange(endpoint, search, 20, probe_s=5)
         assert reply["ok"] and reply["result"] == {"echo": "retry"}
+        peers = [(peer, protocol.decode_request(payload)["op"]) for peer, payload in heard]
         assert [op for _, op in peers] == ["ping", "search"] and peers[0][0] == peers[1][0]
         silent.set()
         with pytest.raises(client.Unanswered):
             client.exchange(endpoint, search, 600, probe_s=0.2)
     finally:
-        stop.set()
-        thread.join()
-        sock.close(0)
-        ctx.term()
+        gen.close()
     with pytest.raises(client.Unanswered, match="could not reach"):
         client.exchange(f"ipc://{tmp_path}/absent.sock", search, 600, probe_s=0.2)

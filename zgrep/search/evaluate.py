@@ -193,6 +193,23 @@ def _session(root: Path, mode: str) -> Iterator[tuple[Ask, list[str]]]:
         engine.close()
 
 
+def query_report(q: Query, hits: list[SearchHit], latency_s: float) -> tuple[Row, QueryReport]:
+    """One query's scored row and its report (metrics, first hits, latency) from its hits."""
+    metrics = score(hits, q.targets)
+    top = [f"{h['path']}:{h['start_line']}-{h['end_line']}" for h in hits[:K]]
+    report: QueryReport = {
+        "query": q.text,
+        "category": q.category,
+        **metrics,
+        "top": top[:3],
+        "top10": top,
+        "symbols": [h.get("symbol") or "" for h in hits[:K]],
+        "matched_by": [h.get("matched_by") or [] for h in hits[:K]],
+        "latency_ms": round(latency_s * 1000, 2),
+    }
+    return {**metrics, "category": q.category}, report
+
+
 def evaluate_workspace(
     root: Path, queries: list[Query], args: Args | None = None, mode: str = "direct"
 ) -> EvalReport:
@@ -221,22 +238,9 @@ def evaluate_workspace(
                 ),
             )
             latencies.append(time.monotonic() - t0)
-            hits = res.get("hits", [])
-            metrics = score(hits, q.targets)
-            rows.append({**metrics, "category": q.category})
-            top = [f"{h['path']}:{h['start_line']}-{h['end_line']}" for h in hits[:K]]
-            per_query.append(
-                {
-                    "query": q.text,
-                    "category": q.category,
-                    **metrics,
-                    "top": top[:3],
-                    "top10": top,
-                    "symbols": [h.get("symbol") or "" for h in hits[:K]],
-                    "matched_by": [h.get("matched_by") or [] for h in hits[:K]],
-                    "latency_ms": round(latencies[-1] * 1000, 2),
-                }
-            )
+            row, report = query_report(q, res.get("hits", []), latencies[-1])
+            rows.append(row)
+            per_query.append(report)
     categories = sorted({r["category"] for r in rows})
     return {
         "mode": used[-1],
