@@ -16,6 +16,7 @@ import os
 import stat
 from collections.abc import Iterable, Iterator
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -76,7 +77,11 @@ class Tally:
 def _ls_files(root: Path, tally: Tally, *args: str) -> list[str]:
     """NUL-separated `git ls-files` output as `/`-separated names (undecodable names counted, not
     listed)."""
-    out = try_run(root, "ls-files", "-z", *args) or b""
+    return _names(try_run(root, "ls-files", "-z", *args) or b"", tally)
+
+
+def _names(out: bytes, tally: Tally) -> list[str]:
+    """The names of `git ls-files -z` output, undecodable ones counted in `tally`."""
     names = []
     for raw in out.split(b"\0"):
         try:
@@ -120,15 +125,26 @@ def _admitted(
     return layer is None
 
 
+# tracked files; untracked ones git does not ignore; the ignored ones (a directory as one entry)
+_LISTINGS = (
+    ("--cached",),
+    ("--others", "--exclude-standard"),
+    ("--others", "--ignored", "--exclude-standard", "--directory"),
+)
+
+
 def _list_git(root: Path, rules: IgnoreRules, tally: Tally) -> Iterator[str]:
     """git's view (tracked files, untracked ones under the standard excludes) plus `!`-re-included
     ignored paths; a tracked file is never hidden by `.gitignore` or a built-in default."""
-    tracked = _ls_files(root, tally, "--cached")
+    # the three listings run side by side (Django: 0.24 s one after another)
+    with ThreadPoolExecutor(len(_LISTINGS)) as pool:
+        outs = list(pool.map(lambda args: try_run(root, "ls-files", "-z", *args) or b"", _LISTINGS))
+    tracked, others, ignored = (_names(out, tally) for out in outs)
     yield from (rel for rel in tracked if _admitted(rules, rel, tally, tracked=True))
-    for rel in _ls_files(root, tally, "--others", "--exclude-standard"):
+    for rel in others:
         if not rel.endswith("/") and _admitted(rules, rel, tally):
             yield rel
-    for rel in _ls_files(root, tally, "--others", "--ignored", "--exclude-standard", "--directory"):
+    for rel in ignored:
         if rel.endswith("/") and rules.reincludes(rel, is_dir=True):
             yield from _walk(root, rules, rel.rstrip("/"), tally)
         elif rules.reincludes(rel):
