@@ -263,7 +263,7 @@ def record(bench: str, out: Path, half: str, names: set[str], json_out: str) -> 
                 wrap(
                     "symbols",
                     MilvusStore.search_symbols,
-                    lambda names, limit, expr="", lexical="", lexical_hits=None: (
+                    lambda names, limit, expr="", lexical="", lexical_hits=None, symbol_rows=None: (
                         tuple(names),
                         limit,
                         expr,
@@ -324,12 +324,16 @@ class FakeStore:
         expr: str = "",
         lexical: str = "",
         lexical_hits: Any = None,
+        symbol_rows: Any = None,
     ) -> list[Any]:
         key = ("symbols", tuple(names), limit, expr, lexical)
         if key in self.tape.calls:
             return self.tape.unpack(self.tape.calls[key])
         self.tape.missed += 1
         return []
+
+    def symbol_rows(self, names: list[str], limit: int, expr: str = "") -> list[Any]:
+        return []  # (search_symbols answers from the tape)
 
 
 class FakeEmbedder:

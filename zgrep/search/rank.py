@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from collections.abc import Mapping, Set
 
 from zgrep.filetypes import is_prose, is_test
-from zgrep.search.text import STOPWORDS, split_identifier, stem
+from zgrep.search.text import STOPWORDS, split_identifier, stem, stems
 from zgrep.types import ChunkFields, RouteHit
 
 _VENDOR_PATH = re.compile(r"(^|/)(vendor|vendored|third_party|thirdparty|external|_vendor)(/|$)")
@@ -415,8 +415,9 @@ def rerank(
     keywords, identifiers = _keywords(query), _identifiers(query)
     exact_names, qualifiers, whole_symbol = code_names(query)
     exact_boost = cfg.symbol_exact * (1.0 if whole_symbol else cfg.symbol_embedded)
+    # (name, its whole-word pattern): the pattern runs only on a chunk holding the name
     spelt = [
-        re.compile(rf"(?<![A-Za-z0-9_]){re.escape(n)}(?![A-Za-z0-9_])")
+        (n, re.compile(rf"(?<![A-Za-z0-9_]){re.escape(n)}(?![A-Za-z0-9_])"))
         for n in exact_names
         if _CODE_TOKEN.search(n) and (whole_symbol or not _ACRONYM.fullmatch(n))
     ]
@@ -454,9 +455,10 @@ def rerank(
                 * len(name & terms)
                 / max(len(name), len(terms) if whole_symbol else 0)
             )
-        if spelt and any(p.search(f.get("content") or "") for p in spelt):
+        content = f.get("content") or ""
+        if spelt and any(n in content and p.search(content) for n, p in spelt):
             score += top * cfg.identifier_use
-        if phrase is not None and (share := phrase.share(f.get("content") or "")) >= PHRASE_SHARE:
+        if phrase is not None and (share := phrase.share(content)) >= PHRASE_SHARE:
             score += top * cfg.phrase * share
             strong.add(cand.id)
         if keywords or identifiers:
@@ -545,8 +547,8 @@ class _Phrase:
 
 
 def _pairs(words: list[str]) -> list[tuple[str, str]]:
-    stems = [stem(w) for w in words]
-    return list(zip(stems, stems[1:]))
+    stemmed = stems(words)
+    return list(zip(stemmed, stemmed[1:]))
 
 
 def _keep_lexical_top(ranked: list[Candidate], strong: Set[str]) -> None:

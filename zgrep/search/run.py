@@ -245,6 +245,10 @@ def _search_one(
 ) -> list[SearchHit]:
     cfg = engine.config
     pool = max(cfg.search.candidates, limit * 3) * (POST_FILTER_POOL_FACTOR if admits else 1)
+    # read from SQLite while the routes run
+    file_scores = (
+        _calls().submit(_file_scores, engine, query) if search_mode != "semantic" else None
+    )
     routes = _routes(engine, query, search_mode, expr, pool, admits)
     if admits is not None:
         routes = {
@@ -274,7 +278,7 @@ def _search_one(
         query,
         fuse(routes, settings),
         generated=generated,
-        file_scores=_file_scores(engine, query) if search_mode != "semantic" else None,
+        file_scores=file_scores.result() if file_scores is not None else None,
     )
     wanted = set(_IDENT.findall(query)) | {
         part for token in _IDENT.findall(query) for part in QUALIFIER.split(token)
@@ -375,9 +379,15 @@ def _routes(
         text = lexical_query(query)
         names = symbol_candidates(query)
         named_text = lexical_query(" ".join(names))  # the query itself when it is only names
+        # the names' definitions, asked beside the BM25 call
+        defined = (
+            _calls().submit(store.symbol_rows, names, pool, expr) if names and named_text else None
+        )
         # one call
         routes["lexical"], named_hits = store.search_lexical_many([text, named_text], pool, expr)
-        routes["symbol"] = store.search_symbols(names, pool, expr, named_text, named_hits)
+        routes["symbol"] = store.search_symbols(
+            names, pool, expr, named_text, named_hits, defined.result() if defined else None
+        )
         named = set(
             path_matches(
                 query, [p for p in engine.files() if admits is None or admits(p)], PATH_ROUTE_FILES

@@ -318,26 +318,22 @@ class MilvusStore:
         expr: str = "",
         lexical: str = "",
         lexical_hits: list[RouteHit] | None = None,
+        symbol_rows: list[dict[str, Any]] | None = None,
     ) -> list[RouteHit]:
         """Chunks defining one of `names` exactly (as their symbol or merged in), definitions first.
 
         Milvus Lite scans every row for `array_contains_any` (~1 s on Django's 43k chunks), so with
         `lexical` (the names as BM25 query text) the chunks come from an exact `symbol in` query
-        plus the BM25 route (`lexical_hits` when the caller already ran it), keeping those whose
-        `names` hold a name."""
+        (`symbol_rows` when the caller already ran it: `symbol_rows(names, limit, expr)`) plus the
+        BM25 route (`lexical_hits` when the caller already ran it), keeping those whose `names`
+        hold a name."""
         if not names:
             return []
         self.ensure_loaded()
         wanted = set(names)
         if lexical:
-            clause = f"symbol in [{', '.join(quote(n) for n in names)}]"
-            rows = list(
-                self.client.query(
-                    self.collection,
-                    filter=f"({clause}) and ({expr})" if expr else clause,
-                    output_fields=["id", *SCALAR_FIELDS],
-                    limit=limit,
-                )
+            rows: list[Any] = list(
+                self.symbol_rows(names, limit, expr) if symbol_rows is None else symbol_rows
             )
             seen = {r["id"] for r in rows}
             found = (
@@ -374,6 +370,20 @@ class MilvusStore:
             RouteHit(r["id"], rank, 0.0, cast(ChunkFields, {k: r[k] for k in SCALAR_FIELDS}))
             for rank, r in enumerate(rows)
         ]
+
+    @reported
+    def symbol_rows(self, names: list[str], limit: int, expr: str = "") -> list[dict[str, Any]]:
+        """The rows (id and SCALAR_FIELDS) whose `symbol` is one of `names`, at most `limit`."""
+        self.ensure_loaded()
+        clause = f"symbol in [{', '.join(quote(n) for n in names)}]"
+        return list(
+            self.client.query(
+                self.collection,
+                filter=f"({clause}) and ({expr})" if expr else clause,
+                output_fields=["id", *SCALAR_FIELDS],
+                limit=limit,
+            )
+        )
 
     def close(self) -> None:
         """Release the connection and, for Milvus Lite, stop its engine (which frees the data file)."""
