@@ -13,6 +13,8 @@ from pathlib import Path
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TextIO, TypedDict, cast
 
+from zgrep.qualname import qualify
+
 if TYPE_CHECKING:
     from zgrep.config import Config, Value
     from zgrep.contracts import (
@@ -109,10 +111,6 @@ def _count(n: int, noun: str) -> str:
 
 
 def _qualified(item: Mapping[str, object]) -> str:
-    from zgrep.types import (
-        qualify,
-    )  # here: zgrep.types loads dataclasses, which `zg server status` never needs
-
     scope, symbol = item.get("scope"), item.get("symbol")
     return qualify(
         scope if isinstance(scope, str) else "", symbol if isinstance(symbol, str) else ""
