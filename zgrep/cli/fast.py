@@ -22,19 +22,20 @@ from zgrep.service import SEARCH
 if TYPE_CHECKING:
     from zgrep.contracts import JSONObject, ServerStatus
 
+    class StatusOptions(TypedDict):
+        """`server_status`'s arguments, as `zg server status`'s flags give them (a type only: a
+        TypedDict's creation costs ~1M instructions of every `zg` call)."""
+
+        as_json: bool
+        check_ready: bool
+        timeout_ms: int
+
+
 FLAGS: dict[str, Literal["as_json", "check_ready"]] = {
     "--json": "as_json",
     "--check-ready": "check_ready",
 }
 TIMEOUT_MS = 500  # `--timeout-ms` by default
-
-
-class StatusOptions(TypedDict):
-    """`server_status`'s arguments, as `zg server status`'s flags give them."""
-
-    as_json: bool
-    check_ready: bool
-    timeout_ms: int
 
 
 def server_status(as_json: bool, check_ready: bool, timeout_ms: int) -> None:
@@ -125,10 +126,17 @@ def search_served(args: list[str]) -> int | None:
         return None
     config = flags.config_flags(None, cast("str | None", values["milvus_uri"]))
     request = searching.request(values, query, paths, fmt, config)
-    from zgrep import telemetry
-
     try:
-        answered = telemetry.recorded_served(cfg, SEARCH.name, str(root), request, mode)
+        if (
+            cfg.telemetry.enabled
+        ):  # (zgrep.telemetry only then: its TypedDicts cost ~4M instructions)
+            from zgrep import telemetry
+
+            answered = telemetry.recorded_served(cfg, SEARCH.name, str(root), request, mode)
+        else:
+            answered = client.call_served(
+                SEARCH.name, str(root), request, mode, cfg.server.probe_timeout_ms
+            )
     except client.ClientError as exc:
         fail(str(exc), exc.exit_code)
     if answered is None:

@@ -8,7 +8,7 @@ Standard library and the word lists only."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal, NamedTuple, cast
+from typing import TYPE_CHECKING, Literal, cast
 
 from zgrep.cli.exits import fail
 from zgrep.vocab import HIT_KINDS, MODES, PREVIEWS, REFRESHES, SEARCH_MODES
@@ -25,18 +25,44 @@ Values = dict[str, object]
 """Parsed options by `dest`, as click gives them to the command: a tuple for a `multiple` option."""
 
 
-class Flag(NamedTuple):
-    """One option: its names (`-n`, `--limit`), the name its value goes by, what it takes, and its help."""
+class Flag:
+    """One option: its names (`-n`, `--limit`), the name its value goes by, what it takes, and its help.
+    A plain class: a NamedTuple's creation compiles each field's annotation (~0.3M instructions a
+    field on every `zg` call)."""
 
-    names: tuple[str, ...]
-    dest: str
-    kind: Kind = "str"
-    help: str | None = None
-    choices: tuple[str, ...] = ()
-    multiple: bool = False
-    default: object = None
-    show_default: bool = False
-    expose: bool = True  # False: accepted, its value given to nobody (rg's -i, -F)
+    __slots__ = (
+        "names",
+        "dest",
+        "kind",
+        "help",
+        "choices",
+        "multiple",
+        "default",
+        "show_default",
+        "expose",
+    )
+
+    def __init__(
+        self,
+        names: tuple[str, ...],
+        dest: str,
+        kind: Kind = "str",
+        help: str | None = None,
+        choices: tuple[str, ...] = (),
+        multiple: bool = False,
+        default: object = None,
+        show_default: bool = False,
+        expose: bool = True,  # False: accepted, its value given to nobody (rg's -i, -F)
+    ) -> None:
+        self.names = names
+        self.dest = dest
+        self.kind = kind
+        self.help = help
+        self.choices = choices
+        self.multiple = multiple
+        self.default = default
+        self.show_default = show_default
+        self.expose = expose
 
     @property
     def default_value(self) -> object:
@@ -60,13 +86,15 @@ COMMON = (
 """--mode, --model, --milvus-uri: on every workspace command (`cli.main.common_options`)."""
 
 
-class Common(NamedTuple):
-    """The common options' values: --mode, --model and --milvus-uri (a NamedTuple: `dataclasses`
-    imports inspect, ~6 ms of every command)."""
+class Common:
+    """The common options' values: --mode, --model and --milvus-uri (a plain class: see `Flag`)."""
 
-    mode: str | None
-    model: str | None
-    milvus_uri: str | None
+    __slots__ = ("mode", "model", "milvus_uri")
+
+    def __init__(self, mode: str | None, model: str | None, milvus_uri: str | None) -> None:
+        self.mode = mode
+        self.model = model
+        self.milvus_uri = milvus_uri
 
     def config(self) -> dict[str, Setting]:
         """Config overrides from --model and --milvus-uri (see `config_flags`)."""
