@@ -114,7 +114,7 @@ def search_served(args: list[str]) -> int | None:
     try:
         root = find_root(Path(root_dir) if root_dir else None, explicit=root_dir is not None)
         cfg = Config.load(root)
-    except (WorkspaceError, ConfigError):
+    except (WorkspaceError, ConfigError, OSError):  # (a cwd that is gone: the click CLI's)
         return None
     mode = cast("str | None", values["mode"]) or cfg.mode
     if cfg.notice or mode == "direct":
