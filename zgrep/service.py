@@ -15,9 +15,10 @@ import importlib
 from collections.abc import Callable, Mapping
 from enum import StrEnum
 from functools import cache
-from typing import Any, ClassVar, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
-from zgrep import contracts as c
+if TYPE_CHECKING:
+    from zgrep import contracts as c
 
 
 class ErrorCode(StrEnum):
@@ -112,8 +113,9 @@ class Operation(NamedTuple):
 
     name: str
     handler: str  # "module:function"
-    args: type  # its contract's TypedDict: the protocol validates requests by its field types
-    result: type  # the TypedDict of its answer
+    # the names of its contract's TypedDicts in zgrep.contracts (`args`, `result`)
+    args_name: str
+    result_name: str
     scope: Scope
     read_only: bool  # the client gives it a deadline and may retry it in-process if the daemon dies
     progress: bool = False  # streams progress messages (index batches) before its result
@@ -139,6 +141,23 @@ class Operation(NamedTuple):
 
     def __hash__(self) -> int:
         return hash(self.name)  # one op per name (`warm` is a mapping)
+
+    @property
+    def args(self) -> type:
+        """Its contract's TypedDict: the protocol validates requests by its field types."""
+        return _contract(self.args_name)
+
+    @property
+    def result(self) -> type:
+        """The TypedDict of its answer."""
+        return _contract(self.result_name)
+
+
+def _contract(name: str) -> type:
+    """A TypedDict of zgrep.contracts, imported on first use: its classes cost ~30M instructions,
+    which a thin client sending a request never needs."""
+    cls: type = getattr(importlib.import_module("zgrep.contracts"), name)
+    return cls
 
 
 def _index_job(args: Mapping[str, Any]) -> Job | None:
@@ -177,8 +196,8 @@ DEFINITION = "A definition: name, Scope.name, or PATH:name."
 INDEX = Operation(
     "index",
     "zgrep.index.run:run_index",
-    c.IndexArgs,
-    c.IndexReport,
+    "IndexArgs",
+    "IndexReport",
     Scope.WORKSPACE,
     read_only=False,
     progress=True,
@@ -199,8 +218,8 @@ Sends progress notifications (files done of files to index). Returns the `zg ind
 SEARCH = Operation(
     "search",
     "zgrep.search.run:run_search",
-    c.SearchArgs,
-    c.SearchResult,
+    "SearchArgs",
+    "SearchResult",
     Scope.WORKSPACE,
     read_only=True,
     progress=True,
@@ -287,8 +306,8 @@ at once). Each hit has `path`, `start_line`, `end_line` (1-based, inclusive), `s
 STATUS = Operation(
     "status",
     "zgrep.index.status:run_status",
-    c.NoArgs,
-    c.Status,
+    "NoArgs",
+    "Status",
     Scope.WORKSPACE,
     read_only=True,
     frontends=frozenset({MCP, HTTP}),
@@ -299,8 +318,8 @@ against the working tree and HEAD, and the daemon's and git hooks' state: `zg st
 CALLERS = Operation(
     "callers",
     "zgrep.relations.query:run_callers",
-    c.CallersArgs,
-    c.CallersResult,
+    "CallersArgs",
+    "CallersResult",
     Scope.RELATIONS,
     read_only=True,
     frontends=frozenset({MCP, HTTP}),
@@ -317,8 +336,8 @@ kinds, whether the reference resolved through imports). Use before changing a fu
 TRACE = Operation(
     "trace",
     "zgrep.relations.query:run_trace",
-    c.TraceArgs,
-    c.TraceResult,
+    "TraceArgs",
+    "TraceResult",
     Scope.RELATIONS,
     read_only=True,
     frontends=frozenset({MCP, HTTP}),
@@ -341,8 +360,8 @@ calls.""",
 IMPACT = Operation(
     "impact",
     "zgrep.relations.impact:run_impact",
-    c.ImpactArgs,
-    c.ImpactResult,
+    "ImpactArgs",
+    "ImpactResult",
     Scope.RELATIONS,
     read_only=True,
     frontends=frozenset({MCP, HTTP}),
@@ -363,17 +382,17 @@ IMPACT = Operation(
 the staged change), tests listed apart, `total` counting them. Call before a refactor to know what to
 re-read and which tests to run. `edges` defaults to every kind but annotation.""",
 )
-PING = Operation("ping", "zgrep.server.daemon:ping", c.NoArgs, c.Pong, Scope.DAEMON, read_only=True)
+PING = Operation("ping", "zgrep.server.daemon:ping", "NoArgs", "Pong", Scope.DAEMON, read_only=True)
 SERVER_STATUS = Operation(
     "server_status",
     "zgrep.server.daemon:server_status",
-    c.NoArgs,
-    c.ServerStatus,
+    "NoArgs",
+    "ServerStatus",
     Scope.DAEMON,
     read_only=True,
 )
 SHUTDOWN = Operation(
-    "shutdown", "zgrep.server.daemon:shutdown", c.NoArgs, c.Stopping, Scope.DAEMON, read_only=False
+    "shutdown", "zgrep.server.daemon:shutdown", "NoArgs", "Stopping", Scope.DAEMON, read_only=False
 )
 
 OPERATIONS: dict[str, Operation] = {

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, TypedDict, cast
 
 from zgrep import __version__
 from zgrep.progress import Progress
-from zgrep.server.client import Autostart, ClientError, call
+from zgrep.server.client import Autostart, ClientError, call, call_served
 from zgrep.server.runtime import state_dir
 
 if TYPE_CHECKING:
@@ -153,6 +153,22 @@ def recorded_call(
         raise
     record(cfg, op, started, used, result, frontend=frontend, queries=args.get("queries"))
     return result, used
+
+
+def recorded_served(
+    cfg: Config, op: str, root: str, args: Args, mode: str
+) -> tuple[JSONObject, str] | None:
+    """`client.call_served` (a read the daemon answers, else None) with the config's probe setting,
+    recorded as `recorded_call` records it; None is not recorded (the click CLI's call will be)."""
+    started = time.monotonic()
+    try:
+        answered = call_served(op, root, args, mode, cfg.server.probe_timeout_ms)
+    except ClientError as exc:
+        record(cfg, op, started, None, None, exc.exit_code, "cli", args.get("queries"))
+        raise
+    if answered is not None:
+        record(cfg, op, started, answered[1], answered[0], queries=args.get("queries"))
+    return answered
 
 
 def record(

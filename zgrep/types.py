@@ -6,13 +6,10 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypedDict
 
+from zgrep.qualname import qualify
+
 if TYPE_CHECKING:
     from zgrep.contracts import DefinitionDoc
-
-
-def qualify(scope: str, name: str) -> str:
-    """`scope.name`, or whichever of the two is not empty: a qualified name (`Rack.Response`)."""
-    return ".".join(p for p in (scope, name) if p)
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ ENGINES = {
     "python": "Milvus Lite 3 (pure Python)",
     "native": "milvus-lite 2.5 (native)",
 }  # manifest milvus_engine
-_URI_CREDENTIALS = re.compile(r"\b([A-Za-z][A-Za-z0-9+.-]*://)[^/\s]+@")
+_URI_CREDENTIALS = r"\b([A-Za-z][A-Za-z0-9+.-]*://)[^/\s]+@"  # compiled on first use
 
 
 class WorkspaceError(FixedCodeError):
@@ -98,7 +98,7 @@ def read_object(path: Path) -> dict[str, Any] | None:
 
 def redact(text: str) -> str:
     """`text` with the credentials of every URI in it (`scheme://user:secret@host`) masked."""
-    return _URI_CREDENTIALS.sub(r"\1***@", text)
+    return re.sub(_URI_CREDENTIALS, r"\1***@", text)
 
 
 class Identity(NamedTuple):

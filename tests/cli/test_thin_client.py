@@ -37,13 +37,13 @@ HEAVY = (
 
 
 def imported(
-    user: User, *args: str, cwd: Path | None = None
+    user: User, *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
 ) -> tuple[subprocess.CompletedProcess[str], set[str]]:
-    """Run `zg ARGS` under -X importtime; the module names it imported."""
+    """Run `zg ARGS` under -X importtime (`env`: extra variables); the module names it imported."""
     out = subprocess.run(
         [sys.executable, "-X", "importtime", ZG, *args],
         cwd=cwd,
-        env=user.env,
+        env={**user.env, **(env or {})},
         capture_output=True,
         text=True,
         timeout=60,
@@ -56,6 +56,10 @@ def imported(
     return out, names
 
 
+PATIENT = {"ZG_SERVER_PROBE_TIMEOUT_MS": "5000"}
+"""A probe timeout a loaded machine meets (the default 30 ms missed hands a search to the click CLI)."""
+
+
 def heavy(names: set[str]) -> list[str]:
     return sorted(n for n in names if any(n == h or n.startswith(h + ".") for h in HEAVY))
 
@@ -65,6 +69,11 @@ def running(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[User, Pa
     base = tmp_path_factory.mktemp("thin")
     user = User(base)
     repo = make_repo(base / "repo")
+    (repo / "net").mkdir()
+    (repo / "net" / "backoff.py").write_text(
+        'def jittered_delay(attempt):\n    """The delay before a retry: exponential backoff with jitter."""\n'
+        "    return min(60, 2 ** attempt)\n"
+    )
     user.start()
     assert user.zg_binary("index", "--mode", "server", cwd=repo).returncode == 0
     yield user, repo
@@ -74,12 +83,11 @@ def running(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[User, Pa
 def test_server_search_imports_no_engine(running: tuple[User, Path]) -> None:
     user, repo = running
     out, names = imported(
-        user, "search", "--mode", "server", "--json", "retry with backoff", cwd=repo
+        user, "search", "--mode", "server", "--json", "retry with backoff", cwd=repo, env=PATIENT
     )
     assert out.returncode == 0, out.stderr[-2000:]
-    assert (
-        "click" in names and "zmq" not in names
-    )  # the client speaks ZMTP itself (zgrep.server.zmtp)
+    # the client speaks ZMTP itself (zgrep.server.zmtp); a search a daemon answers skips click
+    assert "click" not in names and "zmq" not in names
     assert heavy(names) == []
 
 
@@ -108,12 +116,15 @@ def test_check_ready_is_thin_with_and_without_a_daemon(
     assert heavy(names) == [] and "zmq" not in names
 
 
-def click_cli(user: User, *args: str) -> subprocess.CompletedProcess[str]:
+def click_cli(
+    user: User, *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """`zg ARGS` through the click CLI (zgrep.cli.main), which the `zg` entry point hands what it does not serve."""
     code = "import sys; sys.argv[0] = 'zg'; from zgrep.cli.main import main; main()"
     return subprocess.run(
         [sys.executable, "-c", code, *args],
-        env=user.env,
+        cwd=cwd,
+        env={**user.env, **(env or {})},
         capture_output=True,
         text=True,
         timeout=60,
@@ -261,3 +272,94 @@ def test_direct_index_with_nothing_changed_loads_neither_milvus_nor_tree_sitter(
     assert report["changed"] == 0 and report["unchanged"] == 3
     heavy_here = ("pymilvus", "milvus_lite", "grpc", "tree_sitter", "numpy", "zgrep.chunking")
     assert sorted(n for n in names if n.split(".")[0] in heavy_here or n in heavy_here) == []
+
+
+def comparable(out: subprocess.CompletedProcess[str]) -> tuple[int, str, str]:
+    """Exit code, stdout and stderr: without -X importtime's lines, and without a JSON document's
+    `took_ms` (the daemon's time)."""
+    stdout = re.sub(r'"took_ms": [0-9.]+, ', "", out.stdout)
+    stderr = "".join(
+        line for line in out.stderr.splitlines(keepends=True) if not line.startswith("import time:")
+    )
+    return out.returncode, stdout, stderr
+
+
+SERVED_SEARCHES = [
+    ("search", "retry with backoff"),
+    ("search", "--json", "retry with backoff"),
+    ("search", "--jsonl", "-n", "2", "cache"),
+    ("search", "--md", "-n1", "parse configuration"),
+    ("search", "-l", "cache"),
+    ("search", "-c", "--limit=2", "cache"),
+    ("search", "-n", "1", "-g", "*.py", "-g", "!parse.py", "cache"),
+    ("search", "backoff", "net"),
+    ("search", "-e", "backoff", "-q", "cache", "retry.py", "net"),
+    ("search", "--", "backoff", "net"),
+    ("search", "-in2", "-C", "1", "--mode-search", "lexical", "retry"),
+    ("search", "--mode=server", "--workspace", "--preview", "none", "cache"),
+    ("search", "--min-score", "0.99", "zebra quantum"),
+    ("search", "--limit", "0", "cache"),
+]
+HANDED_OVER = [
+    ("search", "--bogus", "cache"),
+    ("search", "-n", "five", "cache"),
+    ("search", "-n", "-5", "cache"),
+    ("search", "--json", "-l", "cache"),
+    ("search", "--json=yes", "cache"),
+    ("search", "-v", "cache"),
+    ("search", "-h"),
+    ("search", "--type-list"),
+    ("search", "--mode", "direct", "cache"),
+    ("search", "cache", "/"),
+]
+
+
+@pytest.mark.parametrize("args", SERVED_SEARCHES + HANDED_OVER, ids=" ".join)
+def test_search_with_a_daemon_is_the_click_commands_byte_for_byte(
+    running: tuple[User, Path], args: tuple[str, ...]
+) -> None:
+    """`zg search` runs without click when the daemon answers it, and hands everything else (help,
+    usage errors, rg flags zg lacks, --type-list, direct mode, a path outside the workspace) to the
+    click CLI: either way stdout, stderr and exit code are the click command's. Paths print relative
+    to the cwd (here a subdirectory)."""
+    user, repo = running
+    for cwd in (repo, repo / "net"):
+        fast, names = imported(user, *args, cwd=cwd, env=PATIENT)
+        slow = click_cli(user, *args, cwd=cwd, env=PATIENT)
+        assert comparable(fast) == comparable(slow), (cwd, args)
+        assert ("click" in names) == (args in HANDED_OVER), (cwd, args)
+        assert heavy(names) == [] or args in HANDED_OVER
+        assert (
+            fast.stdout if fast.returncode == 0 else fast.stderr
+        ).strip() or fast.returncode == 1
+
+
+def test_search_records_telemetry_as_the_click_command_does(running: tuple[User, Path]) -> None:
+    """With telemetry on, a search served without click writes the line the click command writes."""
+    user, repo = running
+    log = Path(user.env["XDG_STATE_HOME"]) / "zgrep" / "telemetry.jsonl"
+    on = {"ZG_TELEMETRY_ENABLED": "true", **PATIENT}
+    fast, names = imported(user, "search", "-n", "1", "cache", cwd=repo, env=on)
+    slow = click_cli(user, "search", "-n", "1", "cache", cwd=repo, env=on)
+    assert fast.returncode == slow.returncode == 0 and "click" not in names
+    lines = [json.loads(line) for line in log.read_text().splitlines()[-2:]]
+    for line in lines:
+        line.pop("ts"), line.pop("took_ms")
+    assert lines[0] == lines[1]
+    assert (
+        lines[0]["command"] == "search" and lines[0]["mode"] == "server" and lines[0]["hits"] == 1
+    )
+
+
+def test_search_without_a_daemon_goes_to_the_click_command(unserved: tuple[User, Path]) -> None:
+    """No daemon answering: the click CLI runs the search as before (direct in auto mode; server
+    mode's one line and exit 2)."""
+    nobody, repo = unserved
+    out, names = imported(nobody, "search", "--json", "cache", cwd=repo)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "click" in names and json.loads(out.stdout)["mode"] == "direct"
+    out, names = imported(nobody, "search", "--mode", "server", "cache", cwd=repo)
+    assert (out.returncode, out.stdout) == (2, "") and "click" in names
+    assert [line for line in out.stderr.splitlines() if not line.startswith("import time:")] == [
+        "zg: no zgrep daemon is ready; start one with: zg server on"
+    ]

@@ -14,7 +14,8 @@ from tree_sitter_language_pack import SupportedLanguage, get_language, get_parse
 
 from zgrep.languages.registry import chunk_spec
 from zgrep.languages.spec import ChunkSpec
-from zgrep.types import Definition, qualify
+from zgrep.qualname import qualify
+from zgrep.types import Definition
 
 IDENT_TYPES = frozenset(
     {

@@ -1,36 +1,41 @@
-"""The `zg` entry point: `zg server status`, which only the daemon answers, runs here without click
-(about 30 ms of every command); anything else, including help, flags this does not know and bad
-values, goes to the click CLI (`zgrep.cli.main`) unchanged, which gives its own output and exit
-codes.
+"""The `zg` entry point: `zg server status`, which only the daemon answers, and a `zg search` a daemon
+answers run here without click (about 30 ms of every command); anything else, including help, flags
+this does not know, bad values and a search no daemon answers, goes to the click CLI
+(`zgrep.cli.main`) unchanged, which gives its own output and exit codes.
 
-Standard library, the client and the output module only. The click command `zg server status` runs
-the same `server_status`."""
+Standard library, the client, the config and the output module only. The click command `zg server
+status` runs the same `server_status`; `zg search` parses the same option table (`zgrep.cli.flags`)
+and builds its request and output with the same `zgrep.cli.searching`."""
 
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TypedDict, cast
 
+from zgrep.cli import flags, searching
 from zgrep.cli.exits import fail, shell_exits
 from zgrep.cli.output import echo, write_json, write_server_status
 from zgrep.server import client
+from zgrep.service import SEARCH
 
 if TYPE_CHECKING:
     from zgrep.contracts import JSONObject, ServerStatus
+
+    class StatusOptions(TypedDict):
+        """`server_status`'s arguments, as `zg server status`'s flags give them (a type only: a
+        TypedDict's creation costs ~1M instructions of every `zg` call)."""
+
+        as_json: bool
+        check_ready: bool
+        timeout_ms: int
+
 
 FLAGS: dict[str, Literal["as_json", "check_ready"]] = {
     "--json": "as_json",
     "--check-ready": "check_ready",
 }
 TIMEOUT_MS = 500  # `--timeout-ms` by default
-
-
-class StatusOptions(TypedDict):
-    """`server_status`'s arguments, as `zg server status`'s flags give them."""
-
-    as_json: bool
-    check_ready: bool
-    timeout_ms: int
 
 
 def server_status(as_json: bool, check_ready: bool, timeout_ms: int) -> None:
@@ -83,9 +88,70 @@ def server_status_options(args: list[str]) -> StatusOptions | None:
     return options
 
 
+SEARCH_OPTIONS = flags.SEARCH + flags.COMMON
+
+
+def search_served(args: list[str]) -> int | None:
+    """`zg search ARGS` when a daemon answers it: its output written, its exit code returned (an error
+    the daemon answers with exits 2 here, as in the click command). None, having written nothing, for
+    anything the click command would read or do otherwise: options `flags.parse` declines, --type-list,
+    --model, two output formats, a root or config that fails or has a notice to show, a path outside
+    the workspace, direct mode, or no daemon answering (the click CLI then runs the command)."""
+    parsed = flags.parse(SEARCH_OPTIONS, args)
+    if parsed is None:
+        return None
+    values, words = parsed
+    asked = searching.formats(values)
+    if values["type_list"] or values["model"] is not None or len(asked) > 1:
+        return None
+    fmt = asked.pop() if asked else "text"
+    forced = len(args) - args.index("--") - 1 if "--" in args else 0
+    query, given = searching.split_words(words, forced, bool(values["extra"]))
+    from zgrep.config import Config, ConfigError
+    from zgrep.workspace import WorkspaceError, find_root
+
+    root_dir = cast("str | None", values["root_dir"])
+    try:
+        root = find_root(Path(root_dir) if root_dir else None, explicit=root_dir is not None)
+        cfg = Config.load(root)
+    except (WorkspaceError, ConfigError, OSError):  # (a cwd that is gone: the click CLI's)
+        return None
+    mode = cast("str | None", values["mode"]) or cfg.mode
+    if cfg.notice or mode == "direct":
+        return None
+    cwd = Path.cwd().resolve()
+    try:
+        paths = searching.scoped(values, root, cwd, given)
+    except searching.OutsideWorkspace:
+        return None
+    config = flags.config_flags(None, cast("str | None", values["milvus_uri"]))
+    request = searching.request(values, query, paths, fmt, config)
+    try:
+        if (
+            cfg.telemetry.enabled
+        ):  # (zgrep.telemetry only then: its TypedDicts cost ~4M instructions)
+            from zgrep import telemetry
+
+            answered = telemetry.recorded_served(cfg, SEARCH.name, str(root), request, mode)
+        else:
+            answered = client.call_served(
+                SEARCH.name, str(root), request, mode, cfg.server.probe_timeout_ms
+            )
+    except client.ClientError as exc:
+        fail(str(exc), exc.exit_code)
+    if answered is None:
+        return None
+    return searching.show(*answered, fmt, root, cwd, cast(str, values["color"]))
+
+
 def main() -> None:
-    """`zg`: `zg server status [--json] [--check-ready] [--timeout-ms N] [--mode M]` here, else the
-    click CLI."""
+    """`zg`: `zg server status [--json] [--check-ready] [--timeout-ms N] [--mode M]` and a daemon-served
+    `zg search` here, else the click CLI."""
+    if sys.argv[1:2] == ["search"]:
+        exits: list[int | None] = []
+        shell_exits(lambda: exits.append(search_served(sys.argv[2:])))
+        if exits[0] is not None:
+            sys.exit(exits[0])
     options = server_status_options(sys.argv[3:]) if sys.argv[1:3] == ["server", "status"] else None
     if options is None:
         from zgrep.cli.main import main as cli

@@ -13,17 +13,18 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from zgrep import __version__
 from zgrep.cli.exits import fail, interrupted, shell_exits
+from zgrep.cli.flags import COMMON, Common, Flag
 from zgrep.server.client import MODES, ClientError
 
 if TYPE_CHECKING:
     from zgrep.config import Config
-    from zgrep.contracts import Args, JSONObject, Setting
+    from zgrep.contracts import Args, JSONObject
     from zgrep.service import Operation
 
 COMMANDS = {  # name -> "module:attribute": one module per command group, imported when its command runs
@@ -127,21 +128,38 @@ def accept_mode_everywhere(command: click.Command) -> None:
         )
 
 
-class Common(NamedTuple):
-    """The common options' values: --mode, --model and --milvus-uri (a NamedTuple: `dataclasses`
-    imports inspect, ~6 ms of every command)."""
+def click_option(flag: Flag) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """The click option of a `zgrep.cli.flags` definition (its help, parsing and value)."""
+    kwargs: dict[str, Any] = {"help": flag.help, "expose_value": flag.expose}
+    if flag.kind == "flag":
+        kwargs["is_flag"] = True
+    elif flag.multiple:
+        kwargs["multiple"] = True
+    else:
+        kwargs["default"] = flag.default
+    if flag.kind == "choice":
+        kwargs["type"] = click.Choice(flag.choices)
+    elif flag.kind in ("int", "uint", "float"):
+        kwargs["type"] = {"int": int, "uint": click.IntRange(0), "float": float}[flag.kind]
+    if flag.show_default:
+        kwargs["show_default"] = True
+    return click.option(*flag.names, flag.dest, **kwargs)
 
-    mode: str | None
-    model: str | None
-    milvus_uri: str | None
 
-    def config(self) -> dict[str, Setting]:
-        """Config overrides from --model and --milvus-uri (see `config_flags`)."""
-        return config_flags(self.model, self.milvus_uri)
+def click_options(table: tuple[Flag, ...]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Every option of `table`, listed (in help) and processed in the table's order."""
+
+    def add(fn: Callable[..., Any]) -> Callable[..., Any]:
+        for flag in reversed(table):
+            fn = click_option(flag)(fn)
+        return fn
+
+    return add
 
 
 def common_options(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """--mode, --model, --milvus-uri on every workspace command, given to it as one `common`."""
+    """--mode, --model, --milvus-uri (`flags.COMMON`) on every workspace command, given to it as one
+    `common`."""
 
     @functools.wraps(fn)
     def command(
@@ -149,43 +167,7 @@ def common_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     ) -> Any:
         return fn(*args, common=Common(mode, model, milvus_uri), **kwargs)
 
-    wrapped: Callable[..., Any] = command
-    wrapped = click.option(
-        "--milvus-uri",
-        default=None,
-        help="Milvus URI (default: Milvus Lite in .zgrep/). Env ZG_MILVUS_URI.",
-    )(wrapped)
-    wrapped = click.option(
-        "--model",
-        default=None,
-        help="Embedding model: local, local:/dir, ollama:NAME, openai:NAME.",
-    )(wrapped)
-    wrapped = click.option(
-        "--mode",
-        type=click.Choice(MODES),
-        default=None,
-        help="auto (daemon if ready), server or direct.",
-    )(wrapped)
-    return wrapped
-
-
-def config_flags(model: str | None, milvus_uri: str | None) -> dict[str, Setting]:
-    """Config overrides from the common flags; a bad --model exits 2 with the embedding factory's
-    reason."""
-    flags: dict[str, Setting] = {}
-    if milvus_uri:
-        flags["milvus.uri"] = milvus_uri
-    if model is not None:
-        from zgrep.embedding.base import EmbeddingError
-        from zgrep.embedding.factory import parse_model_spec
-
-        try:
-            provider, name = parse_model_spec(model)
-        except EmbeddingError as exc:
-            fail(str(exc))
-        flags["embedding.provider"] = provider
-        flags["embedding.model"] = name or ""
-    return flags
+    return click_options(COMMON)(command)
 
 
 def resolve(path: str | None) -> tuple[Path, Config]:

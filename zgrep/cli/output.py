@@ -13,6 +13,8 @@ from pathlib import Path
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TextIO, TypedDict, cast
 
+from zgrep.qualname import qualify
+
 if TYPE_CHECKING:
     from zgrep.config import Config, Value
     from zgrep.contracts import (
@@ -29,10 +31,11 @@ if TYPE_CHECKING:
     from zgrep.hooks.install import HooksStatus
     from zgrep.status import HooksSummary, WorkspaceStatus
 
-# what click.echo strips from output that is no terminal
-_ANSI = re.compile(r"\033\[[0-?]*[ -/]*[@-~]")
+# what click.echo strips from output that is no terminal (patterns, not compiled ones: `re` compiles
+# each on first use, which most commands never reach: ~300k instructions each at import)
+_ANSI = r"\033\[[0-?]*[ -/]*[@-~]"
 _RESET, _MAGENTA, _GREEN, _DIM, _BOLD = "\033[0m", "\033[35m", "\033[32m", "\033[2m", "\033[1m"
-_TICKS = re.compile(r"`{3,}")
+_TICKS = r"`{3,}"
 _FENCE_TAGS = {"text": ""}  # zg's language names that are no fence info string
 _LEADING = ("query", "root")  # a result's identity: `mode` follows it (README's JSON contract)
 
@@ -52,7 +55,7 @@ def echo(message: str = "", err: bool = False) -> None:
         terminal = stream.isatty()
     except Exception:  # as click: a stream that cannot say is no terminal
         terminal = False
-    stream.write(out if terminal else _ANSI.sub("", out))
+    stream.write(out if terminal or "\033" not in out else re.sub(_ANSI, "", out))
     stream.flush()
 
 
@@ -109,10 +112,6 @@ def _count(n: int, noun: str) -> str:
 
 
 def _qualified(item: Mapping[str, object]) -> str:
-    from zgrep.types import (
-        qualify,
-    )  # here: zgrep.types loads dataclasses, which `zg server status` never needs
-
     scope, symbol = item.get("scope"), item.get("symbol")
     return qualify(
         scope if isinstance(scope, str) else "", symbol if isinstance(symbol, str) else ""
@@ -199,7 +198,7 @@ def write_markdown(result: SearchResult, shown: PathView) -> None:
             )
             if hit.get("preview"):
                 fence = "`" * max(
-                    3, 1 + max((len(run) for run in _TICKS.findall(hit["preview"])), default=0)
+                    3, 1 + max((len(run) for run in re.findall(_TICKS, hit["preview"])), default=0)
                 )
                 echo(
                     f"{fence}{_FENCE_TAGS.get(hit.get('language') or '', hit.get('language') or '')}\n"

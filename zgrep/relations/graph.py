@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from zgrep.relations.resolve import FileSet, local_files, module_files, resolver, submodule
-from zgrep.types import Definition, qualify
+from zgrep.qualname import qualify
+from zgrep.types import Definition
 
 SELF_NAMES = frozenset({"self", "this", "cls", "Self", "super"})
 REEXPORT_DEPTH = 3

@@ -480,11 +480,10 @@ def route(
         return call_direct_checked(op, root, args, mode, on_progress)
     info = runtime.read_info()
     if operation(op).read_only and info is not None and reachable(info):
-        # the request carries the probe: one round trip when the daemon answers
-        try:
-            return served(info, op, root, args, mode, on_progress, probe_ms)
-        except Unanswered:
-            info = None  # as a failed probe: what follows is the same
+        answered = served_probed(info, op, root, args, mode, on_progress, probe_ms)
+        if answered is not None:
+            return answered
+        info = None  # as a failed probe: what follows is the same
     else:
         info = probe(probe_ms)
     if info is None and live_daemon() is None:
@@ -517,6 +516,39 @@ def route(
             start_daemon(autostart, root, args.get("config") or None)
         return answered
     return served(info, op, root, args, mode, on_progress)
+
+
+def served_probed(
+    info: DaemonInfo,
+    op: str,
+    root: str,
+    args: Args,
+    mode: str,
+    on_progress: Progress | None,
+    probe_ms: int,
+) -> tuple[JSONObject, str] | None:
+    """A read answered by the daemon `info` describes, its request carrying the probe (one round
+    trip); None when the probe got no answer within `probe_ms`, whatever became of the request."""
+    try:
+        return served(info, op, root, args, mode, on_progress, probe_ms)
+    except Unanswered:
+        return None
+
+
+def call_served(
+    op: str, root: str, args: Args, mode: str, probe_ms: int
+) -> tuple[JSONObject, str] | None:
+    """call()'s first step alone: a read (auto or server mode) answered by this install's daemon when
+    it answers the probe its request carries; None where call() would go on otherwise (no such
+    daemon, the probe unanswered, direct mode, not a read), having written nothing (`zg search`'s
+    fast path then hands the command to the click CLI, whose call() does the rest)."""
+    if mode not in ("auto", "server") or not operation(op).read_only:
+        return None
+    with runtime.following(root):
+        info = runtime.read_info()
+        if info is None or not reachable(info):
+            return None
+        return served_probed(info, op, root, args, mode, None, probe_ms)
 
 
 def reachable(info: DaemonInfo) -> bool:

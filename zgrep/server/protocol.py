@@ -11,6 +11,7 @@ from collections.abc import Callable
 from functools import cache
 from types import UnionType
 from typing import (
+    TYPE_CHECKING,
     Any,
     Literal,
     NotRequired,
@@ -22,9 +23,11 @@ from typing import (
     get_type_hints,
 )
 
-from zgrep.contracts import Args, JSONObject
 from zgrep.progress import ProgressEvent
 from zgrep.service import OPERATIONS, ErrorCode, ZgError
+
+if TYPE_CHECKING:
+    from zgrep.contracts import Args, JSONObject
 
 PROTOCOL_VERSION = 1
 MAX_MESSAGE_BYTES = 8 * 1024 * 1024

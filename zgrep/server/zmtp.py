@@ -8,8 +8,8 @@ body."""
 
 from __future__ import annotations
 
+import _socket  # the socket type itself: `import socket` also builds enums of every constant (~15M instructions)
 import select
-import socket
 import struct
 import time
 
@@ -46,12 +46,12 @@ def ready_command(socket_type: bytes) -> bytes:
     )
 
 
-def connect(endpoint: str, timeout_s: float) -> socket.socket:
+def connect(endpoint: str, timeout_s: float) -> _socket.socket:
     """A connected stream socket to `endpoint` (ipc://PATH, ipc://@ABSTRACT or tcp://HOST:PORT)."""
     scheme, _, rest = endpoint.partition("://")
     try:
         if scheme == "ipc":
-            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
             sock.settimeout(timeout_s)
             try:
                 sock.connect("\0" + rest[1:] if rest.startswith("@") else rest)
@@ -60,6 +60,8 @@ def connect(endpoint: str, timeout_s: float) -> socket.socket:
                 raise
             return sock
         if scheme == "tcp":
+            import socket  # its name resolution, for tcp:// endpoints only
+
             host, _, port = rest.rpartition(":")
             return socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s)
     except (OSError, ValueError) as exc:
