@@ -89,7 +89,7 @@ def test_status_json_fields(ws):
     assert st["files"] == len(FILES) + 1  # inside-link.py points inside the workspace: indexed
     assert st["chunks"] >= len(FILES)
     assert st["languages"] == {"python": 4, "go": 1, "javascript": 1, "rust": 1, "markdown": 1}
-    assert st["model"] == "zgrep/minilm-l6-static-int8-256" and st["dim"] == 256
+    assert st["model"] == "zgrep/minilm-l6-code-int8-256" and st["dim"] == 256
     assert st["milvus_uri"] == str(ws["root"] / ".zgrep" / "milvus.db")
     assert isinstance(st["last_indexed"], float)
     assert st["head_commit"] == git(ws["root"], "rev-parse", "HEAD").strip()
@@ -111,7 +111,7 @@ def test_status_human_and_staleness(tmp_path):
     git(root, "commit", "-q", "-m", "b")
     stale = run_zg("status", cwd=root, env=env).stdout
     assert "freshness: 1 files differ from the index (run: zg index)" in stale
-    assert "files: 1" in stale and "model: zgrep/minilm-l6-static-int8-256 (256-d)" in stale
+    assert "files: 1" in stale and "model: zgrep/minilm-l6-code-int8-256 (256-d)" in stale
     assert "daemon: not running" in stale
     assert run_zg("index", cwd=root, env=env).returncode == 0
     fresh = run_zg("status", cwd=root, env=env).stdout

@@ -53,7 +53,7 @@ def test_default_model_loads_offline_without_heavy_imports() -> None:
     out = subprocess.run(
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
     ).stdout
-    assert out.split() == ["zgrep/minilm-l6-static-int8-256", "(1,", "256)", "[]"]
+    assert out.split() == ["zgrep/minilm-l6-code-int8-256", "(1,", "256)", "[]"]
 
 
 def test_committed_folder_is_complete_and_small() -> None:
@@ -70,7 +70,7 @@ def test_committed_folder_is_complete_and_small() -> None:
     assert sum(p.stat().st_size for p in folder.iterdir()) < 10_000_000
     notice = (folder / "NOTICE").read_text()
     assert "sentence-transformers/all-MiniLM-L6-v2" in notice and "Apache" in notice
-    assert "scripts/build_default_model.py" in notice
+    assert "scripts/build_code_model.py" in notice
     assert "Apache License" in (folder / "LICENSE").read_text()
 
 
@@ -99,7 +99,7 @@ def test_embedding_is_deterministic_across_loads(model: StaticEmbedder) -> None:
 def test_batch_equals_one_at_a_time(model: StaticEmbedder) -> None:
     texts = [BACKOFF, CSS, README, "", "naïve café über straße", "x" * 20_000, "中文 retry"]
     batch = model.embed(texts)
-    single = np.stack([model.embed_query(text) for text in texts])
+    single = np.stack([model.embed([text])[0] for text in texts])
     np.testing.assert_allclose(batch, single, atol=1e-6)
 
 
@@ -222,9 +222,7 @@ def test_the_int8_model_embeds_exactly_as_its_dequantised_float_table():
         "class QuerySet:\n    def filter(self, *args, **kwargs): ...",
     ]
     assert np.array_equal(kept.embed(texts), table.embed(texts))
-    assert np.array_equal(
-        kept.embed_query("csrf token check"), table.embed_query("csrf token check")
-    )
+    assert np.array_equal(kept.embed(["csrf token check"]), table.embed(["csrf token check"]))
 
 
 def test_the_default_model_names_its_id_and_dim_without_numpy_and_embeds_like_the_loaded_one() -> (
@@ -243,7 +241,7 @@ def test_the_default_model_names_its_id_and_dim_without_numpy_and_embeds_like_th
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout.split("\n")
-    assert out[0] == "zgrep/minilm-l6-static-int8-256 256 []"
+    assert out[0] == "zgrep/minilm-l6-code-int8-256 256 []"
     assert out[1].startswith("['numpy', 'tokenizers'] ")
     loaded = StaticEmbedder.from_dir(default_model_dir()).embed(
         ["def f(): pass", "retry with backoff"]

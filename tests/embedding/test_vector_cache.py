@@ -191,6 +191,6 @@ def test_a_vector_costs_little_more_than_its_bytes(tmp_path: Path) -> None:
     with VectorCache(path) as cache:
         for start in range(0, 4_000, 400):
             cache.put_many(
-                "zgrep/minilm-l6-static-int8-256", dict(list(stored.items())[start : start + 400])
+                "zgrep/minilm-l6-code-int8-256", dict(list(stored.items())[start : start + 400])
             )
     assert path.stat().st_size < 1.25 * 4_000 * 256 * 4

@@ -648,7 +648,7 @@ def test_search_builds_a_missing_index_unless_no_index(tmp_path):
         SCHEMA_VERSION,
     )
     assert manifest["root"] == str(root)
-    assert manifest["model_id"] == "zgrep/minilm-l6-static-int8-256" and manifest["dim"] == 256
+    assert manifest["model_id"] == "zgrep/minilm-l6-code-int8-256" and manifest["dim"] == 256
     assert manifest["milvus_uri"] == str(root / ".zgrep" / "milvus.db")
     assert manifest["complete"] is True
 
@@ -670,11 +670,11 @@ def test_incompatible_manifest_names_the_fix(small, field, value):
 def test_incompatible_index_is_refused_until_rebuilt_with_full(small):
     root, env = small
     path = root / ".zgrep" / "manifest.json"
-    path.write_text(path.read_text().replace("zgrep/minilm-l6-static-int8-256", "someone/else-768"))
+    path.write_text(path.read_text().replace("zgrep/minilm-l6-code-int8-256", "someone/else-768"))
     assert_one_line_error(run_zg("index", cwd=root, env=env), "someone/else-768", "zg index --full")
     report = index_json(root, env, "--full")
     assert (report["changed"], report["files"]) == (3, 3)
-    assert json.loads(path.read_text())["model_id"] == "zgrep/minilm-l6-static-int8-256"
+    assert json.loads(path.read_text())["model_id"] == "zgrep/minilm-l6-code-int8-256"
     assert run_zg("search", "retry", "--refresh", "off", cwd=root, env=env).returncode == 0
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from zgrep.embedding.base import EmbeddingError
 
-DEFAULT_MODEL_NAME = "minilm-l6-static"
+DEFAULT_MODEL_NAME = "minilm-l6-code"
 
 
 def default_model_dir() -> Path:

@@ -1,19 +1,22 @@
-"""Static (model2vec-style) embeddings: mean of per-token vectors, numpy + tokenizers only."""
+"""Static (model2vec-style) embeddings: mean of per-token vectors, numpy + tokenizers only; a model folder
+may name a transformer query encoder (asymmetric: chunks static, queries through the transformer)."""
 
 from __future__ import annotations
 
 import json
 import re
-import struct
+import threading
 from collections.abc import Iterator
 from itertools import chain
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from tokenizers import Tokenizer, normalizers
 
 from zgrep.embedding.base import EmbeddingError
 from zgrep.embedding.folder import default_model_dir, read_config
+from zgrep.embedding.safetensors import read_safetensors
 from zgrep.embedding.words import WordTokens
 
 __all__ = ["StaticEmbedder", "default_model_dir", "read_safetensors"]
@@ -22,17 +25,6 @@ POOL_BLOCK_TOKENS = 16384  # pooling works on blocks of whole texts: at most thi
 POOL_BLOCK_TEXTS = 256  # ...and this many texts, so the count matrix stays small
 # ASCII characters BERT's clean_text deletes (controls other than tab, newline, carriage return).
 _ASCII_CONTROLS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-
-_SAFETENSORS_DTYPES = {
-    "F64": np.float64,
-    "F32": np.float32,
-    "F16": np.float16,
-    "I64": np.int64,
-    "I32": np.int32,
-    "I16": np.int16,
-    "I8": np.int8,
-    "U8": np.uint8,
-}
 
 
 class StaticEmbedder:
@@ -71,6 +63,7 @@ class StaticEmbedder:
         self.unk_id = _unk_token_id(tokenizer)
         # (folder, model id) when loaded by from_dir
         self.source: tuple[str, str | None] | None = None
+        self.query_encoder: QueryEncoder | None = None
 
     @property
     def max_chars(self) -> int | None:
@@ -87,6 +80,9 @@ class StaticEmbedder:
         path = Path(path)
         if (path / "embeddings.npy").is_file():
             model = cls(*cls._zgrep_parts(path, model_id))
+            spec = read_config(path / "config.json").get("query_encoder")
+            if isinstance(spec, dict):
+                model.query_encoder = QueryEncoder(path, spec)
         elif (path / "model.safetensors").is_file():
             model = cls._from_model2vec_dir(path, model_id)
         else:
@@ -148,7 +144,9 @@ class StaticEmbedder:
         return _normalise(sums)
 
     def embed_query(self, text: str) -> np.ndarray:
-        """Embed one query; shape (dim,)."""
+        """Embed one query (through the folder's query encoder when it names one); shape (dim,)."""
+        if self.query_encoder is not None:
+            return self.query_encoder.embed(text)
         vector: np.ndarray = self.embed([text])[0]
         return vector
 
@@ -199,6 +197,39 @@ class StaticEmbedder:
         if self.added is not None and (self.added.search(text) or self.added.search(normalised)):
             return None
         return normalised
+
+
+class QueryEncoder:
+    """The transformer a model folder names for queries, projected into the static table's space;
+    loaded on the first query (index workers never hold it)."""
+
+    def __init__(self, folder: Path, spec: dict[str, Any]) -> None:
+        name = str(spec.get("model", ""))
+        candidates = [folder.parent / name, default_model_dir().parent / name]
+        found = next(
+            (c for c in candidates if name and (c / "weights.safetensors").is_file()), None
+        )
+        if found is None:
+            raise EmbeddingError(
+                f"{folder}: its query encoder {name!r} is not in {folder.parent} or the package"
+            )
+        self.folder = found
+        self.projection_path = folder / str(spec.get("projection", "projection.npy"))
+        self._encoder: Any = None
+        self._projection: np.ndarray | None = None
+        self._loading = threading.Lock()
+
+    def embed(self, text: str) -> np.ndarray:
+        """The transformer's vector of `text`, projected and L2-normalised."""
+        with self._loading:
+            if self._encoder is None:
+                from zgrep.embedding.transformer import TransformerEncoder
+
+                self._projection = np.load(self.projection_path).astype(np.float32)
+                self._encoder = TransformerEncoder(self.folder)
+        assert self._projection is not None
+        vector: np.ndarray = self._projection @ self._encoder.encode(text)
+        return vector / max(float(np.linalg.norm(vector)), 1e-12)
 
 
 def _segment_sums(
@@ -290,37 +321,3 @@ def _median_token_length(tokenizer: Tokenizer) -> int:
     """Median vocabulary token length in characters (model2vec pre-truncates texts to max_length ×
     this)."""
     return int(np.median([len(token) for token in tokenizer.get_vocab()]))
-
-
-def read_safetensors(path: Path) -> dict[str, np.ndarray]:
-    """Read every tensor of a safetensors file with numpy (8-byte header size, JSON header, raw
-    data)."""
-    data = path.read_bytes()
-    try:
-        (header_size,) = struct.unpack("<Q", data[:8])
-        header = json.loads(data[8 : 8 + header_size])
-    except (struct.error, ValueError) as exc:
-        raise EmbeddingError(f"{path}: not a safetensors file ({exc})") from exc
-    buffer = memoryview(data)[8 + header_size :]
-    tensors = {}
-    for name, info in header.items():
-        if name == "__metadata__":
-            continue
-        begin, end = info["data_offsets"]
-        tensors[name] = _decode_tensor(buffer[begin:end], info["dtype"], info["shape"], path)
-    return tensors
-
-
-def _decode_tensor(raw: memoryview, dtype: str, shape: list[int], path: Path) -> np.ndarray:
-    """One safetensors buffer as a numpy array (BF16 widened to float32)."""
-    if dtype == "BF16":
-        return (
-            (np.frombuffer(raw, dtype="<u2").astype(np.uint32) << 16)
-            .view(np.float32)
-            .reshape(shape)
-        )
-    if dtype not in _SAFETENSORS_DTYPES:
-        raise EmbeddingError(f"{path}: unsupported safetensors dtype {dtype}")
-    return np.frombuffer(raw, dtype=np.dtype(_SAFETENSORS_DTYPES[dtype]).newbyteorder("<")).reshape(
-        shape
-    )

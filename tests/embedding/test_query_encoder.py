@@ -1,0 +1,153 @@
+"""The transformer query encoder: numpy only, offline, and a static folder that names it for its queries."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from zgrep.embedding.base import EmbeddingError
+from zgrep.embedding.static import StaticEmbedder, default_model_dir
+from zgrep.embedding.transformer import TransformerEncoder
+
+QUERY_DIR = default_model_dir().parent / "minilm-l6-query"
+HAVERSINE = '''def haversine_km(lat1, lon1, lat2, lon2):
+    """Great-circle distance between two points on Earth in kilometres."""
+    p1, p2 = math.radians(lat1), math.radians(lat2)
+    a = math.sin((p2 - p1) / 2) ** 2 + math.cos(p1) * math.cos(p2) * math.sin(math.radians(lon2 - lon1) / 2) ** 2
+    return 2 * 6371.0 * math.asin(math.sqrt(a))
+'''
+FORMATTER = '''def write_dl(self, rows, col_max=30, col_spacing=2):
+    """Writes a definition list into the buffer. This is how options and commands are usually formatted."""
+    first_col = min(widths[0], col_max) + col_spacing
+    for first, second in iter_rows(rows, len(widths)):
+        self.write(f"{'':>{self.current_indent}}{first}")
+'''
+
+
+@pytest.fixture(scope="module")
+def encoder() -> TransformerEncoder:
+    return TransformerEncoder(QUERY_DIR)
+
+
+def test_query_encoder_folder_names_its_source_and_licence() -> None:
+    names = {p.name for p in QUERY_DIR.iterdir()}
+    assert {"weights.safetensors", "tokenizer.json", "config.json", "NOTICE", "LICENSE"} <= names
+    notice = (QUERY_DIR / "NOTICE").read_text()
+    assert "sentence-transformers/all-MiniLM-L6-v2" in notice and "Apache" in notice
+    assert "scripts/build_query_model.py" in notice
+    assert sum(p.stat().st_size for p in QUERY_DIR.iterdir()) < 25_000_000
+
+
+def test_vectors_are_unit_length_and_deterministic(encoder: TransformerEncoder) -> None:
+    first = encoder.encode("parse command line options")
+    again = TransformerEncoder(QUERY_DIR).encode("parse command line options")
+    assert first.shape == (384,) and first.dtype == np.float32
+    assert abs(float(np.linalg.norm(first)) - 1) < 1e-5
+    assert np.array_equal(first, again)
+
+
+def test_a_paraphrase_is_closer_to_its_code_than_to_other_code(encoder: TransformerEncoder) -> None:
+    query = encoder.encode("distance between two latitude longitude points")
+    assert query @ encoder.encode(HAVERSINE) > query @ encoder.encode(FORMATTER) + 0.2
+
+
+def test_hostile_queries_embed_without_error(encoder: TransformerEncoder) -> None:
+    for text in ("", "\x00\x07\ufeff", "ß" * 5000, "token " * 3000):
+        vector = encoder.encode(text)
+        assert vector.shape == (384,) and np.isfinite(vector).all()
+
+
+def test_runs_offline_without_torch() -> None:
+    code = (
+        "import socket, sys\n"
+        "def refuse(*a, **k): raise OSError('network used')\n"
+        "socket.socket.connect = refuse\n"
+        "socket.create_connection = refuse\n"
+        "from pathlib import Path\n"
+        "from zgrep.embedding.transformer import TransformerEncoder\n"
+        f"v = TransformerEncoder(Path({str(QUERY_DIR)!r})).encode('open a file')\n"
+        "heavy = {'torch', 'transformers', 'onnxruntime', 'sentence_transformers', 'huggingface_hub', 'safetensors'}\n"
+        "print(v.shape, sorted(heavy & set(sys.modules)))\n"
+    )
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    ).stdout
+    assert out.split() == ["(384,)", "[]"]
+
+
+def asymmetric_folder(tmp_path: Path, encoder_name: str = "minilm-l6-query") -> Path:
+    """The default static folder plus a projection and a config naming the query encoder."""
+    folder = tmp_path / "pair"
+    shutil.copytree(default_model_dir(), folder)
+    config = json.loads((folder / "config.json").read_text())
+    dim = config["dim"]
+    basis, _ = np.linalg.qr(np.random.default_rng(0).standard_normal((384, dim)))
+    np.save(folder / "projection.npy", basis.T.astype(np.float16))
+    config["query_encoder"] = {"model": encoder_name, "projection": "projection.npy"}
+    (folder / "config.json").write_text(json.dumps(config))
+    return folder
+
+
+def test_a_folder_naming_a_query_encoder_embeds_queries_through_it(
+    tmp_path: Path, encoder: TransformerEncoder
+) -> None:
+    model = StaticEmbedder.from_dir(asymmetric_folder(tmp_path))
+    projection = np.load(tmp_path / "pair" / "projection.npy").astype(np.float32)
+    query = model.embed_query("retry with exponential backoff")
+    expected = projection @ encoder.encode("retry with exponential backoff")
+    assert np.allclose(query, expected / np.linalg.norm(expected), atol=1e-5)
+    static = StaticEmbedder.from_dir(default_model_dir())
+    assert np.array_equal(
+        model.embed(["def f(): pass"]), static.embed(["def f(): pass"])
+    )  # chunks stay static
+
+
+def test_a_missing_query_encoder_is_one_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(EmbeddingError, match="query encoder 'no-such-encoder'"):
+        StaticEmbedder.from_dir(asymmetric_folder(tmp_path, "no-such-encoder"))
+
+
+def test_the_default_model_is_the_code_pair_with_real_weights() -> None:
+    folder = default_model_dir()
+    config = json.loads((folder / "config.json").read_text())
+    assert config["query_encoder"] == {"model": "minilm-l6-query", "projection": "projection.npy"}
+    notice = (folder / "NOTICE").read_text()
+    assert "sentence-transformers/all-MiniLM-L6-v2" in notice and "Apache" in notice
+    assert "scripts/build_code_model.py" in notice and (folder / "LICENSE").is_file()
+    assert sum(p.stat().st_size for p in folder.iterdir()) < 9_000_000
+    model = StaticEmbedder.from_dir(folder)
+    assert model.model_id == "zgrep/minilm-l6-code-int8-256" and model.dim == 256
+    chunks = model.embed([HAVERSINE, FORMATTER])
+    assert chunks.shape == (2, 256) and np.allclose(np.linalg.norm(chunks, axis=1), 1, atol=1e-5)
+    assert (
+        model.query_encoder is not None and model.query_encoder._encoder is None
+    )  # chunks never load it
+    query = model.embed_query("distance between two latitude longitude points")
+    assert query.shape == (256,) and abs(float(np.linalg.norm(query)) - 1) < 1e-5
+    # the paraphrase reaches its code across the pair: transformer query, static chunk vectors
+    assert query @ chunks[0] > query @ chunks[1] + 0.2
+    listing = model.embed_query("write a definition list into the help buffer")
+    assert listing @ chunks[1] > listing @ chunks[0] + 0.2
+
+
+def test_the_default_pair_through_the_factory_embeds_queries_with_the_transformer(
+    encoder: TransformerEncoder,
+) -> None:
+    from zgrep.embedding.factory import make_embedder
+
+    model = make_embedder("local")
+    projection = np.load(default_model_dir() / "projection.npy").astype(np.float32)
+    expected = projection @ encoder.encode("retry with exponential backoff")
+    assert np.allclose(
+        model.embed_query("retry with exponential backoff"),
+        expected / np.linalg.norm(expected),
+        atol=1e-5,
+    )
