@@ -184,6 +184,35 @@ def test_zgignore_reincludes_and_outranks_ignore_and_gitignore(workspace):
     assert listed(workspace) == ["keep.gen.py", "logs/today.py", "wanted.py"]
 
 
+def test_ignore_files_apply_however_git_lists_them(workspace):
+    """In git the listing tells which ignore files exist (they are not looked for where it covers a
+    directory): tracked, untracked, git-ignored ones and those inside a re-included ignored directory
+    all apply, as outside git."""
+    write(workspace, ".gitignore", ".ignore\nout/\n")
+    write(workspace, ".zgignore", "!out/\n")
+    write(workspace, "tracked/.gitignore", "t_drop.py\n")
+    write(workspace, "tracked/t_drop.py")
+    write(workspace, "tracked/t_keep.py")
+    if (workspace / ".git").exists():
+        commit_all(workspace)
+    write(workspace, "untracked/deep/.zgignore", "u_drop.py\n")
+    write(workspace, "untracked/deep/u_drop.py")
+    write(workspace, "untracked/deep/u_keep.py")
+    write(workspace, "git_ignored/.ignore", "i_drop.py\n")  # .ignore is itself git-ignored
+    write(workspace, "git_ignored/i_drop.py")
+    write(workspace, "git_ignored/i_keep.py")
+    write(workspace, "out/sub/.zgignore", "o_drop.py\n")
+    write(workspace, "out/sub/o_drop.py")
+    write(workspace, "out/sub/o_keep.py")
+
+    assert listed(workspace) == [
+        "git_ignored/i_keep.py",
+        "out/sub/o_keep.py",
+        "tracked/t_keep.py",
+        "untracked/deep/u_keep.py",
+    ]
+
+
 def test_reinclude_cannot_reach_into_an_ignored_directory(workspace):
     write(workspace, ".gitignore", "out/\n")
     write(workspace, ".zgignore", "!out/keep.py\n")

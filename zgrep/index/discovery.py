@@ -160,10 +160,14 @@ def _list_git(root: Path, rules: IgnoreRules, tally: Tally) -> Iterator[str]:
     """git's view (tracked files, untracked ones under the standard excludes) plus `!`-re-included
     ignored paths; a tracked file is never hidden by `.gitignore` or a built-in default."""
     tracked, others, ignored = (_names(out, tally) for out in _side_by_side(root, _LISTINGS))
-    yield from (rel for rel in tracked if _admitted(rules, rel, tally, tracked=True))
-    for rel in others:
-        if not rel.endswith("/") and _admitted(rules, rel, tally):
-            yield rel
+    rules.listed([*tracked, *others, *ignored])
+    try:
+        yield from (rel for rel in tracked if _admitted(rules, rel, tally, tracked=True))
+        for rel in others:
+            if not rel.endswith("/") and _admitted(rules, rel, tally):
+                yield rel
+    finally:
+        rules.unlisted()  # (what follows walks inside ignored directories: probed)
     for rel in ignored:
         if rel.endswith("/") and rules.reincludes(rel, is_dir=True):
             yield from _walk(root, rules, rel.rstrip("/"), tally)
