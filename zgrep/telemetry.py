@@ -11,7 +11,7 @@ import os
 import time
 from pathlib import Path
 from collections.abc import Callable
-from typing import TYPE_CHECKING, TypedDict, cast
+from typing import TYPE_CHECKING, TypedDict, TypeVar, cast
 
 from zgrep import __version__
 from zgrep.progress import Progress
@@ -125,6 +125,10 @@ def line(
     return doc
 
 
+# what a call answers: always (client.call), or None when it is left to another (client.call_served)
+_Answer = TypeVar("_Answer", "tuple[JSONObject, str]", "tuple[JSONObject, str] | None")
+
+
 def recorded_call(
     cfg: Config,
     op: str,
@@ -137,9 +141,12 @@ def recorded_call(
     """`client.call` with the config's probe and autostart settings, recorded (when telemetry is
     on); a ClientError is recorded with its exit code and raised again. Every front end calls
     through here."""
-    started = time.monotonic()
-    try:
-        result, used = call(
+    return _recorded(
+        cfg,
+        op,
+        args,
+        frontend,
+        lambda: call(
             op,
             root,
             args,
@@ -147,12 +154,8 @@ def recorded_call(
             probe_ms=cfg.server.probe_timeout_ms,
             on_progress=on_progress,
             autostart=Autostart.from_config(cfg),
-        )
-    except ClientError as exc:
-        record(cfg, op, started, None, None, exc.exit_code, frontend, args.get("queries"))
-        raise
-    record(cfg, op, started, used, result, frontend=frontend, queries=args.get("queries"))
-    return result, used
+        ),
+    )
 
 
 def recorded_served(
@@ -160,14 +163,33 @@ def recorded_served(
 ) -> tuple[JSONObject, str] | None:
     """`client.call_served` (a read the daemon answers, else None) with the config's probe setting,
     recorded as `recorded_call` records it; None is not recorded (the click CLI's call will be)."""
+    return _recorded(
+        cfg,
+        op,
+        args,
+        "cli",
+        lambda: call_served(op, root, args, mode, cfg.server.probe_timeout_ms),
+    )
+
+
+def _recorded(
+    cfg: Config,
+    op: str,
+    args: Args,
+    frontend: str,
+    ask: Callable[[], _Answer],
+) -> _Answer:
+    """`ask()`'s answer, recorded with the time it took (nothing recorded for None); a ClientError
+    recorded with its exit code and raised again."""
     started = time.monotonic()
     try:
-        answered = call_served(op, root, args, mode, cfg.server.probe_timeout_ms)
+        answered = ask()
     except ClientError as exc:
-        record(cfg, op, started, None, None, exc.exit_code, "cli", args.get("queries"))
+        record(cfg, op, started, None, None, exc.exit_code, frontend, args.get("queries"))
         raise
     if answered is not None:
-        record(cfg, op, started, answered[1], answered[0], queries=args.get("queries"))
+        result, used = answered
+        record(cfg, op, started, used, result, frontend=frontend, queries=args.get("queries"))
     return answered
 
 

@@ -127,9 +127,8 @@ def search_served(args: list[str]) -> int | None:
     config = flags.config_flags(None, cast("str | None", values["milvus_uri"]))
     request = searching.request(values, query, paths, fmt, config)
     try:
-        if (
-            cfg.telemetry.enabled
-        ):  # (zgrep.telemetry only then: its TypedDicts cost ~4M instructions)
+        # zgrep.telemetry only when it is on: its TypedDicts cost ~4M instructions
+        if cfg.telemetry.enabled:
             from zgrep import telemetry
 
             answered = telemetry.recorded_served(cfg, SEARCH.name, str(root), request, mode)
