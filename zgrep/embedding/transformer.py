@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +19,25 @@ MAX_TOKENS = 256  # the source model's max_seq_length
 _ERF = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
 # A query's matrices are a few rows tall: BLAS threads only wait for each other (10x slower on a busy machine).
 _BLAS = ThreadpoolController()
+# OpenBLAS's sgemm takes rows four at a time: a query's token rows are padded to a multiple of 4 (zero rows the
+# attention never reads, dropped before pooling); 12 rows multiply 384x1536 in ~0.29 ms, 10 rows in ~0.37 ms.
+_ROW_STEP = 4
+
+
+@dataclass(frozen=True)
+class _Layer:
+    """One encoder layer's weights: matrices transposed for `x @ W`, query, key and value side by side."""
+
+    qkv: np.ndarray
+    qkv_bias: np.ndarray
+    attention_out: np.ndarray
+    attention_out_bias: np.ndarray
+    attention_norm: tuple[np.ndarray, np.ndarray]
+    up: np.ndarray
+    up_bias: np.ndarray
+    down: np.ndarray
+    down_bias: np.ndarray
+    out_norm: tuple[np.ndarray, np.ndarray]
 
 
 class TransformerEncoder:
@@ -27,22 +47,18 @@ class TransformerEncoder:
         config = json.loads((folder / "config.json").read_text("utf-8"))
         tensors = read_safetensors(folder / "weights.safetensors")
         self.heads = int(config["num_attention_heads"])
-        self.layers = int(config["num_hidden_layers"])
         self.eps = float(config.get("layer_norm_eps", 1e-12))
         self.model_id = str(config["model_id"])
         # Embedding rows stay int8 (dequantised per lookup); the matrices are dequantised once, transposed.
         self.words = tensors["embeddings.word_embeddings.weight"]
         self.word_scales = tensors["embeddings.word_embeddings.weight.scale"].astype(np.float32)
-        self.w = {
-            name: _weight(tensors, name)
-            for name in tensors
-            if name.endswith(".weight") and not name.startswith("embeddings.word_embeddings")
-        }
-        self.b = {
-            name: value.astype(np.float32)
-            for name, value in tensors.items()
-            if name.endswith(".bias")
-        }
+        self.positions = _weight(tensors, "embeddings.position_embeddings.weight")
+        self.token_type = _weight(tensors, "embeddings.token_type_embeddings.weight")[0]
+        self.embedding_norm = _norm_weights(tensors, "embeddings.LayerNorm")
+        self.layers = [
+            _read_layer(tensors, f"encoder.layer.{i}.")
+            for i in range(int(config["num_hidden_layers"]))
+        ]
         self.tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
         self.tokenizer.no_padding()
         self.tokenizer.enable_truncation(MAX_TOKENS)
@@ -51,53 +67,78 @@ class TransformerEncoder:
     def encode(self, text: str) -> np.ndarray:
         """The L2-normalised mean of the last layer's token states; shape (dim,)."""
         ids = np.asarray(self.tokenizer.encode(text).ids, dtype=np.int64)
-        if len(ids) > len(self.w["embeddings.position_embeddings.weight"]):
-            raise EmbeddingError(f"{self.model_id}: {len(ids)} tokens exceed the position table")
-        x = self.words[ids].astype(np.float32) * self.word_scales[ids, None]
-        x += (
-            self.w["embeddings.position_embeddings.weight"][: len(ids)]
-            + self.w["embeddings.token_type_embeddings.weight"][0]
-        )
-        x = self._norm(x, "embeddings.LayerNorm")
+        tokens = len(ids)
+        if tokens > len(self.positions):
+            raise EmbeddingError(f"{self.model_id}: {tokens} tokens exceed the position table")
+        x = np.zeros((-(-tokens // _ROW_STEP) * _ROW_STEP, self.dim), dtype=np.float32)
+        x[:tokens] = self.words[ids].astype(np.float32) * self.word_scales[ids, None]
+        x[:tokens] += self.positions[:tokens] + self.token_type
+        x = self._norm(x, self.embedding_norm)
         with _BLAS.limit(limits=1, user_api="blas"):
-            for layer in range(self.layers):
-                x = self._layer(x, f"encoder.layer.{layer}.")
-        pooled = x.mean(axis=0)
+            for layer in self.layers:
+                x = self._layer(x, tokens, layer)
+        pooled = x[:tokens].mean(axis=0)
         return pooled / max(float(np.linalg.norm(pooled)), 1e-12)
 
-    def _layer(self, x: np.ndarray, p: str) -> np.ndarray:
-        n, dim = x.shape
+    def _layer(self, x: np.ndarray, tokens: int, w: _Layer) -> np.ndarray:
+        """One layer over the padded rows `x`, whose first `tokens` rows are the text's (the only keys)."""
+        rows, dim = x.shape
         split = dim // self.heads
-        q, k, v = (
-            self._dense(x, f"{p}attention.self.{part}")
-            .reshape(n, self.heads, split)
-            .transpose(1, 0, 2)
-            for part in ("query", "key", "value")
-        )
-        scores = q @ k.transpose(0, 2, 1) / np.float32(math.sqrt(split))
-        scores = np.exp(scores - scores.max(axis=-1, keepdims=True))
-        context = (scores / scores.sum(axis=-1, keepdims=True)) @ v
-        x = self._norm(
-            x
-            + self._dense(context.transpose(1, 0, 2).reshape(n, dim), f"{p}attention.output.dense"),
-            f"{p}attention.output.LayerNorm",
-        )
-        hidden = _gelu(self._dense(x, f"{p}intermediate.dense"))
-        return self._norm(x + self._dense(hidden, f"{p}output.dense"), f"{p}output.LayerNorm")
+        qkv = x @ w.qkv
+        qkv += w.qkv_bias
+        q = qkv[:, :dim].reshape(rows, self.heads, split).transpose(1, 0, 2)
+        k = qkv[:tokens, dim : 2 * dim].reshape(tokens, self.heads, split).transpose(1, 2, 0)
+        v = qkv[:tokens, 2 * dim :].reshape(tokens, self.heads, split).transpose(1, 0, 2)
+        scores = q @ k
+        scores *= np.float32(1 / math.sqrt(split))
+        scores -= scores.max(axis=-1, keepdims=True)
+        np.exp(scores, out=scores)
+        scores /= scores.sum(axis=-1, keepdims=True)
+        attended = (scores @ v).transpose(1, 0, 2).reshape(rows, dim) @ w.attention_out
+        attended += w.attention_out_bias
+        attended += x
+        x = self._norm(attended, w.attention_norm)
+        hidden = x @ w.up
+        hidden += w.up_bias
+        out = _gelu(hidden) @ w.down
+        out += w.down_bias
+        out += x
+        return self._norm(out, w.out_norm)
 
-    def _dense(self, x: np.ndarray, name: str) -> np.ndarray:
-        return x @ self.w[f"{name}.weight"] + self.b[f"{name}.bias"]
+    def _norm(self, x: np.ndarray, weights: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+        """LayerNorm of each row of `x`, in place."""
+        x -= x.mean(axis=-1, keepdims=True)
+        var = np.einsum("ij,ij->i", x, x) / np.float32(x.shape[1])
+        x *= (1 / np.sqrt(var + np.float32(self.eps)))[:, None]
+        x *= weights[0]
+        x += weights[1]
+        return x
 
-    def _norm(self, x: np.ndarray, name: str) -> np.ndarray:
-        mean = x.mean(axis=-1, keepdims=True)
-        var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
-        return (x - mean) / np.sqrt(var + self.eps) * self.w[f"{name}.weight"].ravel() + self.b[
-            f"{name}.bias"
-        ]
+
+def _read_layer(tensors: dict[str, np.ndarray], p: str) -> _Layer:
+    """The weights of the layer whose tensor names start with `p`."""
+    parts = [f"{p}attention.self.{part}" for part in ("query", "key", "value")]
+    return _Layer(
+        qkv=np.ascontiguousarray(np.hstack([_weight(tensors, f"{n}.weight") for n in parts])),
+        qkv_bias=np.concatenate([_weight(tensors, f"{n}.bias") for n in parts]),
+        attention_out=_weight(tensors, f"{p}attention.output.dense.weight"),
+        attention_out_bias=_weight(tensors, f"{p}attention.output.dense.bias"),
+        attention_norm=_norm_weights(tensors, f"{p}attention.output.LayerNorm"),
+        up=_weight(tensors, f"{p}intermediate.dense.weight"),
+        up_bias=_weight(tensors, f"{p}intermediate.dense.bias"),
+        down=_weight(tensors, f"{p}output.dense.weight"),
+        down_bias=_weight(tensors, f"{p}output.dense.bias"),
+        out_norm=_norm_weights(tensors, f"{p}output.LayerNorm"),
+    )
+
+
+def _norm_weights(tensors: dict[str, np.ndarray], name: str) -> tuple[np.ndarray, np.ndarray]:
+    """A LayerNorm's (scale, shift), flat."""
+    return _weight(tensors, f"{name}.weight").ravel(), _weight(tensors, f"{name}.bias")
 
 
 def _weight(tensors: dict[str, np.ndarray], name: str) -> np.ndarray:
-    """A float32 weight: int8 rows times their `.scale` (dense layers transposed for `x @ W`), or as stored."""
+    """A float32 tensor: int8 rows times their `.scale` (dense layers transposed for `x @ W`), or as stored."""
     value = tensors[name]
     if f"{name}.scale" in tensors:
         value = value.astype(np.float32) * tensors[f"{name}.scale"].astype(np.float32)[:, None]
@@ -110,9 +151,24 @@ def _weight(tensors: dict[str, np.ndarray], name: str) -> np.ndarray:
 
 
 def _gelu(x: np.ndarray) -> np.ndarray:
-    """0.5 x (1 + erf(x / √2)) with a vectorised erf."""
-    z = np.abs(x) * np.float32(1 / math.sqrt(2))
-    t = 1 / (1 + np.float32(0.3275911) * z)
-    a1, a2, a3, a4, a5 = _ERF
-    erf = 1 - ((((a5 * t + a4) * t + a3) * t + a2) * t + a1) * t * np.exp(-z * z)
-    return 0.5 * x * (1 + np.sign(x) * erf)
+    """0.5 x (1 + erf(x / √2)) with a vectorised erf, computed in place."""
+    z = np.abs(x)
+    z *= np.float32(1 / math.sqrt(2))
+    t = z * np.float32(0.3275911)
+    t += 1
+    np.reciprocal(t, out=t)
+    a1, a2, a3, a4, a5 = (np.float32(a) for a in _ERF)
+    poly = t * a5
+    for a in (a4, a3, a2, a1):
+        poly += a
+        poly *= t
+    # poly * exp(-z²) is 1 - erf(z): GELU is x - x/2 (1 - erf) for x >= 0 and x/2 (1 - erf) below
+    np.square(z, out=z)
+    np.negative(z, out=z)
+    np.exp(z, out=z)
+    poly *= z
+    poly *= np.abs(x)
+    poly *= np.float32(0.5)
+    np.maximum(x, 0, out=x)
+    x -= poly
+    return x
