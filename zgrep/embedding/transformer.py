@@ -7,23 +7,22 @@ import math
 from pathlib import Path
 
 import numpy as np
-from threadpoolctl import ThreadpoolController
 from tokenizers import Tokenizer
 
 from zgrep.embedding.base import EmbeddingError
+from zgrep.embedding.blas import one_thread
 from zgrep.embedding.safetensors import read_safetensors
 
 MAX_TOKENS = 256  # the source model's max_seq_length
 # Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7): numpy has no erf, and BERT's GELU is the exact one.
 _ERF = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
-# A query's matrices are a few rows tall: BLAS threads only wait for each other (10x slower on a busy machine).
-_BLAS = ThreadpoolController()
 
 
 class TransformerEncoder:
     """Encodes texts with a BERT encoder read from a zgrep folder (weights.safetensors, tokenizer.json)."""
 
     def __init__(self, folder: Path) -> None:
+        one_thread()
         config = json.loads((folder / "config.json").read_text("utf-8"))
         tensors = read_safetensors(folder / "weights.safetensors")
         self.heads = int(config["num_attention_heads"])
@@ -59,9 +58,8 @@ class TransformerEncoder:
             + self.w["embeddings.token_type_embeddings.weight"][0]
         )
         x = self._norm(x, "embeddings.LayerNorm")
-        with _BLAS.limit(limits=1, user_api="blas"):
-            for layer in range(self.layers):
-                x = self._layer(x, f"encoder.layer.{layer}.")
+        for layer in range(self.layers):
+            x = self._layer(x, f"encoder.layer.{layer}.")
         pooled = x.mean(axis=0)
         return pooled / max(float(np.linalg.norm(pooled)), 1e-12)
 
