@@ -15,6 +15,7 @@ import numpy as np
 from tokenizers import Tokenizer, normalizers
 
 from zgrep.embedding.base import EmbeddingError
+from zgrep.embedding.blas import one_thread
 from zgrep.embedding.folder import default_model_dir, read_config
 from zgrep.embedding.safetensors import read_safetensors
 from zgrep.embedding.words import WordTokens
@@ -41,6 +42,7 @@ class StaticEmbedder:
         """`table`: float token vectors, or int8 ones with per-row `scales` (kept so: a quarter of
         the memory; the rows a text uses are dequantised when it is embedded, to the same float32
         values)."""
+        one_thread()
         self.table = np.ascontiguousarray(table, dtype=np.float32 if scales is None else np.int8)
         self.scales = None if scales is None else np.ascontiguousarray(scales, dtype=np.float32)
         self.dim = int(self.table.shape[1])

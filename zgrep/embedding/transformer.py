@@ -8,17 +8,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from threadpoolctl import ThreadpoolController
 from tokenizers import Tokenizer
 
 from zgrep.embedding.base import EmbeddingError
+from zgrep.embedding.blas import one_thread
 from zgrep.embedding.safetensors import read_safetensors
 
 MAX_TOKENS = 256  # the source model's max_seq_length
 # Abramowitz & Stegun 7.1.26 (|error| < 1.5e-7): numpy has no erf, and BERT's GELU is the exact one.
 _ERF = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
-# A query's matrices are a few rows tall: BLAS threads only wait for each other (10x slower on a busy machine).
-_BLAS = ThreadpoolController()
 # OpenBLAS's sgemm takes rows four at a time: a query's token rows are padded to a multiple of 4 (zero rows the
 # attention never reads, dropped before pooling); 12 rows multiply 384x1536 in ~0.29 ms, 10 rows in ~0.37 ms.
 _ROW_STEP = 4
@@ -44,6 +42,7 @@ class TransformerEncoder:
     """Encodes texts with a BERT encoder read from a zgrep folder (weights.safetensors, tokenizer.json)."""
 
     def __init__(self, folder: Path) -> None:
+        one_thread()
         config = json.loads((folder / "config.json").read_text("utf-8"))
         tensors = read_safetensors(folder / "weights.safetensors")
         self.heads = int(config["num_attention_heads"])
@@ -74,9 +73,8 @@ class TransformerEncoder:
         x[:tokens] = self.words[ids].astype(np.float32) * self.word_scales[ids, None]
         x[:tokens] += self.positions[:tokens] + self.token_type
         x = self._norm(x, self.embedding_norm)
-        with _BLAS.limit(limits=1, user_api="blas"):
-            for layer in self.layers:
-                x = self._layer(x, tokens, layer)
+        for layer in self.layers:
+            x = self._layer(x, tokens, layer)
         pooled = x[:tokens].mean(axis=0)
         return pooled / max(float(np.linalg.norm(pooled)), 1e-12)
 

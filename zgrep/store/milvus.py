@@ -260,9 +260,24 @@ class MilvusStore:
 
     @reported
     def insert(self, rows: list[ChunkFields]) -> None:
-        """Insert chunk rows (fields of the schema except `sparse`)."""
-        for i in range(0, len(rows), _INSERT_BATCH):
-            self.client.insert(self.collection, rows[i : i + _INSERT_BATCH])
+        """Insert chunk rows (fields of the schema except `sparse`), sent column by column."""
+        if not rows:
+            return
+        # MilvusClient.insert takes rows only and converts each value on its own (a cold index of
+        # Django spent ~2/3 of the indexing process's CPU there); its connection's batch_insert
+        # takes the same request's columns whole
+        schema = self.client.describe_collection(self.collection)
+        types = {f["name"]: f["type"] for f in schema["fields"]}
+        connection = self.client._get_connection()
+        context = self.client._generate_call_context()
+        plain = cast(list[dict[str, Any]], rows)
+        for i in range(0, len(plain), _INSERT_BATCH):
+            part = plain[i : i + _INSERT_BATCH]
+            columns = [
+                {"name": name, "type": types[name], "values": [row[name] for row in part]}
+                for name in part[0]
+            ]
+            connection.batch_insert(self.collection, columns, schema=schema, context=context)
 
     @reported
     def flush(self) -> None:

@@ -41,5 +41,12 @@ def chunk_row(
         "mtime": int(mtime),
         "content": clip_utf8(chunk.content),
         "lexical": clip_utf8(lexical),
-        "dense": [float(x) for x in vector],
+        "dense": _floats(vector),
     }
+
+
+def _floats(vector: Any) -> list[float]:
+    """`vector` as Python floats (a numpy array's `tolist`: the same values, ~10x faster than
+    `float` of each)."""
+    tolist = getattr(vector, "tolist", None)
+    return tolist() if tolist is not None else [float(x) for x in vector]
