@@ -364,27 +364,33 @@ def _routes(
     pool: int,
     admits: Callable[[str], bool] | None,
 ) -> dict[str, list[RouteHit]]:
-    """Run the retrieval routes the search mode selects; each returns hits in rank order."""
-    semantic = search_mode in (
-        "hybrid",
-        "semantic",
-    )  # (the model loads while the store is being opened)
-    vector = [float(x) for x in engine.embedder.embed_query(query)] if semantic else []
-    store = engine.open_store(create=False)
+    """Run the retrieval routes the search mode selects; each returns hits in rank order. The BM25
+    calls go to the engine first (on other threads, each taking the store once it is open) and
+    run there while this thread embeds the query (or the model loads) and then asks the dense one."""
+    lexical = search_mode in ("hybrid", "lexical")
     routes: dict[str, list[RouteHit]] = {}
-    dense = None
-    if semantic:  # the engine answers it while this thread runs the BM25 routes
-        dense = _calls().submit(store.search_dense, vector, pool, expr)
-    if search_mode in ("hybrid", "lexical"):
+    if lexical:
         text = lexical_query(query)
         names = symbol_candidates(query)
         named_text = lexical_query(" ".join(names))  # the query itself when it is only names
-        # the names' definitions, asked beside the BM25 call
-        defined = (
-            _calls().submit(store.symbol_rows, names, pool, expr) if names and named_text else None
+        # one call for both texts; the names' definitions asked beside it
+        bm25 = _calls().submit(
+            lambda: engine.open_store(create=False).search_lexical_many(
+                [text, named_text], pool, expr
+            )
         )
-        # one call
-        routes["lexical"], named_hits = store.search_lexical_many([text, named_text], pool, expr)
+        defined = (
+            _calls().submit(lambda: engine.open_store(create=False).symbol_rows(names, pool, expr))
+            if names and named_text
+            else None
+        )
+    dense = None
+    if search_mode in ("hybrid", "semantic"):
+        vector = [float(x) for x in engine.embedder.embed_query(query)]
+        dense = engine.open_store(create=False).search_dense(vector, pool, expr)
+    if lexical:
+        store = engine.open_store(create=False)
+        routes["lexical"], named_hits = bm25.result()
         routes["symbol"] = store.search_symbols(
             names, pool, expr, named_text, named_hits, defined.result() if defined else None
         )
@@ -401,7 +407,7 @@ def _routes(
             RouteHit(hit.id, rank, hit.distance, hit.fields) for rank, hit in enumerate(kept)
         ]
     if dense is not None:
-        routes["semantic"] = dense.result()
+        routes["semantic"] = dense
     return routes
 
 
