@@ -106,3 +106,16 @@ def test_status_names_the_engine(indexed: dict[str, Any], tmp_path: Path) -> Non
     assert unindexed["indexed"] is False and unindexed["milvus_engine"] == status["milvus_engine"]
     doctor = run_zg("doctor", cwd=root, env=env)
     assert status["milvus_engine"] in doctor.stdout, doctor.stdout
+
+
+def test_status_names_the_installed_versions_as_package_metadata_does() -> None:
+    """`zg status` and `zg doctor` name the engine's version from its .dist-info, read without
+    importlib.metadata: the same version it reports, and none for a package that is not installed."""
+    from importlib.metadata import version
+
+    from zgrep.store.native import describe, installed_version
+
+    for package in ("milvus-lite", "pymilvus", "click", "tree-sitter-language-pack"):
+        assert installed_version(package) == version(package)
+    assert installed_version("no-such-package-zg") is None
+    assert describe() == f"milvus-lite {version('milvus-lite')} (native)"

@@ -8,7 +8,6 @@ import click
 
 from zgrep.cli import output
 from zgrep.cli.main import Common, common_options, resolve, run
-from zgrep.doctor import run_checks
 from zgrep.service import STATUS
 from zgrep.status import workspace_status
 
@@ -35,6 +34,8 @@ def status(path: str | None, root_dir: str | None, as_json: bool, common: Common
 @click.option("--json", "as_json", is_flag=True)
 def doctor(root_dir: str | None, as_json: bool) -> None:
     """Check Milvus, the model, grammars, daemon and hooks; print the fix for each failure."""
+    from zgrep.doctor import run_checks  # (zg status does without it)
+
     root, cfg = resolve(root_dir)
     checks = run_checks(root, cfg)
     if as_json:

@@ -8,6 +8,7 @@ import re
 import shlex
 import time
 from concurrent.futures import ThreadPoolExecutor
+from functools import lru_cache
 from pathlib import Path
 from collections.abc import Callable
 from typing import Any
@@ -40,6 +41,7 @@ MAX_CONTEXT_LINES = 100  # -A/-B/-C
 UNASKED_TREE_FILES = 2000
 MAX_SYMBOL_NAMES = 16
 PATH_ROUTE_FILES = 20
+DEFINITION_CACHE = 512  # hit contents whose definitions are kept (a few MB at most)
 POST_FILTER_POOL_FACTOR = 5  # wider candidate pools when path filters are applied after retrieval
 _CONTAINER_KINDS = ("class", "interface")  # a chunk of one of these holds its members
 _CODE_LIKE = re.compile(r"[_.]|[a-z0-9][A-Z]|[A-Z]{2,}[a-z]")
@@ -364,27 +366,33 @@ def _routes(
     pool: int,
     admits: Callable[[str], bool] | None,
 ) -> dict[str, list[RouteHit]]:
-    """Run the retrieval routes the search mode selects; each returns hits in rank order."""
-    semantic = search_mode in (
-        "hybrid",
-        "semantic",
-    )  # (the model loads while the store is being opened)
-    vector = [float(x) for x in engine.embedder.embed_query(query)] if semantic else []
-    store = engine.open_store(create=False)
+    """Run the retrieval routes the search mode selects; each returns hits in rank order. The BM25
+    calls go to the engine first (on other threads, each taking the store once it is open) and
+    run there while this thread embeds the query (or the model loads) and then asks the dense one."""
+    lexical = search_mode in ("hybrid", "lexical")
     routes: dict[str, list[RouteHit]] = {}
-    dense = None
-    if semantic:  # the engine answers it while this thread runs the BM25 routes
-        dense = _calls().submit(store.search_dense, vector, pool, expr)
-    if search_mode in ("hybrid", "lexical"):
+    if lexical:
         text = lexical_query(query)
         names = symbol_candidates(query)
         named_text = lexical_query(" ".join(names))  # the query itself when it is only names
-        # the names' definitions, asked beside the BM25 call
-        defined = (
-            _calls().submit(store.symbol_rows, names, pool, expr) if names and named_text else None
+        # one call for both texts; the names' definitions asked beside it
+        bm25 = _calls().submit(
+            lambda: engine.open_store(create=False).search_lexical_many(
+                [text, named_text], pool, expr
+            )
         )
-        # one call
-        routes["lexical"], named_hits = store.search_lexical_many([text, named_text], pool, expr)
+        defined = (
+            _calls().submit(lambda: engine.open_store(create=False).symbol_rows(names, pool, expr))
+            if names and named_text
+            else None
+        )
+    dense = None
+    if search_mode in ("hybrid", "semantic"):
+        vector = [float(x) for x in engine.embedder.embed_query(query)]
+        dense = engine.open_store(create=False).search_dense(vector, pool, expr)
+    if lexical:
+        store = engine.open_store(create=False)
+        routes["lexical"], named_hits = bm25.result()
         routes["symbol"] = store.search_symbols(
             names, pool, expr, named_text, named_hits, defined.result() if defined else None
         )
@@ -401,7 +409,7 @@ def _routes(
             RouteHit(hit.id, rank, hit.distance, hit.fields) for rank, hit in enumerate(kept)
         ]
     if dense is not None:
-        routes["semantic"] = dense.result()
+        routes["semantic"] = dense
     return routes
 
 
@@ -522,11 +530,19 @@ def _definition_line(span: Span, name: str, own: int) -> int:
     """The line where `name` is defined inside the span (tree-sitter, as indexing finds
     definitions), the first from the best chunk's start `own` on; `own` when the span holds no such
     definition (a piece of a long one)."""
-    from zgrep.chunking import extract_symbols
-
+    language = str(span.fields.get("language") or "")
     found = [
-        span.start + s.start - 1
-        for s in extract_symbols(span.content, str(span.fields.get("language") or ""))
-        if s.name == name
+        span.start + start - 1
+        for defined, start in _definitions(span.content, language)
+        if defined == name
     ]
     return next((line for line in found if line >= own), found[0] if found else own)
+
+
+@lru_cache(maxsize=DEFINITION_CACHE)
+def _definitions(content: str, language: str) -> tuple[tuple[str, int], ...]:
+    """The (name, first line) of each definition in `content`, as `extract_symbols` finds them; kept
+    for the hits of the next searches (a tree-sitter parse and walk, ~0.5 ms a hit)."""
+    from zgrep.chunking import extract_symbols
+
+    return tuple((s.name, s.start) for s in extract_symbols(content, language))
