@@ -49,7 +49,9 @@ class TransformerEncoder:
         self.eps = float(config.get("layer_norm_eps", 1e-12))
         self.model_id = str(config["model_id"])
         # Embedding rows stay int8 (dequantised per lookup); the matrices are dequantised once, transposed.
-        self.words = tensors["embeddings.word_embeddings.weight"]
+        # a copy: a view would keep the whole file's bytes (the int8 layers beside their float32
+        # copies: 10.5 MB) alive
+        self.words = tensors["embeddings.word_embeddings.weight"].copy()
         self.word_scales = tensors["embeddings.word_embeddings.weight.scale"].astype(np.float32)
         self.positions = _weight(tensors, "embeddings.position_embeddings.weight")
         self.token_type = _weight(tensors, "embeddings.token_type_embeddings.weight")[0]
