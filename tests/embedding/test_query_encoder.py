@@ -151,3 +151,58 @@ def test_the_default_pair_through_the_factory_embeds_queries_with_the_transforme
         expected / np.linalg.norm(expected),
         atol=1e-5,
     )
+
+
+def crafted_safetensors(path: Path, header: object, body: bytes) -> Path:
+    """A file in the safetensors layout with `header` as its JSON header."""
+    raw = json.dumps(header).encode()
+    path.write_bytes(len(raw).to_bytes(8, "little") + raw + body)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("header", "body"),
+    [
+        ({"w": {"dtype": "F32", "shape": [4], "data_offsets": [0, 1000]}}, b"\0" * 16),
+        ({"w": {"dtype": "F32", "shape": [5], "data_offsets": [0, 16]}}, b"\0" * 16),
+        ({"w": {"dtype": "F32", "shape": [1], "data_offsets": [0, 3]}}, b"\0" * 3),
+        ({"w": {"dtype": "F32", "shape": [-4], "data_offsets": [0, 16]}}, b"\0" * 16),
+        ({"w": {"dtype": "F32"}}, b""),
+        ({"w": "not a tensor"}, b""),
+        ([1, 2], b""),
+    ],
+    ids=[
+        "offsets past the end",
+        "shape",
+        "partial element",
+        "negative shape",
+        "no offsets",
+        "not a record",
+        "a list",
+    ],
+)
+def test_a_crafted_safetensors_file_is_one_clear_error(
+    tmp_path: Path, header: object, body: bytes
+) -> None:
+    """A model folder may come from a workspace's config: a bad weights file is refused, never read
+    short or raised as a traceback."""
+    from zgrep.embedding.safetensors import read_safetensors
+
+    with pytest.raises(EmbeddingError, match="not a safetensors file"):
+        read_safetensors(crafted_safetensors(tmp_path / "w.safetensors", header, body))
+
+
+def test_a_query_encoder_missing_a_tensor_or_named_outside_its_folder_is_refused(
+    tmp_path: Path,
+) -> None:
+    broken = tmp_path / "broken"
+    shutil.copytree(QUERY_DIR, broken)
+    crafted_safetensors(
+        broken / "weights.safetensors",
+        {"w": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]}},
+        b"\0" * 16,
+    )
+    with pytest.raises(EmbeddingError, match="not a query encoder"):
+        TransformerEncoder(broken)
+    with pytest.raises(EmbeddingError, match="not a folder name"):
+        StaticEmbedder.from_dir(asymmetric_folder(tmp_path, "../minilm-l6-query"))

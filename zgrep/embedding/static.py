@@ -207,6 +207,8 @@ class QueryEncoder:
 
     def __init__(self, folder: Path, spec: dict[str, Any]) -> None:
         name = str(spec.get("model", ""))
+        if not name or name != Path(name).name or name in (".", ".."):
+            raise EmbeddingError(f"{folder}: its query encoder {name!r} is not a folder name")
         candidates = [folder.parent / name, default_model_dir().parent / name]
         found = next(
             (c for c in candidates if name and (c / "weights.safetensors").is_file()), None

@@ -42,7 +42,16 @@ class TransformerEncoder:
     """Encodes texts with a BERT encoder read from a zgrep folder (weights.safetensors, tokenizer.json)."""
 
     def __init__(self, folder: Path) -> None:
+        """Load the folder's weights and tokenizer; EmbeddingError when they are not a BERT encoder's."""
         one_thread()
+        try:
+            self._load(folder)
+        except (OSError, KeyError, IndexError, TypeError, ValueError) as exc:
+            raise EmbeddingError(f"{folder}: not a query encoder ({exc!r})") from exc
+
+    def _load(self, folder: Path) -> None:
+        """Read config.json, weights.safetensors and tokenizer.json (KeyError, ValueError... when
+        one does not fit)."""
         config = json.loads((folder / "config.json").read_text("utf-8"))
         tensors = read_safetensors(folder / "weights.safetensors")
         self.heads = int(config["num_attention_heads"])
