@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from offline import run_offline
 from zgrep.embedding.base import EmbeddingError
 from zgrep.embedding.static import StaticEmbedder, default_model_dir
 from zgrep.embedding.transformer import TransformerEncoder
@@ -65,22 +63,14 @@ def test_hostile_queries_embed_without_error(encoder: TransformerEncoder) -> Non
 
 
 def test_runs_offline_without_torch() -> None:
-    code = (
-        "import socket, sys\n"
-        "def refuse(*a, **k): raise OSError('network used')\n"
-        "socket.socket.connect = refuse\n"
-        "socket.create_connection = refuse\n"
+    out = run_offline(
         "from pathlib import Path\n"
         "from zgrep.embedding.transformer import TransformerEncoder\n"
         f"v = TransformerEncoder(Path({str(QUERY_DIR)!r})).encode('open a file')\n"
         "heavy = {'torch', 'transformers', 'onnxruntime', 'sentence_transformers', 'huggingface_hub', 'safetensors'}\n"
         "print(v.shape, sorted(heavy & set(sys.modules)))\n"
     )
-    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    out = subprocess.run(
-        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
-    ).stdout
-    assert out.split() == ["(384,)", "[]"]
+    assert out == ["(384,)", "[]"]
 
 
 def asymmetric_folder(tmp_path: Path, encoder_name: str = "minilm-l6-query") -> Path:
