@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from typing import TYPE_CHECKING
 
 from zgrep.types import Chunk, ChunkFields
+
+if TYPE_CHECKING:
+    import numpy as np
 
 MAX_NAMES = 64  # the `names` ARRAY field's capacity
 MAX_CONTENT_BYTES = 60_000  # below the VARCHAR limit of `content` and `lexical` (65,535 bytes)
@@ -25,7 +28,7 @@ def chunk_id(path: str, start: int, end: int, content_hash: str) -> str:
 
 
 def chunk_row(
-    chunk: Chunk, content_hash: str, lexical: str, vector: Any, mtime: float
+    chunk: Chunk, content_hash: str, lexical: str, vector: np.ndarray, mtime: float
 ) -> ChunkFields:
     """The collection row of one chunk (every field of the schema except the BM25 `sparse` output)."""
     return {
@@ -41,12 +44,6 @@ def chunk_row(
         "mtime": int(mtime),
         "content": clip_utf8(chunk.content),
         "lexical": clip_utf8(lexical),
-        "dense": _floats(vector),
+        # Python floats by the array's own tolist: the same values, ~10x faster than float() of each
+        "dense": vector.tolist(),
     }
-
-
-def _floats(vector: Any) -> list[float]:
-    """`vector` as Python floats (a numpy array's `tolist`: the same values, ~10x faster than
-    `float` of each)."""
-    tolist = getattr(vector, "tolist", None)
-    return tolist() if tolist is not None else [float(x) for x in vector]
