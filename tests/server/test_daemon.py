@@ -18,6 +18,9 @@ from zgrep.server import client, protocol, runtime
 pytestmark = pytest.mark.e2e
 
 IDLE_TIMEOUT_S = 3
+# Enough files that the daemon's index job is still running after the test sees it start and
+# acts: with 300 the job could end between the status poll and the signal on a loaded machine.
+MIDWAY_FILES = 1200
 
 
 @pytest.fixture(scope="module")
@@ -207,7 +210,7 @@ def test_kill9_midway_falls_back_to_direct_and_on_cleans_stale_files(
 ) -> None:
     user = User(tmp_path / "u")
     user.adopt(monkeypatch)
-    repo = make_repo(tmp_path / "repo", files=300)
+    repo = make_repo(tmp_path / "repo", files=MIDWAY_FILES)
     pid = user.start()
     search = user.popen(
         "search", "--json", "retry with backoff", cwd=repo
@@ -300,7 +303,7 @@ def test_stopped_daemon_fails_fast_and_off_stops_it(
 def test_daemon_stopped_midway_fails_fast(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     user = User(tmp_path / "u")
     user.adopt(monkeypatch)
-    repo = make_repo(tmp_path / "repo", files=300)
+    repo = make_repo(tmp_path / "repo", files=MIDWAY_FILES)
     pid = user.start()
     try:
         search = user.popen(
