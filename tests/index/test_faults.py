@@ -71,6 +71,52 @@ def test_binary_huge_and_undecodable_files_are_skipped_and_counted(tmp_path):
     assert all(h["path"] == "good.py" for h in json_out(proc)["hits"])
 
 
+def test_an_unchanged_binary_file_is_counted_from_its_verdict_and_read_again_once_it_changes(
+    tmp_path,
+):
+    root = make_repo(tmp_path / "repo", {"good.py": GOOD, "blob.dat": b"\x7fELF\x00\x00\x01" * 100})
+    env = user_env(tmp_path / "user")
+    assert index_json(root, env)["files"] == 1
+    assert index_json(root, env)["skipped"] == {"binary": 1}  # read once more, and its verdict kept
+    blob = root / "blob.dat"
+    before = blob.stat()
+    text = "def late_blob():\n    return 'latewords'\n"
+    blob.write_text(text + "#" * (before.st_size - len(text) - 1) + "\n")
+    os.utime(blob, ns=(before.st_atime_ns, before.st_mtime_ns))  # same size and mtime: not read
+    report = index_json(root, env)
+    assert (report["skipped"], report["files"]) == ({"binary": 1}, 1)
+    os.utime(blob, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000_000))
+    report = index_json(root, env)
+    assert (report["skipped"], report["changed"], report["files"]) == ({}, 1, 2)
+    assert set(state_files(root)) == {"good.py", "blob.dat"}
+
+
+@pytest.mark.parametrize(
+    "recorded",
+    [
+        b"\x00garbage{",
+        b'{"files": []}',
+        b'{"files": {"good.py": [1, 2, "binary"], "blob.dat": [1, 2, "erased"]}}',
+        b'{"files": {"good.py": [-1, 2, "binary"]}}',
+    ],
+)
+def test_a_damaged_or_crafted_skip_record_hides_no_file(tmp_path, recorded):
+    root = make_repo(tmp_path / "repo", {"good.py": GOOD})
+    env = user_env(tmp_path / "user")
+    (root / ".zgrep").mkdir()
+    (root / ".zgrep" / "skipped.json").write_bytes(recorded)
+    report = index_json(root, env)
+    assert (report["files"], report["skipped"]) == (1, {})
+    # a record that came with the checkout (a clone writes its own mtimes) names another file's time
+    (root / "other.py").write_text("def other_words():\n    return 1\n")
+    st = (root / "other.py").stat()
+    claim = {"other.py": [st.st_size, st.st_mtime_ns - 1, "binary"], "good.py": [1, 1, "binary"]}
+    (root / ".zgrep" / "skipped.json").write_text(json.dumps({"files": claim}))
+    report = index_json(root, env)
+    assert (report["files"], report["skipped"]) == (2, {})
+    assert set(state_files(root)) == {"good.py", "other.py"}
+
+
 def test_size_cap_is_configurable(tmp_path):
     root = make_repo(
         tmp_path / "repo", {"good.py": GOOD, "big.md": "# Big\n\n" + "word " * 600 + "\n"}

@@ -15,7 +15,7 @@ from zgrep.contracts import IndexArgs, IndexReport
 from zgrep.engine import REBUILD_STATE, Engine, FileRecord, root_hash
 from zgrep.fsutil import atomic_write
 from zgrep.git import GitError, changed_paths, head_commit
-from zgrep.index import discovery
+from zgrep.index import discovery, skips
 from zgrep.index.filestats import FILESTATS_DB, NEXT_FILESTATS, FileStatsStore
 from zgrep.index.filestats import is_ready as filestats_ready
 from zgrep.index.ignore import IgnoreRules
@@ -61,6 +61,8 @@ class Plan:
     # paths each ignore layer kept out (a directory once)
     ignored: dict[str, int] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)  # ignore-file lines skipped, one each
+    # the content skip verdicts as this plan leaves them, when they differ from those recorded
+    skip_verdicts: skips.Verdicts | None = None
 
     def skip(self, reason: str) -> None:
         """Count one file left out for `reason` (one of discovery.SKIP_REASONS, vanished,
@@ -109,9 +111,12 @@ def plan(engine: Engine, paths: list[str] | None, full: bool, read_new: bool = T
         stats = discovery.stat_files(root, candidates)
     confinement = discovery.Confinement(root)
     result = Plan(deleted=sorted(gone), skipped=dict(tally.skipped), ignored=dict(tally.ignored))
+    recorded = skips.load(engine.ws.path(skips.SKIPPED_STATE))
+    verdicts = dict(recorded) if paths is not None else {}  # a whole listing drops what is gone
     for rel in candidates:
         rec = known.get(rel)
         st = stats.get(rel)
+        verdicts.pop(rel, None)
         if st is None:
             if rec is not None:
                 result.deleted.append(rel)
@@ -125,11 +130,18 @@ def plan(engine: Engine, paths: list[str] | None, full: bool, read_new: bool = T
         if not full and rec is not None and (rec.size, rec.mtime_ns) == st:
             result.unchanged += 1
             continue
+        verdict = recorded.get(rel)
+        if rec is None and verdict is not None and verdict[:2] == st:  # bytes as when last read
+            verdicts[rel] = verdict
+            result.skip(verdict[2])
+            continue
         if not read_new and rec is None:
             result.changed.append(rel)
             continue
         loaded = discovery.read_file(root, rel, max_bytes=max_bytes, confinement=confinement)
         if not isinstance(loaded, discovery.LoadedFile):
+            if loaded.reason in skips.CONTENT_REASONS:
+                verdicts[rel] = (*st, loaded.reason)
             result.skip(loaded.reason)
             if rec is not None:
                 result.deleted.append(rel)
@@ -143,6 +155,7 @@ def plan(engine: Engine, paths: list[str] | None, full: bool, read_new: bool = T
         result.loaded[rel] = loaded
     result.deleted.sort()
     result.warnings = [str(bad) for bad in rules.bad_lines]
+    result.skip_verdicts = verdicts if verdicts != recorded else None
     return result
 
 
@@ -196,6 +209,8 @@ def run_index(engine: Engine, args: IndexArgs, progress: Progress | None = None)
             full,
             read_new=dry_run or (manifest is not None and not full),
         )  # a repair rebuild streams too
+    if work.skip_verdicts is not None and not dry_run:
+        skips.save(engine.ws.path(skips.SKIPPED_STATE), work.skip_verdicts)
     if settled and (work.changed or work.deleted):
         store, repair = _open_store(engine, full, clock)
         if repair:
