@@ -252,7 +252,7 @@ def test_word_split_texts_embed_as_the_whole_tokenizer_does(model: StaticEmbedde
         "naïve café über",  # ASCII once accents are stripped
         "x" * 150 + " ok",  # a word longer than WordPiece's limit: [UNK]
         "tab\tcontrol\x07bell [PAD] padded",
-        "日本語 text",  # stays non-ASCII: the tokenizer takes it whole
+        "日本語 text",  # non-ASCII after normalising: split as the pre-tokenizer splits it
         "",
     ]
     assert model.words is not None
@@ -264,6 +264,42 @@ def test_word_split_texts_embed_as_the_whole_tokenizer_does(model: StaticEmbedde
         mean = rows.sum(axis=0) if kept else np.zeros(model.dim, np.float32)
         expected = mean / max(float(np.linalg.norm(mean)), 1e-12)
         assert np.abs(vector - expected).max() < 1e-6, text[:40]
+
+
+UNICODE_TEXTS = [
+    "日本語のテキスト、句読点。「引用」と（括弧）",
+    "Привет, мир! — «цитата» … конец",
+    "مرحبا بالعالم؟ ، نص",
+    "नमस्ते दुनिया। किताब पढ़ो",
+    "Ελληνικά; κείμενο· τέλος",
+    "emoji 🎉 and symbols € © ™ ± ∑ ∫ ≤ → ←",
+    "non\u00a0breaking\u2003em space\u3000ideographic\u2028line",
+    "zero\u200bwidth \u200e rtl mark \ufeff bom \u00ad soft",
+    "combining e\u0301 and 한국어 텍스트",
+    "ｆｕｌｌｗｉｄｔｈ　ＡＢＣ！？",
+    "¿Qué? ¡Sí! «oui» „Anführung“ ‘single’ ‹x›",
+    "private \ue000 use, unassigned \U000e0001 tag, surrogate-free 𝔘𝔫𝔦𝔠𝔬𝔡𝔢",
+    'msgid "Add %(name)s"\nmsgstr "Dodaj %(name)s" — ŻÓŁĆ ęśąź ñ ß ø å',
+    ("Одна длинная строка, " * 60) + "конец",  # past 512 tokens
+]
+
+
+def test_non_ascii_texts_are_split_word_by_word_into_the_tokenizers_own_ids(
+    model: StaticEmbedder,
+) -> None:
+    """Text that stays non-ASCII after normalising (translations, comments in other scripts) takes
+    the word path, and its ids are the tokenizer's own: punctuation, whitespace, symbols, marks,
+    format characters and truncation alike."""
+    assert all(model._word_split_text(text) is not None for text in UNICODE_TEXTS)
+    whole = [
+        e.ids for e in model.tokenizer.encode_batch_fast(UNICODE_TEXTS, add_special_tokens=False)
+    ]
+    got: dict[int, list[int]] = {}
+    for rows, (ids, lengths) in model._token_ids(UNICODE_TEXTS):
+        ends = np.cumsum(lengths)
+        got.update((row, ids[end - n : end].tolist()) for row, end, n in zip(rows, ends, lengths))
+    for i, text in enumerate(UNICODE_TEXTS):
+        assert got[i] == whole[i], text[:40]
 
 
 def test_threads_sharing_one_model_embed_as_one_thread_does(

@@ -156,7 +156,7 @@ class StaticEmbedder:
         self, texts: list[str]
     ) -> Iterator[tuple[list[int], tuple[np.ndarray, np.ndarray]]]:
         """(text numbers, (their token ids without special tokens, concatenated; each one's token
-        count)) for the texts that normalise to ASCII (split word by word), then for the rest."""
+        count)) for the texts WordTokens splits (word by word), then for the rest."""
         words: list[str] = []
         fast: list[int] = []
         rest: list[int] = []
@@ -184,8 +184,8 @@ class StaticEmbedder:
             yield rest, (ids, lengths)
 
     def _word_split_text(self, text: str) -> str | None:
-        """`text` normalised, when it is ASCII then and holds no added token (WordTokens splits
-        it); else None (the tokenizer takes it whole)."""
+        """`text` normalised, when it holds no added token (WordTokens splits it); else None (the
+        tokenizer takes it whole)."""
         if self.words is None:
             return None
         if self.lowercases and _is_clean_ascii(text):
@@ -194,8 +194,6 @@ class StaticEmbedder:
             normalised = self.tokenizer.normalizer.normalize_str(text)
         else:
             normalised = text
-        if not normalised.isascii():
-            return None
         if self.added is not None and (self.added.search(text) or self.added.search(normalised)):
             return None
         return normalised

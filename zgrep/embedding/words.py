@@ -1,6 +1,10 @@
 """Token ids of many texts at once for a tokenizer that splits words as BERT does: each distinct
 word is tokenized once, by the tokenizer's model alone, and a text becomes an array of word
-numbers (the tokenizer's model sees each pre-tokenized word on its own, so the ids are the same)."""
+numbers (the tokenizer's model sees each pre-tokenized word on its own, so the ids are the same).
+
+A character outside ASCII is split as the tokenizer's own pre-tokenizer splits it: each new one is
+put to that pre-tokenizer once (punctuation, whitespace or part of a word), so the split holds for
+whatever Unicode version the tokenizer was built with."""
 
 from __future__ import annotations
 
@@ -18,7 +22,7 @@ MAX_WORDS = 500_000  # distinct words remembered; past this the memory starts af
 
 
 class WordTokens:
-    """Token ids of normalised ASCII texts, word by word, with the tokenizer's truncation."""
+    """Token ids of normalised texts, word by word, with the tokenizer's truncation."""
 
     def __init__(self, tokenizer: Tokenizer, max_length: int | None) -> None:
         self.model_only = Tokenizer.from_str(tokenizer.to_str())
@@ -26,7 +30,14 @@ class WordTokens:
         self.model_only.pre_tokenizer = None
         self.model_only.no_truncation()
         self.model_only.no_padding()
+        self.pre_tokenizer = tokenizer.pre_tokenizer
         self.max_length = max_length
+        # the characters whose place in the split is known (ASCII's by _ASCII_WORD), and the
+        # non-ASCII ones the pre-tokenizer calls punctuation or whitespace
+        self.known = {chr(n) for n in range(128)}
+        self.punctuation: list[str] = []
+        self.whitespace: list[str] = []
+        self.split = _ASCII_WORD
         # one model serves every thread of a daemon: learning and reading the word tables is one step
         self._lock = threading.Lock()
         self.index: dict[str, int] = {}  # word -> its number
@@ -39,11 +50,34 @@ class WordTokens:
         return isinstance(tokenizer.pre_tokenizer, pre_tokenizers.BertPreTokenizer)
 
     def token_ids(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
-        """(ids of all texts concatenated, each text's token count) for normalised ASCII texts
-        holding no added token, truncated at max_length tokens each."""
-        words_per_text = [_ASCII_WORD.findall(text) for text in texts]
+        """(ids of all texts concatenated, each text's token count) for normalised texts holding
+        no added token, truncated at max_length tokens each."""
         with self._lock:
+            words_per_text = []
+            for text in texts:
+                if not text.isascii():
+                    self._learn_characters(text)
+                words_per_text.append(self.split.findall(text))
             return self._token_ids(words_per_text)
+
+    def _learn_characters(self, text: str) -> None:
+        """Put the characters of `text` not met before to the pre-tokenizer, and widen the split by
+        those it calls punctuation or whitespace (the caller holds the lock)."""
+        new = set(text).difference(self.known)
+        if not new:
+            return
+        self.known |= new
+        separators = len(self.punctuation) + len(self.whitespace)
+        for char in new:
+            pieces = len(self.pre_tokenizer.pre_tokenize_str(f"a{char}a"))
+            {3: self.punctuation, 2: self.whitespace}.get(pieces, []).append(char)
+        if len(self.punctuation) + len(self.whitespace) == separators:
+            return
+        punctuation = re.escape("".join(self.punctuation))
+        blank = re.escape("".join(self.whitespace))
+        self.split = re.compile(
+            rf"[^\t\n\x0b\x0c\r !-/:-@\[-`{{-~{punctuation}{blank}]+|[!-/:-@\[-`{{-~{punctuation}]"
+        )
 
     def _token_ids(self, words_per_text: list[list[str]]) -> tuple[np.ndarray, np.ndarray]:
         """token_ids of texts split into words (the caller holds the lock)."""
