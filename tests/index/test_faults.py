@@ -34,6 +34,8 @@ from zgrep.locking import ENGINE_LOCK, lock_holder
 from zgrep.store.native import holder as engine_holder
 
 MiB = 1024 * 1024
+BLOB = b"\x7fELF\x00\x00\x01" * 100
+TEXT_LIKE_BLOB = b"def late_blob():\n    return 'latewords'\n".ljust(len(BLOB) - 1, b"#") + b"\n"
 GOOD = FILES["src/net/retry.py"]
 
 
@@ -74,20 +76,30 @@ def test_binary_huge_and_undecodable_files_are_skipped_and_counted(tmp_path):
 def test_an_unchanged_binary_file_is_counted_from_its_verdict_and_read_again_once_it_changes(
     tmp_path,
 ):
-    root = make_repo(tmp_path / "repo", {"good.py": GOOD, "blob.dat": b"\x7fELF\x00\x00\x01" * 100})
+    root = make_repo(tmp_path / "repo", {"good.py": GOOD, "blob.dat": BLOB})
     env = user_env(tmp_path / "user")
     assert index_json(root, env)["files"] == 1
     assert index_json(root, env)["skipped"] == {"binary": 1}  # read once more, and its verdict kept
     blob = root / "blob.dat"
-    before = blob.stat()
-    text = "def late_blob():\n    return 'latewords'\n"
-    blob.write_text(text + "#" * (before.st_size - len(text) - 1) + "\n")
-    os.utime(blob, ns=(before.st_atime_ns, before.st_mtime_ns))  # same size and mtime: not read
+
+    def rewrite(data: bytes, mtime_ns: int) -> None:
+        blob.write_bytes(data)
+        os.utime(blob, ns=(mtime_ns, mtime_ns))
+
+    first = blob.stat().st_mtime_ns
+    rewrite(TEXT_LIKE_BLOB, first)  # same size and mtime: not read again
     report = index_json(root, env)
     assert (report["skipped"], report["files"]) == ({"binary": 1}, 1)
-    os.utime(blob, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000_000))
+    rewrite(TEXT_LIKE_BLOB, first + 10**9)  # a new mtime: read, and indexed
     report = index_json(root, env)
     assert (report["skipped"], report["changed"], report["files"]) == ({}, 1, 2)
+    rewrite(BLOB, first + 2 * 10**9)  # binary again: dropped, its verdict kept
+    report = index_json(root, env)
+    assert (report["skipped"], report["deleted"], report["files"]) == ({"binary": 1}, 1, 1)
+    rewrite(TEXT_LIKE_BLOB, first + 2 * 10**9)
+    assert index_json(root, env)["skipped"] == {"binary": 1}
+    report = index_json(root, env, "--full")  # --full trusts no verdict: it reads the file
+    assert (report["skipped"], report["files"]) == ({}, 2)
     assert set(state_files(root)) == {"good.py", "blob.dat"}
 
 

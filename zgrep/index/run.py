@@ -130,7 +130,7 @@ def plan(engine: Engine, paths: list[str] | None, full: bool, read_new: bool = T
         if not full and rec is not None and (rec.size, rec.mtime_ns) == st:
             result.unchanged += 1
             continue
-        verdict = recorded.get(rel)
+        verdict = None if full else recorded.get(rel)  # --full reads every file again
         if rec is None and verdict is not None and verdict[:2] == st:  # bytes as when last read
             verdicts[rel] = verdict
             result.skip(verdict[2])
