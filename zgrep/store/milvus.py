@@ -233,7 +233,11 @@ class MilvusStore:
         index = self.client.prepare_index_params()
         index.add_index("dense", index_type="FLAT", metric_type="IP")
         index.add_index("sparse", index_type="SPARSE_INVERTED_INDEX", metric_type="BM25")
-        self.client.create_collection(self.collection, schema=schema, index_params=index)
+        self.client.create_collection(self.collection, schema=schema)
+        # sync=False: pymilvus would poll each index of the empty collection every 0.5 s, a second
+        # of sleep per new collection; the load below waits for what it needs
+        self.client.create_index(self.collection, index, sync=False)
+        self.client.load_collection(self.collection)
         self._loaded = True
 
     @reported
