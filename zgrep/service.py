@@ -6,18 +6,21 @@ argument, index jobs, refreshing); the protocol's validation, the MCP tools, the
 handler and its human output name an op.
 
 Standard library only (the thin client imports it); handlers are "module:function" strings resolved
-on first use, so importing the table loads no engine. Its records are NamedTuples, not dataclasses:
-`dataclasses` imports inspect, ~45M instructions of a thin `zg` call (zgrep.cli.fast)."""
+on first use, so importing the table loads no engine. Its records are plain classes: a dataclass
+imports inspect (~45M instructions of a thin `zg` call, zgrep.cli.fast), a NamedTuple typing and the
+compilation of each field's annotation; and `typing` itself is imported only for type checkers."""
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping
 from enum import StrEnum
 from functools import cache
-from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~16M instructions of a thin call)
 if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from typing import Any, ClassVar
+
     from zgrep import contracts as c
 
 
@@ -71,31 +74,50 @@ class Scope(StrEnum):
     DAEMON = "daemon"  # the daemon itself (no workspace)
 
 
-class Param(NamedTuple):
+class Param:
     """One argument as `zg mcp` and `zg serve` offer it and `frontends.api.Workspace` takes it (by
     `key`); its type is the contract's (`Operation.args`)."""
 
-    key: str  # the contract's argument
-    name: str  # the MCP tool's argument and the HTTP query parameter: the CLI's long flag without `--`
-    help: str  # what agents read (the MCP schema's description)
-    default: Any = None
-    required: bool = False  # the MCP tool's argument has no default
-    # the bounds the MCP schema states (the handler checks them on every edge)
-    low: float | None = None
-    high: float | None = None
-    one: bool = False  # one value of a list argument (MCP's `query`); a list argument otherwise takes one or several
-    listed: bool = False  # a list argument that takes a list only
-    # its HTTP query parameter when that is not `name` ("": `name`; None: not on HTTP)
-    http: str | None = ""
-    mcp: bool = True  # an argument of the MCP tool
+    __slots__ = ("key", "name", "help", "default", "required", "low", "high", "one", "listed", "http", "mcp")
+
+    def __init__(
+        self,
+        key: str,  # the contract's argument
+        name: str,  # the MCP tool's argument and the HTTP query parameter: the CLI's long flag without `--`
+        help: str,  # what agents read (the MCP schema's description)
+        default: Any = None,
+        required: bool = False,  # the MCP tool's argument has no default
+        # the bounds the MCP schema states (the handler checks them on every edge)
+        low: float | None = None,
+        high: float | None = None,
+        one: bool = False,  # one value of a list argument (MCP's `query`); a list argument otherwise takes one or several
+        listed: bool = False,  # a list argument that takes a list only
+        # its HTTP query parameter when that is not `name` ("": `name`; None: not on HTTP)
+        http: str | None = "",
+        mcp: bool = True,  # an argument of the MCP tool
+    ) -> None:
+        self.key = key
+        self.name = name
+        self.help = help
+        self.default = default
+        self.required = required
+        self.low = low
+        self.high = high
+        self.one = one
+        self.listed = listed
+        self.http = http
+        self.mcp = mcp
 
 
-class Job(NamedTuple):
+class Job:
     """Index work the daemon's job runner coalesces: a full rebuild, or a pass over `paths` (None =
     all)."""
 
-    full: bool = False
-    paths: frozenset[str] | None = None
+    __slots__ = ("full", "paths")
+
+    def __init__(self, full: bool = False, paths: frozenset[str] | None = None) -> None:
+        self.full = full
+        self.paths = paths
 
     def merge(self, other: Job) -> Job:
         paths = None if self.paths is None or other.paths is None else self.paths | other.paths
@@ -106,41 +128,70 @@ class Job(NamedTuple):
         return {"full": self.full, "paths": None if self.paths is None else sorted(self.paths)}
 
 
-class Operation(NamedTuple):
+class Operation:
     """One op: `handler(target, args, progress) -> result`, target an Engine (workspace and
     relations scope) or the Daemon (daemon scope); then how the front ends offer it and the policy
     the client and the daemon apply to it."""
 
-    name: str
-    handler: str  # "module:function"
-    # the names of its contract's TypedDicts in zgrep.contracts (`args`, `result`)
-    args_name: str
-    result_name: str
-    scope: Scope
-    read_only: bool  # the client gives it a deadline and may retry it in-process if the daemon dies
-    progress: bool = False  # streams progress messages (index batches) before its result
-    # served as an MCP tool ("mcp") and an HTTP route at /NAME ("http")
-    frontends: frozenset[str] = frozenset()
-    params: tuple[Param, ...] = ()  # the arguments they offer
-    about: str = ""  # what agents read: the MCP tool's description
-    mode_leads: bool = True  # `--json` puts the `mode` it adds first (else last)
-    # a front end's refusal of its arguments
-    refuse: Callable[[Mapping[str, Any]], str | None] | None = None
-    # "module:function"(root, args) -> args: what a front end adds to its arguments
-    expand: str | None = None
-    # "module:function"(root, result) -> answer: what a front end answers with it
-    present: str | None = None
-    autostart: bool = False  # answered in-process in auto mode for want of a daemon, it starts one for the next call
-    # what of its arguments only a daemon serves
-    daemon_only: Callable[[Mapping[str, Any]], str | None] | None = None
-    # the daemon's job runner runs it (coalesced), or None
-    job: Callable[[Mapping[str, Any]], Job | None] | None = None
-    refreshes: bool = False  # reads after the index pass its `refresh` argument asks for (never on a borrowed view)
-    settles: bool = False  # the daemon settles its heap after the first answer of an index
-    warm: c.Args | None = None  # a daemon warming a workspace calls it so
+    __slots__ = (
+        "name", "handler", "args_name", "result_name", "scope", "read_only", "progress", "frontends",
+        "params", "about", "mode_leads", "refuse", "expand", "present", "autostart", "daemon_only",
+        "job", "refreshes", "settles", "warm",
+    )  # fmt: skip
 
-    def __hash__(self) -> int:
-        return hash(self.name)  # one op per name (`warm` is a mapping)
+    def __init__(
+        self,
+        name: str,
+        handler: str,  # "module:function"
+        # the names of its contract's TypedDicts in zgrep.contracts (`args`, `result`)
+        args_name: str,
+        result_name: str,
+        scope: Scope,
+        read_only: bool,  # the client gives it a deadline and may retry it in-process if the daemon dies
+        progress: bool = False,  # streams progress messages (index batches) before its result
+        # served as an MCP tool ("mcp") and an HTTP route at /NAME ("http")
+        frontends: frozenset[str] = frozenset(),
+        params: tuple[Param, ...] = (),  # the arguments they offer
+        about: str = "",  # what agents read: the MCP tool's description
+        mode_leads: bool = True,  # `--json` puts the `mode` it adds first (else last)
+        # a front end's refusal of its arguments
+        refuse: Callable[[Mapping[str, Any]], str | None] | None = None,
+        # "module:function"(root, args) -> args: what a front end adds to its arguments
+        expand: str | None = None,
+        # "module:function"(root, result) -> answer: what a front end answers with it
+        present: str | None = None,
+        autostart: bool = False,  # answered in-process in auto mode for want of a daemon, it starts one for the next call
+        # what of its arguments only a daemon serves
+        daemon_only: Callable[[Mapping[str, Any]], str | None] | None = None,
+        # the daemon's job runner runs it (coalesced), or None
+        job: Callable[[Mapping[str, Any]], Job | None] | None = None,
+        refreshes: bool = False,  # reads after the index pass its `refresh` argument asks for (never on a borrowed view)
+        settles: bool = False,  # the daemon settles its heap after the first answer of an index
+        warm: c.Args | None = None,  # a daemon warming a workspace calls it so
+    ) -> None:
+        self.name = name
+        self.handler = handler
+        self.args_name = args_name
+        self.result_name = result_name
+        self.scope = scope
+        self.read_only = read_only
+        self.progress = progress
+        self.frontends = frontends
+        self.params = params
+        self.about = about
+        self.mode_leads = mode_leads
+        self.refuse = refuse
+        self.expand = expand
+        self.present = present
+        self.autostart = autostart
+        self.daemon_only = daemon_only
+        self.job = job
+        self.refreshes = refreshes
+        self.settles = settles
+        self.warm = warm
+
+    def __repr__(self) -> str:
+        return f"Operation({self.name!r})"
 
     @property
     def args(self) -> type:

@@ -1,33 +1,52 @@
 """Versioned request/response messages shared by the thin client and the daemon; the ops and
 error codes they carry are `zgrep.service`'s.
 
-Imported on the thin client path: standard library only.
+Imported on the thin client path: standard library only, and no `typing` (the message types are
+for type checkers; the request checks derived from the contracts' types import it when first used).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from functools import cache
-from types import UnionType
-from typing import (
-    TYPE_CHECKING,
-    Any,
-    Literal,
-    NotRequired,
-    TypedDict,
-    Union,
-    cast,
-    get_args,
-    get_origin,
-    get_type_hints,
-)
 
-from zgrep.progress import ProgressEvent
 from zgrep.service import OPERATIONS, ErrorCode, ZgError
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see zgrep.service)
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any, NotRequired, TypedDict
+
     from zgrep.contracts import Args, JSONObject
+    from zgrep.progress import ProgressEvent
+
+    class Request(TypedDict):
+        """What a client sends: op `op` on workspace `root` (None: the daemon's own ops) with its
+        arguments."""
+
+        v: int
+        op: str
+        root: str | None
+        args: NotRequired[Args]  # absent: none
+        token: NotRequired[str]
+
+    class ErrorDoc(TypedDict):
+        """A failure: `code` a stable machine name (ErrorCode), `message` one human line."""
+
+        code: ErrorCode  # its value on the wire
+        message: str
+
+    class Reply(TypedDict, total=False):
+        """What the daemon (or direct mode) answers: `ok` with the op's `result`, or not with an
+        `error`; or, before the final reply of a progress op, a `progress` event alone."""
+
+        v: int
+        ok: bool
+        result: JSONObject
+        error: ErrorDoc
+        progress: ProgressEvent
+
+    Check = tuple[Callable[[Any], bool], str]
 
 PROTOCOL_VERSION = 1
 MAX_MESSAGE_BYTES = 8 * 1024 * 1024
@@ -35,35 +54,6 @@ MAX_MESSAGE_BYTES = 8 * 1024 * 1024
 
 class ProtocolError(ZgError, ValueError):
     """A message that is malformed, oversized, of another version, or names an unknown op."""
-
-
-class Request(TypedDict):
-    """What a client sends: op `op` on workspace `root` (None: the daemon's own ops) with its
-    arguments."""
-
-    v: int
-    op: str
-    root: str | None
-    args: NotRequired[Args]  # absent: none
-    token: NotRequired[str]
-
-
-class ErrorDoc(TypedDict):
-    """A failure: `code` a stable machine name (ErrorCode), `message` one human line."""
-
-    code: ErrorCode  # its value on the wire
-    message: str
-
-
-class Reply(TypedDict, total=False):
-    """What the daemon (or direct mode) answers: `ok` with the op's `result`, or not with an
-    `error`; or, before the final reply of a progress op, a `progress` event alone."""
-
-    v: int
-    ok: bool
-    result: JSONObject
-    error: ErrorDoc
-    progress: ProgressEvent
 
 
 def make_request(
@@ -157,7 +147,6 @@ def _is_text_or_texts(value: Any) -> bool:
     return _is_optional_text(value) or _is_texts(value)
 
 
-Check = tuple[Callable[[Any], bool], str]
 TEXTS = "a list of strings or null"
 # What a JSON value of each kind of contract field must be (the handlers check values and ranges).
 CHECKS: dict[frozenset[type], Check] = {
@@ -177,6 +166,9 @@ CHECKS: dict[frozenset[type], Check] = {
 def kinds(annotation: Any) -> frozenset[type]:
     """The JSON kinds a contract field's type admits besides null: `list[str] | None` -> {list}, a
     Literal of strings -> {str}."""
+    from types import UnionType
+    from typing import Literal, Union, get_args, get_origin
+
     members = (
         get_args(annotation) if get_origin(annotation) in (Union, UnionType) else (annotation,)
     )
@@ -195,6 +187,8 @@ def arg_checks() -> dict[str, Check]:
     """The check of each argument name an op's contract declares, derived from its type: a name
     means one kind of value on the wire, whichever op a request names (an index request's `refresh`
     is checked as a search's)."""
+    from typing import get_type_hints
+
     checks: dict[str, Check] = {}
     for op in OPERATIONS.values():
         for name, kind in get_type_hints(op.args).items():
@@ -241,7 +235,8 @@ def decode_request(data: bytes) -> Request:
     if not _is_text(msg.get("token", "")):
         raise ProtocolError(ErrorCode.MALFORMED, "token must be a UTF-8 string")
     _check_args(msg.get("args", {}))
-    return cast(Request, msg)  # every field checked above
+    checked: Request = msg  # type: ignore[assignment]  # every field checked above
+    return checked
 
 
 def progress(event: ProgressEvent) -> Reply:
@@ -259,4 +254,5 @@ def decode_response(data: bytes) -> Reply:
             ErrorCode.VERSION_MISMATCH,
             f"daemon speaks protocol {msg.get('v')!r}, client speaks {PROTOCOL_VERSION}; restart the daemon",
         )
-    return cast(Reply, msg)
+    reply: Reply = msg  # type: ignore[assignment]  # a reply or a progress message, checked above
+    return reply
