@@ -12,47 +12,44 @@ compilation of each field's annotation; and `typing` itself is imported only for
 
 from __future__ import annotations
 
-import importlib
-from enum import StrEnum
-from functools import cache
-
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~16M instructions of a thin call)
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
-    from typing import Any, ClassVar
+    from typing import Any, ClassVar, Final
 
     from zgrep import contracts as c
 
 
-class ErrorCode(StrEnum):
-    """The stable machine names of failures (the wire's `error.code`)."""
+class ErrorCode:
+    """The stable machine names of failures (the wire's `error.code`): str constants, not an enum
+    (`enum` and what it imports cost ~14M instructions of a thin call)."""
 
-    BAD_REQUEST = "bad_request"  # an argument's value is wrong (the message names the flag)
-    NOT_INDEXED = "not_indexed"  # nothing (or no relations, no collection) to read yet
-    INDEX_DAMAGED = "index_damaged"  # Milvus rows disagree with the recorded file state
-    REMOTE_NOT_ALLOWED = "remote_not_allowed"  # a remote embedder without the workspace's opt-in
-    WORKSPACE = "workspace"  # the workspace or its state cannot be used as is
-    WORKSPACE_BUSY = "workspace_busy"  # another process holds the workspace
-    CONFIG = "config"
-    CONFIG_CHANGED = "config_changed"  # the settings changed under a running daemon job
-    EMBEDDING = "embedding"
-    STORE = "store"  # Milvus unreachable, damaged or refusing
-    INTERNAL = "internal"  # a bug: the message names the exception
-    MALFORMED = "malformed"  # protocol: not a valid message
-    TOO_LARGE = "too_large"
-    VERSION_MISMATCH = "version_mismatch"
-    UNKNOWN_OP = "unknown_op"
-    UNAUTHORIZED = "unauthorized"
-    SHUTTING_DOWN = "shutting_down"
-    NEEDS_DAEMON = "needs_daemon"  # client: what was asked needs `zg server on`
-    NO_DAEMON = "no_daemon"
-    DAEMON_LOST = "daemon_lost"
+    BAD_REQUEST: Final = "bad_request"  # an argument's value is wrong (the message names the flag)
+    NOT_INDEXED: Final = "not_indexed"  # nothing (or no relations, no collection) to read yet
+    INDEX_DAMAGED: Final = "index_damaged"  # Milvus rows disagree with the recorded file state
+    REMOTE_NOT_ALLOWED: Final = "remote_not_allowed"  # a remote embedder without the workspace's opt-in
+    WORKSPACE: Final = "workspace"  # the workspace or its state cannot be used as is
+    WORKSPACE_BUSY: Final = "workspace_busy"  # another process holds the workspace
+    CONFIG: Final = "config"
+    CONFIG_CHANGED: Final = "config_changed"  # the settings changed under a running daemon job
+    EMBEDDING: Final = "embedding"
+    STORE: Final = "store"  # Milvus unreachable, damaged or refusing
+    INTERNAL: Final = "internal"  # a bug: the message names the exception
+    MALFORMED: Final = "malformed"  # protocol: not a valid message
+    TOO_LARGE: Final = "too_large"
+    VERSION_MISMATCH: Final = "version_mismatch"
+    UNKNOWN_OP: Final = "unknown_op"
+    UNAUTHORIZED: Final = "unauthorized"
+    SHUTTING_DOWN: Final = "shutting_down"
+    NEEDS_DAEMON: Final = "needs_daemon"  # client: what was asked needs `zg server on`
+    NO_DAEMON: Final = "no_daemon"
+    DAEMON_LOST: Final = "daemon_lost"
 
 
 class ZgError(Exception):
     """A failure reported as one line with a stable code; every layer raises this family."""
 
-    def __init__(self, code: ErrorCode, message: str) -> None:
+    def __init__(self, code: str, message: str) -> None:  # code: an ErrorCode
         super().__init__(message)
         self.code = code
 
@@ -60,18 +57,18 @@ class ZgError(Exception):
 class FixedCodeError(ZgError):
     """A ZgError whose subclass fixes the code (`CODE`): raised with the message alone."""
 
-    CODE: ClassVar[ErrorCode]
+    CODE: ClassVar[str]  # an ErrorCode
 
     def __init__(self, message: str) -> None:
         super().__init__(self.CODE, message)
 
 
-class Scope(StrEnum):
-    """What serving an op needs."""
+class Scope:
+    """What serving an op needs (str constants, as ErrorCode)."""
 
-    WORKSPACE = "workspace"  # the workspace's engine (model, store, state)
-    RELATIONS = "relations"  # the workspace's relations database only (no model, no Milvus)
-    DAEMON = "daemon"  # the daemon itself (no workspace)
+    WORKSPACE: Final = "workspace"  # the workspace's engine (model, store, state)
+    RELATIONS: Final = "relations"  # the workspace's relations database only (no model, no Milvus)
+    DAEMON: Final = "daemon"  # the daemon itself (no workspace)
 
 
 class Param:
@@ -146,7 +143,7 @@ class Operation:
         # the names of its contract's TypedDicts in zgrep.contracts (`args`, `result`)
         args_name: str,
         result_name: str,
-        scope: Scope,
+        scope: str,  # a Scope
         read_only: bool,  # the client gives it a deadline and may retry it in-process if the daemon dies
         progress: bool = False,  # streams progress messages (index batches) before its result
         # served as an MCP tool ("mcp") and an HTTP route at /NAME ("http")
@@ -207,6 +204,8 @@ class Operation:
 def _contract(name: str) -> type:
     """A TypedDict of zgrep.contracts, imported on first use: its classes cost ~30M instructions,
     which a thin client sending a request never needs."""
+    import importlib
+
     cls: type = getattr(importlib.import_module("zgrep.contracts"), name)
     return cls
 
@@ -466,7 +465,6 @@ def job_operation() -> Operation:
     return next(op for op in OPERATIONS.values() if op.job is not None)
 
 
-@cache
 def handler(op: Operation) -> Callable[..., Any]:
     """The function serving `op`, imported on first use."""
     return resolve(op.handler)
@@ -475,5 +473,7 @@ def handler(op: Operation) -> Callable[..., Any]:
 def resolve(target: str) -> Callable[..., Any]:
     """The function a "module:function" string names, imported now."""
     module, _, function = target.partition(":")
+    import importlib
+
     found: Callable[..., Any] = getattr(importlib.import_module(module), function)
     return found

@@ -5,11 +5,11 @@ only: `echo` is click.echo whenever click is loaded, and its bytes without it (t
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
 
+from zgrep import jsoncodec
 from zgrep.qualname import qualify
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see zgrep.service)
@@ -106,7 +106,7 @@ def write_json(
     documents do not)."""
     if mode is not None:
         doc = with_mode(doc, mode, lead=lead)
-    echo(json.dumps(doc, ensure_ascii=ascii_only, indent=indent))
+    echo(jsoncodec.dumps(doc, ensure_ascii=ascii_only, indent=indent))
 
 
 # --- search ----------------------------------------------------------------------------------------------
@@ -222,7 +222,7 @@ def write_jsonl(result: SearchResult) -> None:
     for group in _groups(result):
         for hit in group["hits"]:
             sys.stdout.write(
-                json.dumps({"query": group["query"], **hit}, ensure_ascii=False) + "\n"
+                jsoncodec.dumps({"query": group["query"], **hit}, ensure_ascii=False) + "\n"
             )
 
 
@@ -477,7 +477,7 @@ def config_doc(cfg: Config) -> dict[str, ConfigEntry]:
 def write_config(cfg: Config) -> None:
     """`key = value    # source`, one setting a line (credentials masked)."""
     for key, value in cfg.values.items():
-        echo(f"{key} = {json.dumps(_masked(value))}    # {cfg.source(key)}")
+        echo(f"{key} = {jsoncodec.dumps(_masked(value))}    # {cfg.source(key)}")
 
 
 # --- git hooks, daemon -----------------------------------------------------------------------------------

@@ -53,7 +53,7 @@ RESTART = "restart it: zg server off; zg server on"
 class ClientError(ZgError):
     """A request failed; `exit_code` is what the CLI should exit with."""
 
-    def __init__(self, code: ErrorCode, message: str, exit_code: int = 2) -> None:
+    def __init__(self, code: str, message: str, exit_code: int = 2) -> None:
         super().__init__(code, message)
         self.exit_code = exit_code
 

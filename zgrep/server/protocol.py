@@ -7,9 +7,8 @@ for type checkers; the request checks derived from the contracts' types import i
 
 from __future__ import annotations
 
-import json
-from functools import cache
 
+from zgrep import jsoncodec
 from zgrep.service import OPERATIONS, ErrorCode, ZgError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see zgrep.service)
@@ -33,7 +32,7 @@ if TYPE_CHECKING:
     class ErrorDoc(TypedDict):
         """A failure: `code` a stable machine name (ErrorCode), `message` one human line."""
 
-        code: ErrorCode  # its value on the wire
+        code: str  # an ErrorCode
         message: str
 
     class Reply(TypedDict, total=False):
@@ -71,18 +70,18 @@ def ok(result: JSONObject) -> Reply:
     return {"v": PROTOCOL_VERSION, "ok": True, "result": result}
 
 
-def error(code: ErrorCode, message: str) -> Reply:
+def error(code: str, message: str) -> Reply:
     """A failed response; `code` is a stable machine name, `message` one human line."""
     return {"v": PROTOCOL_VERSION, "ok": False, "error": {"code": code, "message": message}}
 
 
 def encode(msg: Request | Reply) -> bytes:
     """Serialise a message to UTF-8 JSON bytes (lone surrogates, say from a hostile query, as \\u escapes)."""
-    text = json.dumps(msg, separators=(",", ":"), ensure_ascii=False)
+    text = jsoncodec.dumps(msg, separators=(",", ":"), ensure_ascii=False)
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError:
-        return json.dumps(msg, separators=(",", ":")).encode("ascii")
+        return jsoncodec.dumps(msg, separators=(",", ":")).encode("ascii")
 
 
 def _brief(value: Any) -> str:
@@ -99,7 +98,7 @@ def _brief(value: Any) -> str:
 def _parse(data: bytes, what: str) -> Any:
     """JSON from UTF-8 bytes; any decoding failure (too deep, too many digits, ...) is `malformed`."""
     try:
-        return json.loads(data.decode("utf-8"))
+        return jsoncodec.loads(data.decode("utf-8"))
     except Exception as exc:  # RecursionError, ValueError and whatever else the decoder raises
         raise ProtocolError(
             ErrorCode.MALFORMED, f"{what} is not UTF-8 JSON: {_brief(str(exc))}"
@@ -182,20 +181,25 @@ def kinds(annotation: Any) -> frozenset[type]:
     return frozenset(kinds)
 
 
-@cache
-def arg_checks() -> dict[str, Check]:
-    """The check of each argument name an op's contract declares, derived from its type: a name
-    means one kind of value on the wire, whichever op a request names (an index request's `refresh`
-    is checked as a search's)."""
-    from typing import get_type_hints
+_arg_checks: dict[str, Check] | None = None  # arg_checks(), once derived
 
-    checks: dict[str, Check] = {}
-    for op in OPERATIONS.values():
-        for name, kind in get_type_hints(op.args).items():
-            check = CHECKS[kinds(kind)]
-            if checks.setdefault(name, check) != check:
-                raise TypeError(f"args.{name} has two types in the contracts")
-    return checks
+
+def arg_checks() -> dict[str, Check]:
+    """The check of each argument name an op's contract declares, derived from its type (once): a
+    name means one kind of value on the wire, whichever op a request names (an index request's
+    `refresh` is checked as a search's)."""
+    global _arg_checks
+    if _arg_checks is None:
+        from typing import get_type_hints
+
+        checks: dict[str, Check] = {}
+        for op in OPERATIONS.values():
+            for name, kind in get_type_hints(op.args).items():
+                check = CHECKS[kinds(kind)]
+                if checks.setdefault(name, check) != check:
+                    raise TypeError(f"args.{name} has two types in the contracts")
+        _arg_checks = checks
+    return _arg_checks
 
 
 def _check_args(args: Any) -> None:

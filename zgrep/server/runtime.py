@@ -8,15 +8,12 @@ pid_alive) takes the runtime dir as a string (`runtime_path`): it imports neithe
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
 import stat
 import sys
-from contextlib import contextmanager
 from contextvars import ContextVar
 
-from zgrep import __version__
+from zgrep import __version__, jsoncodec
 from zgrep.procfs import process_state
 
 PID_FILE = "daemon.pid"
@@ -39,8 +36,9 @@ _FOLLOWED: ContextVar[str | None] = ContextVar("zgrep_runtime_dir", default=None
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see zgrep.service)
 if TYPE_CHECKING:
     import subprocess
-    from collections.abc import Iterator
     from pathlib import Path
+    from contextvars import Token
+    from types import TracebackType
     from typing import Any, Required, TypedDict
 
     from zgrep.contracts import Setting
@@ -105,11 +103,13 @@ def record_holder(root: Path) -> None:
     from zgrep.fsutil import atomic_write
     from zgrep.workspace import STATE_DIR
 
-    with contextlib.suppress(OSError):
+    try:
         atomic_write(
             root / STATE_DIR / HOLDER_FILE,
-            json.dumps({"pid": os.getpid(), "runtime_dir": str(runtime_dir())}),
+            jsoncodec.dumps({"pid": os.getpid(), "runtime_dir": str(runtime_dir())}),
         )
+    except OSError:
+        pass
 
 
 def forget_holder(root: Path) -> None:
@@ -118,8 +118,10 @@ def forget_holder(root: Path) -> None:
 
     path = root / STATE_DIR / HOLDER_FILE
     if _holder_record(path).get("pid") == os.getpid():
-        with contextlib.suppress(OSError):
+        try:
             path.unlink()
+        except OSError:
+            pass
 
 
 def _holder_record(path: Path) -> dict[str, Any]:
@@ -137,7 +139,7 @@ def _holder_record(path: Path) -> dict[str, Any]:
             or st.st_size > 4096
         ):
             return {}
-        record = json.loads(os.read(fd, 4096))
+        record = jsoncodec.loads(os.read(fd, 4096).decode("utf-8-sig"))
     except (OSError, ValueError):
         return {}
     finally:
@@ -172,18 +174,26 @@ def holder_runtime_dir(root: str | Path) -> Path | None:
     return Path(rdir) if info is not None and info["pid"] == pid else None
 
 
-@contextmanager
-def following(root: str | Path | None) -> Iterator[Path]:
+class following:  # (a context manager as a class: this module loads no contextlib)
     """Within this block (this thread), runtime_dir() is that of the daemon holding `root` when it
     runs with another environment (say, started from a shell whose XDG_RUNTIME_DIR an agent host
     dropped)."""
-    found = holder_runtime_dir(root) if root else None
-    token = _FOLLOWED.set(str(found)) if found is not None and found != runtime_dir() else None
-    try:
-        yield runtime_dir()
-    finally:
-        if token is not None:
-            _FOLLOWED.reset(token)
+
+    def __init__(self, root: str | Path | None) -> None:
+        self.root = root
+        self.token: Token[str | None] | None = None
+
+    def __enter__(self) -> Path:
+        found = holder_runtime_dir(self.root) if self.root else None
+        if found is not None and found != runtime_dir():
+            self.token = _FOLLOWED.set(str(found))
+        return runtime_dir()
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self.token is not None:
+            _FOLLOWED.reset(self.token)
 
 
 def state_dir(create: bool = False) -> Path:
@@ -256,7 +266,7 @@ def read_info(rdir: str | Path | None = None) -> DaemonInfo | None:
     (default: runtime_path()), or None."""
     try:
         with open(os.path.join(rdir or runtime_path(), INFO_FILE), encoding="utf-8") as file:
-            info = json.loads(file.read())
+            info = jsoncodec.loads(file.read())
     except (OSError, ValueError):
         return None
     if (
@@ -345,7 +355,7 @@ def spawn(
         started_by,
         *(["--allow-non-loopback"] if allow_non_loopback else []),
         *(["--warm", warm] if warm else []),
-        *(["--warm-config", json.dumps(warm_config)] if warm and warm_config else []),
+        *(["--warm-config", jsoncodec.dumps(warm_config)] if warm and warm_config else []),
         *(["--start-lock-fd", str(start_lock_fd)] if start_lock_fd is not None else []),
     ]
     with open(state_dir(create=True) / STDERR_FILE, "wb") as err:
