@@ -24,18 +24,21 @@ def dumps(
     ensure_ascii: bool = True,
     separators: tuple[str, str] | None = None,
     indent: int | None = None,
+    sort_keys: bool = False,
 ) -> str:
-    """`json.dumps(value, ensure_ascii=..., separators=..., indent=...)`."""
+    """`json.dumps(value, ensure_ascii=..., separators=..., indent=..., sort_keys=...)`."""
     if indent is not None:
         import json
 
-        return json.dumps(value, ensure_ascii=ensure_ascii, separators=separators, indent=indent)
+        return json.dumps(
+            value, ensure_ascii=ensure_ascii, separators=separators, indent=indent, sort_keys=sort_keys
+        )
     quote = _json.encode_basestring_ascii if ensure_ascii else _json.encode_basestring
     if isinstance(value, str):
         return quote(value)
     item_separator, key_separator = separators or (", ", ": ")
     encode = _json.make_encoder(
-        {}, _unserialisable, quote, None, key_separator, item_separator, False, False, True
+        {}, _unserialisable, quote, None, key_separator, item_separator, sort_keys, False, True
     )
     return "".join(encode(value, 0))
 
