@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import TypedDict
 
 
-ProgressEvent = TypedDict(
+ProgressEvent = TypedDict(  # noqa: UP013 (the class form makes typing compile each annotation)
     "ProgressEvent",
     {"files_done": int, "files_total": int, "chunks_done": int, "final": bool},
     total=False,
