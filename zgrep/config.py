@@ -8,13 +8,13 @@ kept in the user's config dir, like direnv's `allow`).
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar, Literal, get_args, cast
 
+from zgrep import jsoncodec
 from zgrep.fsutil import NotRegularFile, TooLarge, read_regular
 from zgrep.service import ErrorCode, FixedCodeError
 from zgrep.vocab import MODES, Mode
@@ -349,7 +349,7 @@ def trust_key(root: Path) -> str:
 def trusted_digests() -> dict[str, str]:
     """The trust record; unreadable or malformed means nothing is trusted."""
     try:
-        data = json.loads(trust_path().read_text("utf-8"))
+        data = jsoncodec.loads(trust_path().read_text("utf-8"))
     except (OSError, ValueError):
         return {}
     return {k: v for k, v in data.items() if isinstance(v, str)} if isinstance(data, dict) else {}

@@ -26,13 +26,13 @@ from zgrep.workspace import (
     FORMAT_VERSION,
     MANIFEST,
     SCHEMA_VERSION,
-    Manifest,
     StateDir,
     WorkspaceError,
     read_object,
 )
 
 if TYPE_CHECKING:
+    from zgrep.workspace import Manifest
     from zgrep.embedding.base import Embedder
     from zgrep.embedding.cache import VectorCache
     from zgrep.index.filestats import FileStatsReader

@@ -6,50 +6,50 @@ argument, index jobs, refreshing); the protocol's validation, the MCP tools, the
 handler and its human output name an op.
 
 Standard library only (the thin client imports it); handlers are "module:function" strings resolved
-on first use, so importing the table loads no engine. Its records are NamedTuples, not dataclasses:
-`dataclasses` imports inspect, ~45M instructions of a thin `zg` call (zgrep.cli.fast)."""
+on first use, so importing the table loads no engine. Its records are plain classes: a dataclass
+imports inspect (~45M instructions of a thin `zg` call, zgrep.cli.fast), a NamedTuple typing and the
+compilation of each field's annotation; and `typing` itself is imported only for type checkers."""
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable, Mapping
-from enum import StrEnum
-from functools import cache
-from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
-
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (~16M instructions of a thin call)
 if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from typing import Any, ClassVar, Final
+
     from zgrep import contracts as c
 
 
-class ErrorCode(StrEnum):
-    """The stable machine names of failures (the wire's `error.code`)."""
+class ErrorCode:
+    """The stable machine names of failures (the wire's `error.code`): str constants, not an enum
+    (`enum` and what it imports cost ~14M instructions of a thin call)."""
 
-    BAD_REQUEST = "bad_request"  # an argument's value is wrong (the message names the flag)
-    NOT_INDEXED = "not_indexed"  # nothing (or no relations, no collection) to read yet
-    INDEX_DAMAGED = "index_damaged"  # Milvus rows disagree with the recorded file state
-    REMOTE_NOT_ALLOWED = "remote_not_allowed"  # a remote embedder without the workspace's opt-in
-    WORKSPACE = "workspace"  # the workspace or its state cannot be used as is
-    WORKSPACE_BUSY = "workspace_busy"  # another process holds the workspace
-    CONFIG = "config"
-    CONFIG_CHANGED = "config_changed"  # the settings changed under a running daemon job
-    EMBEDDING = "embedding"
-    STORE = "store"  # Milvus unreachable, damaged or refusing
-    INTERNAL = "internal"  # a bug: the message names the exception
-    MALFORMED = "malformed"  # protocol: not a valid message
-    TOO_LARGE = "too_large"
-    VERSION_MISMATCH = "version_mismatch"
-    UNKNOWN_OP = "unknown_op"
-    UNAUTHORIZED = "unauthorized"
-    SHUTTING_DOWN = "shutting_down"
-    NEEDS_DAEMON = "needs_daemon"  # client: what was asked needs `zg server on`
-    NO_DAEMON = "no_daemon"
-    DAEMON_LOST = "daemon_lost"
+    BAD_REQUEST: Final = "bad_request"  # an argument's value is wrong (the message names the flag)
+    NOT_INDEXED: Final = "not_indexed"  # nothing (or no relations, no collection) to read yet
+    INDEX_DAMAGED: Final = "index_damaged"  # Milvus rows disagree with the recorded file state
+    REMOTE_NOT_ALLOWED: Final = "remote_not_allowed"  # a remote embedder without the workspace's opt-in
+    WORKSPACE: Final = "workspace"  # the workspace or its state cannot be used as is
+    WORKSPACE_BUSY: Final = "workspace_busy"  # another process holds the workspace
+    CONFIG: Final = "config"
+    CONFIG_CHANGED: Final = "config_changed"  # the settings changed under a running daemon job
+    EMBEDDING: Final = "embedding"
+    STORE: Final = "store"  # Milvus unreachable, damaged or refusing
+    INTERNAL: Final = "internal"  # a bug: the message names the exception
+    MALFORMED: Final = "malformed"  # protocol: not a valid message
+    TOO_LARGE: Final = "too_large"
+    VERSION_MISMATCH: Final = "version_mismatch"
+    UNKNOWN_OP: Final = "unknown_op"
+    UNAUTHORIZED: Final = "unauthorized"
+    SHUTTING_DOWN: Final = "shutting_down"
+    NEEDS_DAEMON: Final = "needs_daemon"  # client: what was asked needs `zg server on`
+    NO_DAEMON: Final = "no_daemon"
+    DAEMON_LOST: Final = "daemon_lost"
 
 
 class ZgError(Exception):
     """A failure reported as one line with a stable code; every layer raises this family."""
 
-    def __init__(self, code: ErrorCode, message: str) -> None:
+    def __init__(self, code: str, message: str) -> None:  # code: an ErrorCode
         super().__init__(message)
         self.code = code
 
@@ -57,45 +57,64 @@ class ZgError(Exception):
 class FixedCodeError(ZgError):
     """A ZgError whose subclass fixes the code (`CODE`): raised with the message alone."""
 
-    CODE: ClassVar[ErrorCode]
+    CODE: ClassVar[str]  # an ErrorCode
 
     def __init__(self, message: str) -> None:
         super().__init__(self.CODE, message)
 
 
-class Scope(StrEnum):
-    """What serving an op needs."""
+class Scope:
+    """What serving an op needs (str constants, as ErrorCode)."""
 
-    WORKSPACE = "workspace"  # the workspace's engine (model, store, state)
-    RELATIONS = "relations"  # the workspace's relations database only (no model, no Milvus)
-    DAEMON = "daemon"  # the daemon itself (no workspace)
+    WORKSPACE: Final = "workspace"  # the workspace's engine (model, store, state)
+    RELATIONS: Final = "relations"  # the workspace's relations database only (no model, no Milvus)
+    DAEMON: Final = "daemon"  # the daemon itself (no workspace)
 
 
-class Param(NamedTuple):
+class Param:
     """One argument as `zg mcp` and `zg serve` offer it and `frontends.api.Workspace` takes it (by
     `key`); its type is the contract's (`Operation.args`)."""
 
-    key: str  # the contract's argument
-    name: str  # the MCP tool's argument and the HTTP query parameter: the CLI's long flag without `--`
-    help: str  # what agents read (the MCP schema's description)
-    default: Any = None
-    required: bool = False  # the MCP tool's argument has no default
-    # the bounds the MCP schema states (the handler checks them on every edge)
-    low: float | None = None
-    high: float | None = None
-    one: bool = False  # one value of a list argument (MCP's `query`); a list argument otherwise takes one or several
-    listed: bool = False  # a list argument that takes a list only
-    # its HTTP query parameter when that is not `name` ("": `name`; None: not on HTTP)
-    http: str | None = ""
-    mcp: bool = True  # an argument of the MCP tool
+    __slots__ = ("key", "name", "help", "default", "required", "low", "high", "one", "listed", "http", "mcp")
+
+    def __init__(
+        self,
+        key: str,  # the contract's argument
+        name: str,  # the MCP tool's argument and the HTTP query parameter: the CLI's long flag without `--`
+        help: str,  # what agents read (the MCP schema's description)
+        default: Any = None,
+        required: bool = False,  # the MCP tool's argument has no default
+        # the bounds the MCP schema states (the handler checks them on every edge)
+        low: float | None = None,
+        high: float | None = None,
+        one: bool = False,  # one value of a list argument (MCP's `query`); a list argument otherwise takes one or several
+        listed: bool = False,  # a list argument that takes a list only
+        # its HTTP query parameter when that is not `name` ("": `name`; None: not on HTTP)
+        http: str | None = "",
+        mcp: bool = True,  # an argument of the MCP tool
+    ) -> None:
+        self.key = key
+        self.name = name
+        self.help = help
+        self.default = default
+        self.required = required
+        self.low = low
+        self.high = high
+        self.one = one
+        self.listed = listed
+        self.http = http
+        self.mcp = mcp
 
 
-class Job(NamedTuple):
+class Job:
     """Index work the daemon's job runner coalesces: a full rebuild, or a pass over `paths` (None =
     all)."""
 
-    full: bool = False
-    paths: frozenset[str] | None = None
+    __slots__ = ("full", "paths")
+
+    def __init__(self, full: bool = False, paths: frozenset[str] | None = None) -> None:
+        self.full = full
+        self.paths = paths
 
     def merge(self, other: Job) -> Job:
         paths = None if self.paths is None or other.paths is None else self.paths | other.paths
@@ -106,41 +125,70 @@ class Job(NamedTuple):
         return {"full": self.full, "paths": None if self.paths is None else sorted(self.paths)}
 
 
-class Operation(NamedTuple):
+class Operation:
     """One op: `handler(target, args, progress) -> result`, target an Engine (workspace and
     relations scope) or the Daemon (daemon scope); then how the front ends offer it and the policy
     the client and the daemon apply to it."""
 
-    name: str
-    handler: str  # "module:function"
-    # the names of its contract's TypedDicts in zgrep.contracts (`args`, `result`)
-    args_name: str
-    result_name: str
-    scope: Scope
-    read_only: bool  # the client gives it a deadline and may retry it in-process if the daemon dies
-    progress: bool = False  # streams progress messages (index batches) before its result
-    # served as an MCP tool ("mcp") and an HTTP route at /NAME ("http")
-    frontends: frozenset[str] = frozenset()
-    params: tuple[Param, ...] = ()  # the arguments they offer
-    about: str = ""  # what agents read: the MCP tool's description
-    mode_leads: bool = True  # `--json` puts the `mode` it adds first (else last)
-    # a front end's refusal of its arguments
-    refuse: Callable[[Mapping[str, Any]], str | None] | None = None
-    # "module:function"(root, args) -> args: what a front end adds to its arguments
-    expand: str | None = None
-    # "module:function"(root, result) -> answer: what a front end answers with it
-    present: str | None = None
-    autostart: bool = False  # answered in-process in auto mode for want of a daemon, it starts one for the next call
-    # what of its arguments only a daemon serves
-    daemon_only: Callable[[Mapping[str, Any]], str | None] | None = None
-    # the daemon's job runner runs it (coalesced), or None
-    job: Callable[[Mapping[str, Any]], Job | None] | None = None
-    refreshes: bool = False  # reads after the index pass its `refresh` argument asks for (never on a borrowed view)
-    settles: bool = False  # the daemon settles its heap after the first answer of an index
-    warm: c.Args | None = None  # a daemon warming a workspace calls it so
+    __slots__ = (
+        "name", "handler", "args_name", "result_name", "scope", "read_only", "progress", "frontends",
+        "params", "about", "mode_leads", "refuse", "expand", "present", "autostart", "daemon_only",
+        "job", "refreshes", "settles", "warm",
+    )  # fmt: skip
 
-    def __hash__(self) -> int:
-        return hash(self.name)  # one op per name (`warm` is a mapping)
+    def __init__(
+        self,
+        name: str,
+        handler: str,  # "module:function"
+        # the names of its contract's TypedDicts in zgrep.contracts (`args`, `result`)
+        args_name: str,
+        result_name: str,
+        scope: str,  # a Scope
+        read_only: bool,  # the client gives it a deadline and may retry it in-process if the daemon dies
+        progress: bool = False,  # streams progress messages (index batches) before its result
+        # served as an MCP tool ("mcp") and an HTTP route at /NAME ("http")
+        frontends: frozenset[str] = frozenset(),
+        params: tuple[Param, ...] = (),  # the arguments they offer
+        about: str = "",  # what agents read: the MCP tool's description
+        mode_leads: bool = True,  # `--json` puts the `mode` it adds first (else last)
+        # a front end's refusal of its arguments
+        refuse: Callable[[Mapping[str, Any]], str | None] | None = None,
+        # "module:function"(root, args) -> args: what a front end adds to its arguments
+        expand: str | None = None,
+        # "module:function"(root, result) -> answer: what a front end answers with it
+        present: str | None = None,
+        autostart: bool = False,  # answered in-process in auto mode for want of a daemon, it starts one for the next call
+        # what of its arguments only a daemon serves
+        daemon_only: Callable[[Mapping[str, Any]], str | None] | None = None,
+        # the daemon's job runner runs it (coalesced), or None
+        job: Callable[[Mapping[str, Any]], Job | None] | None = None,
+        refreshes: bool = False,  # reads after the index pass its `refresh` argument asks for (never on a borrowed view)
+        settles: bool = False,  # the daemon settles its heap after the first answer of an index
+        warm: c.Args | None = None,  # a daemon warming a workspace calls it so
+    ) -> None:
+        self.name = name
+        self.handler = handler
+        self.args_name = args_name
+        self.result_name = result_name
+        self.scope = scope
+        self.read_only = read_only
+        self.progress = progress
+        self.frontends = frontends
+        self.params = params
+        self.about = about
+        self.mode_leads = mode_leads
+        self.refuse = refuse
+        self.expand = expand
+        self.present = present
+        self.autostart = autostart
+        self.daemon_only = daemon_only
+        self.job = job
+        self.refreshes = refreshes
+        self.settles = settles
+        self.warm = warm
+
+    def __repr__(self) -> str:
+        return f"Operation({self.name!r})"
 
     @property
     def args(self) -> type:
@@ -156,6 +204,8 @@ class Operation(NamedTuple):
 def _contract(name: str) -> type:
     """A TypedDict of zgrep.contracts, imported on first use: its classes cost ~30M instructions,
     which a thin client sending a request never needs."""
+    import importlib
+
     cls: type = getattr(importlib.import_module("zgrep.contracts"), name)
     return cls
 
@@ -415,7 +465,6 @@ def job_operation() -> Operation:
     return next(op for op in OPERATIONS.values() if op.job is not None)
 
 
-@cache
 def handler(op: Operation) -> Callable[..., Any]:
     """The function serving `op`, imported on first use."""
     return resolve(op.handler)
@@ -424,5 +473,7 @@ def handler(op: Operation) -> Callable[..., Any]:
 def resolve(target: str) -> Callable[..., Any]:
     """The function a "module:function" string names, imported now."""
     module, _, function = target.partition(":")
+    import importlib
+
     found: Callable[..., Any] = getattr(importlib.import_module(module), function)
     return found

@@ -5,13 +5,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TypedDict, cast
+from typing import TYPE_CHECKING, TypedDict, cast
 
 from zgrep.contracts import Status
 from zgrep.git import git_toplevel
 from zgrep.hooks.install import hooks_status
-from zgrep.server.client import DaemonState, daemon_state
+from zgrep.server.client import daemon_state
 from zgrep.server.runtime import following
+
+if TYPE_CHECKING:
+    from zgrep.server.client import DaemonState
 
 
 class HooksSummary(TypedDict):

@@ -1,16 +1,18 @@
 """Workspace root discovery and the state directory `<root>/.zgrep/` with its manifest.
 
-Standard library only (the thin client resolves the root before routing a request).
+Standard library only (the thin client resolves the root before routing a request): its records are
+plain classes and the manifest's TypedDict is for type checkers only (typing compiles each field's
+annotation when such a class is made: ~8M instructions of a served `zg search`).
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from pathlib import Path
-from typing import Any, NamedTuple, TypedDict, cast
+from typing import TYPE_CHECKING, Any, TypedDict
 
+from zgrep import jsoncodec
 from zgrep.fsutil import atomic_write
 from zgrep.service import ErrorCode, FixedCodeError
 
@@ -23,6 +25,28 @@ ENGINES = {
     "native": "milvus-lite 2.5 (native)",
 }  # manifest milvus_engine
 _URI_CREDENTIALS = r"\b([A-Za-z][A-Za-z0-9+.-]*://)[^/\s]+@"  # compiled on first use
+
+if TYPE_CHECKING:
+
+    class Manifest(TypedDict, total=False):
+        """`.zgrep/manifest.json`: what the index was built with and how far its last run got. Read back
+        from disk (an older zg's file may lack any field), so readers use `.get`."""
+
+        format_version: int
+        schema_version: int
+        root: str
+        model_id: str
+        dim: int
+        milvus_uri: str
+        milvus_engine: str  # native | server (none: written by Milvus Lite 3)
+        collection: str
+        content_version: (
+            str  # what the chunker and the rows' text were made by (index.run.content_version)
+        )
+        complete: bool  # False while a run writes
+        last_indexed: float
+        root_hash: str | None
+        commit: str | None  # the HEAD the index covers
 
 
 class WorkspaceError(FixedCodeError):
@@ -56,32 +80,11 @@ def find_root(start: Path | None = None, explicit: bool = False) -> Path:
 def read_json(path: Path) -> Any:
     """Load JSON from `path`; None when missing; WorkspaceError when unreadable."""
     try:
-        return json.loads(path.read_text("utf-8"))
+        return jsoncodec.loads(path.read_text("utf-8"))
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as exc:
         raise WorkspaceError(f"{path} is damaged ({exc}); rebuild with: zg index --full") from None
-
-
-class Manifest(TypedDict, total=False):
-    """`.zgrep/manifest.json`: what the index was built with and how far its last run got. Read back
-    from disk (an older zg's file may lack any field), so readers use `.get`."""
-
-    format_version: int
-    schema_version: int
-    root: str
-    model_id: str
-    dim: int
-    milvus_uri: str
-    milvus_engine: str  # native | server (none: written by Milvus Lite 3)
-    collection: str
-    content_version: (
-        str  # what the chunker and the rows' text were made by (index.run.content_version)
-    )
-    complete: bool  # False while a run writes
-    last_indexed: float
-    root_hash: str | None
-    commit: str | None  # the HEAD the index covers
 
 
 def read_object(path: Path) -> dict[str, Any] | None:
@@ -101,14 +104,17 @@ def redact(text: str) -> str:
     return re.sub(_URI_CREDENTIALS, r"\1***@", text)
 
 
-class Identity(NamedTuple):
+class Identity:
     """What makes a workspace the same one: its real path and the device and inode of the root and
     of `.zgrep/` (None before it exists). A directory deleted and re-created at the same path is
     another one."""
 
-    real: Path
-    root: tuple[int, int]
-    state: tuple[int, int] | None
+    __slots__ = ("real", "root", "state")
+
+    def __init__(self, real: Path, root: tuple[int, int], state: tuple[int, int] | None) -> None:
+        self.real = real
+        self.root = root
+        self.state = state
 
     @classmethod
     def of(cls, root: Path) -> Identity:
@@ -127,11 +133,14 @@ class Identity(NamedTuple):
         return self.real == now.real and self.root == now.root and self.state in (None, now.state)
 
 
-class StateDir(NamedTuple):
+class StateDir:
     """A workspace root and its state directory `<root>/.zgrep/` (the front ends' `Workspace` is
     `frontends.api.Workspace`)."""
 
-    root: Path
+    __slots__ = ("root",)
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
 
     @property
     def state_dir(self) -> Path:
@@ -151,12 +160,13 @@ class StateDir(NamedTuple):
 
     def read_manifest(self) -> Manifest | None:
         """The manifest, or None when the workspace was never indexed."""
-        return cast("Manifest | None", read_object(self.path(MANIFEST)))
+        manifest: Manifest | None = read_object(self.path(MANIFEST))  # type: ignore[assignment]  # (read back: fields may lack)
+        return manifest
 
     def write_manifest(self, manifest: Manifest) -> None:
         """Persist the manifest atomically."""
         self.ensure_state_dir()
-        atomic_write(self.path(MANIFEST), json.dumps(manifest, indent=2, sort_keys=True))
+        atomic_write(self.path(MANIFEST), jsoncodec.dumps(manifest, indent=2, sort_keys=True))
 
     def check_manifest(
         self, manifest: Manifest, model_id: str, dim: int, milvus_uri: str, engine: str

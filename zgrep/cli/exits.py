@@ -3,13 +3,15 @@ library only, for the commands `zgrep.cli.fast` serves without click as for the 
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
-from collections.abc import Callable
-from typing import NoReturn
 
 from zgrep.cli.output import echo
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see zgrep.service)
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import NoReturn
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
@@ -28,9 +30,11 @@ def interrupted() -> NoReturn:
     if sys.stderr.isatty():
         echo(err=True)  # end the terminal's ^C echo
     echo("zg: interrupted", err=True)
-    with contextlib.suppress(OSError, ValueError):
+    try:
         sys.stdout.flush()
         sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
     os._exit(130)
 
 

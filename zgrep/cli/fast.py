@@ -5,22 +5,22 @@ this does not know, bad values and a search no daemon answers, goes to the click
 
 Standard library, the client, the config and the output module only. The click command `zg server
 status` runs the same `server_status`; `zg search` parses the same option table (`zgrep.cli.flags`)
-and builds its request and output with the same `zgrep.cli.searching`."""
+and builds its request and output with the same `zgrep.cli.searching`, both imported by the search
+alone: `zg server status` loads neither pathlib nor typing (tests/cli/test_thin_client.py)."""
 
 from __future__ import annotations
 
 import sys
-from pathlib import Path
-from typing import TYPE_CHECKING, Literal, TypedDict, cast
 
-from zgrep.cli import flags, searching
 from zgrep.cli.exits import fail, shell_exits
 from zgrep.cli.output import echo, write_json, write_server_status
 from zgrep.server import client
-from zgrep.service import SEARCH
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see zgrep.service)
 if TYPE_CHECKING:
-    from zgrep.contracts import JSONObject, ServerStatus
+    from typing import Literal, TypedDict
+
+    from zgrep.contracts import ServerStatus
 
     class StatusOptions(TypedDict):
         """`server_status`'s arguments, as `zg server status`'s flags give them (a type only: a
@@ -59,11 +59,11 @@ def server_status(as_json: bool, check_ready: bool, timeout_ms: int) -> None:
         sys.exit(1)
     if not reply["ok"]:
         fail(reply["error"]["message"])
-    result: JSONObject = {"running": True, "ready": True, **reply["result"]}
+    result: ServerStatus = {"running": True, "ready": True, **reply["result"]}  # type: ignore[typeddict-item]  # (the daemon's answer)
     if as_json:
         write_json(result, ascii_only=True)
     else:
-        write_server_status(cast("ServerStatus", result))
+        write_server_status(result)
 
 
 def server_status_options(args: list[str]) -> StatusOptions | None:
@@ -77,8 +77,11 @@ def server_status_options(args: list[str]) -> StatusOptions | None:
             options[FLAGS[arg]] = True
         elif name in ("--timeout-ms", "--mode"):
             value = value if eq else next(rest, "")
-            if name == "--mode" and value not in client.MODES:
-                return None
+            if name == "--mode":
+                from zgrep.vocab import MODES
+
+                if value not in MODES:
+                    return None
             if name == "--timeout-ms":
                 if not (value.isascii() and value.isdigit()):
                     return None
@@ -88,16 +91,19 @@ def server_status_options(args: list[str]) -> StatusOptions | None:
     return options
 
 
-SEARCH_OPTIONS = flags.SEARCH + flags.COMMON
-
-
 def search_served(args: list[str]) -> int | None:
     """`zg search ARGS` when a daemon answers it: its output written, its exit code returned (an error
     the daemon answers with exits 2 here, as in the click command). None, having written nothing, for
     anything the click command would read or do otherwise: options `flags.parse` declines, --type-list,
     --model, two output formats, a root or config that fails or has a notice to show, a path outside
     the workspace, direct mode, or no daemon answering (the click CLI then runs the command)."""
-    parsed = flags.parse(SEARCH_OPTIONS, args)
+    from pathlib import Path
+    from typing import cast
+
+    from zgrep.cli import flags, searching
+    from zgrep.service import SEARCH
+
+    parsed = flags.parse(flags.SEARCH + flags.COMMON, args)
     if parsed is None:
         return None
     values, words = parsed

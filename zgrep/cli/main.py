@@ -20,7 +20,8 @@ import click
 from zgrep import __version__
 from zgrep.cli.exits import fail, interrupted, shell_exits
 from zgrep.cli.flags import COMMON, Common, Flag
-from zgrep.server.client import MODES, ClientError
+from zgrep.server.client import ClientError
+from zgrep.vocab import MODES
 
 if TYPE_CHECKING:
     from zgrep.config import Config

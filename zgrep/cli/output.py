@@ -1,21 +1,23 @@
 """Every human and JSON output of `zg`: one place writes JSON and adds `mode`. Standard library
 only: `echo` is click.echo whenever click is loaded, and its bytes without it (the commands
-`zgrep.cli.fast` serves)."""
+`zgrep.cli.fast` serves). No pathlib, re or typing at import (`zg server status` loads none of them):
+`re` where a pattern is applied, the types for type checkers only."""
 
 from __future__ import annotations
 
-import json
 import os
-import re
 import sys
 import time
-from pathlib import Path
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, TextIO, TypedDict, cast
 
+from zgrep import jsoncodec
 from zgrep.qualname import qualify
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see zgrep.service)
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from pathlib import Path
+    from typing import Any, TextIO, TypedDict
+
     from zgrep.config import Config, Value
     from zgrep.contracts import (
         CallersResult,
@@ -30,6 +32,10 @@ if TYPE_CHECKING:
     )
     from zgrep.hooks.install import HooksStatus
     from zgrep.status import HooksSummary, WorkspaceStatus
+
+    class ConfigEntry(TypedDict):
+        value: Value
+        source: str
 
 # what click.echo strips from output that is no terminal (patterns, not compiled ones: `re` compiles
 # each on first use, which most commands never reach: ~300k instructions each at import)
@@ -55,7 +61,11 @@ def echo(message: str = "", err: bool = False) -> None:
         terminal = stream.isatty()
     except Exception:  # as click: a stream that cannot say is no terminal
         terminal = False
-    stream.write(out if terminal or "\033" not in out else re.sub(_ANSI, "", out))
+    if not terminal and "\033" in out:
+        import re
+
+        out = re.sub(_ANSI, "", out)
+    stream.write(out)
     stream.flush()
 
 
@@ -96,7 +106,7 @@ def write_json(
     documents do not)."""
     if mode is not None:
         doc = with_mode(doc, mode, lead=lead)
-    echo(json.dumps(doc, ensure_ascii=ascii_only, indent=indent))
+    echo(jsoncodec.dumps(doc, ensure_ascii=ascii_only, indent=indent))
 
 
 # --- search ----------------------------------------------------------------------------------------------
@@ -128,7 +138,7 @@ class PathView:
         self.root = root
 
     def __call__(self, path: str) -> str:
-        return Path(os.path.relpath(self.root / path, self.base)).as_posix()
+        return os.path.relpath(os.path.join(self.root, path), self.base)
 
 
 def hit_header(hit: SearchHit, shown: PathView, colour: bool) -> str:
@@ -153,9 +163,8 @@ def write_hits(out: TextIO, hits: list[SearchHit], shown: PathView, colour: bool
 
 
 def _groups(result: SearchResult) -> list[SearchGroup]:
-    return result.get("groups") or [
-        {"query": cast(str, result.get("query")), "hits": result.get("hits", [])}
-    ]
+    one: SearchGroup = {"query": result.get("query"), "hits": result.get("hits", [])}  # type: ignore[typeddict-item]  # (None: a result without its query)
+    return result.get("groups") or [one]
 
 
 def write_search(result: SearchResult, shown: PathView, colour: bool) -> None:
@@ -185,6 +194,8 @@ def write_markdown(result: SearchResult, shown: PathView) -> None:
     """`--format markdown`: per hit a `path:start-end symbol` heading and its preview fenced with
     its language, ready to paste into a prompt (a query heading above each group of several
     queries)."""
+    import re
+
     several = "groups" in result
     for group in _groups(result):
         if several:
@@ -211,7 +222,7 @@ def write_jsonl(result: SearchResult) -> None:
     for group in _groups(result):
         for hit in group["hits"]:
             sys.stdout.write(
-                json.dumps({"query": group["query"], **hit}, ensure_ascii=False) + "\n"
+                jsoncodec.dumps({"query": group["query"], **hit}, ensure_ascii=False) + "\n"
             )
 
 
@@ -463,15 +474,10 @@ def config_doc(cfg: Config) -> dict[str, ConfigEntry]:
     }
 
 
-class ConfigEntry(TypedDict):
-    value: Value
-    source: str
-
-
 def write_config(cfg: Config) -> None:
     """`key = value    # source`, one setting a line (credentials masked)."""
     for key, value in cfg.values.items():
-        echo(f"{key} = {json.dumps(_masked(value))}    # {cfg.source(key)}")
+        echo(f"{key} = {jsoncodec.dumps(_masked(value))}    # {cfg.source(key)}")
 
 
 # --- git hooks, daemon -----------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ import time
 from dataclasses import dataclass, field
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from zgrep.config import Config
 from zgrep.contracts import IndexArgs, IndexReport
@@ -24,7 +24,10 @@ from zgrep.progress import Progress
 from zgrep.relations.store import RELATIONS_DB, RelationsStore, is_ready
 from zgrep.service import ErrorCode, ZgError
 from zgrep.store.rows import chunk_row
-from zgrep.workspace import Manifest, WorkspaceError, read_object
+from zgrep.workspace import WorkspaceError, read_object
+
+if TYPE_CHECKING:
+    from zgrep.workspace import Manifest
 
 FILES_PER_BATCH = 64
 # bump when zgrep.chunking's chunk boundaries or fields change: indexes re-chunk (vectors stay

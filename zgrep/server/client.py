@@ -2,27 +2,41 @@
 search that found no daemon starts one, detached, for the next command (`server.autostart`).
 
 Thin path: the standard library, the operation table, the protocol and runtime modules and a ZMTP
-peer of its own (zmtp: no pyzmq); the engine only in direct mode."""
+peer of its own (zmtp: no pyzmq); the engine only in direct mode. `zg server status` imports neither
+pathlib nor typing through it: what only other calls need (locks, the workspace's paths, the modes)
+is imported where it is used."""
 
 from __future__ import annotations
 
 import os
 import sys
 import time
-from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple, TypedDict
 
 from zgrep.server import protocol, runtime, zmtp
-from zgrep.server.runtime import DaemonInfo
-from zgrep.vocab import MODES
 from zgrep.service import PING, SERVER_STATUS, SHUTDOWN, ErrorCode, ZgError, operation
-from zgrep.locking import ENGINE_LOCK, lock_holder
 from zgrep.procfs import process_state
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see zgrep.service)
 if TYPE_CHECKING:
+    from typing import TypedDict
+
     from zgrep.config import Config
     from zgrep.contracts import Args, JSONObject, Setting
     from zgrep.progress import Progress
+    from zgrep.server.runtime import DaemonInfo
+
+    class DaemonState(TypedDict, total=False):
+        """Whether a daemon runs and answers; with its pid, endpoint, version, uptime and starter
+        when it runs."""
+
+        running: bool
+        ready: bool
+        stopped: bool  # its process is stopped (SIGSTOP, a debugger)
+        pid: int
+        endpoint: str
+        version: str | None
+        uptime_s: float | None
+        started_by: str | None
 
 POLL_S = 0.2
 READ_ONLY_DEADLINE_S = 600.0
@@ -39,7 +53,7 @@ RESTART = "restart it: zg server off; zg server on"
 class ClientError(ZgError):
     """A request failed; `exit_code` is what the CLI should exit with."""
 
-    def __init__(self, code: ErrorCode, message: str, exit_code: int = 2) -> None:
+    def __init__(self, code: str, message: str, exit_code: int = 2) -> None:
         super().__init__(code, message)
         self.exit_code = exit_code
 
@@ -161,6 +175,8 @@ def wait_starting() -> DaemonInfo | None:
     """While a daemon is being started (its starter holds the start lock until it answers), wait for
     it: its endpoint info once it answers, None once the start ends without one or takes too long.
     """
+    from zgrep.locking import lock_holder
+
     deadline = time.monotonic() + STARTING_WAIT_S
     while (
         lock_holder(runtime.runtime_dir() / runtime.START_LOCK) is not None
@@ -194,20 +210,6 @@ def wait_gone(pid: int, timeout_s: float) -> bool:
     return True
 
 
-class DaemonState(TypedDict, total=False):
-    """Whether a daemon runs and answers; with its pid, endpoint, version, uptime and starter when
-    it runs."""
-
-    running: bool
-    ready: bool
-    stopped: bool  # its process is stopped (SIGSTOP, a debugger)
-    pid: int
-    endpoint: str
-    version: str | None
-    uptime_s: float | None
-    started_by: str | None
-
-
 def daemon_state(timeout_ms: int = 500) -> DaemonState:
     """Whether a daemon is running and ready, with its pid, endpoint, version and uptime."""
     info = runtime.read_info()
@@ -227,12 +229,15 @@ def daemon_state(timeout_ms: int = 500) -> DaemonState:
     }
 
 
-class Autostart(NamedTuple):
+class Autostart:
     """How an auto-mode command starts the daemon when none answers (server.endpoint,
     server.autostart_idle_timeout)."""
 
-    endpoint: str
-    idle_timeout: float
+    __slots__ = ("endpoint", "idle_timeout")
+
+    def __init__(self, endpoint: str, idle_timeout: float) -> None:
+        self.endpoint = endpoint
+        self.idle_timeout = idle_timeout
 
     @classmethod
     def from_config(cls, cfg: Config) -> Autostart | None:
@@ -248,6 +253,8 @@ def start_daemon(autostart: Autostart, root: str, config: dict[str, Setting] | N
     """Start the daemon detached, warming `root` with the starting command's settings (`config`: its
     --model/--milvus-uri), unless one runs or is being started; True when started. The start lock
     goes with it (held until it answers), so concurrent commands start one daemon."""
+    from zgrep.locking import lock_holder
+
     fd = runtime.take_start_lock()
     if fd is None:
         return False
@@ -329,6 +336,9 @@ def call_direct(op: str, root: str, args: Args, on_progress: Progress | None = N
 
 def workspace_holder(root: str) -> str | None:
     """Who holds the workspace's engine lock ("pid N (...)"), or None when it is free."""
+    from pathlib import Path
+
+    from zgrep.locking import ENGINE_LOCK, lock_holder
     from zgrep.workspace import STATE_DIR
 
     return lock_holder(Path(root) / STATE_DIR / ENGINE_LOCK)
@@ -457,6 +467,8 @@ def call(
         from zgrep.config import ServerSection
 
         probe_ms = ServerSection.probe_timeout_ms
+    from zgrep.vocab import MODES
+
     if mode not in MODES:
         raise ClientError(
             ErrorCode.BAD_REQUEST, f"unknown mode {mode!r}; choose from {', '.join(MODES)}"

@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from zgrep.progress import Progress, ProgressEvent
 from zgrep.server import protocol
@@ -22,7 +23,8 @@ log = logging.getLogger("zgrep.server.daemon")
 STALL_S = 20.0  # a job that reported no progress this long is stuck: searches waiting on it are answered busy
 MAX_WAITERS = 64  # requests waiting on one workspace's jobs; more are answered busy
 
-Reply = Callable[[protocol.Reply], None]
+if TYPE_CHECKING:
+    Reply = Callable[[protocol.Reply], None]
 
 
 class JobCancelled(ZgError):

@@ -1,33 +1,51 @@
 """Versioned request/response messages shared by the thin client and the daemon; the ops and
 error codes they carry are `zgrep.service`'s.
 
-Imported on the thin client path: standard library only.
+Imported on the thin client path: standard library only, and no `typing` (the message types are
+for type checkers; the request checks derived from the contracts' types import it when first used).
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
-from functools import cache
-from types import UnionType
-from typing import (
-    TYPE_CHECKING,
-    Any,
-    Literal,
-    NotRequired,
-    TypedDict,
-    Union,
-    cast,
-    get_args,
-    get_origin,
-    get_type_hints,
-)
 
-from zgrep.progress import ProgressEvent
+from zgrep import jsoncodec
 from zgrep.service import OPERATIONS, ErrorCode, ZgError
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see zgrep.service)
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any, NotRequired, TypedDict
+
     from zgrep.contracts import Args, JSONObject
+    from zgrep.progress import ProgressEvent
+
+    class Request(TypedDict):
+        """What a client sends: op `op` on workspace `root` (None: the daemon's own ops) with its
+        arguments."""
+
+        v: int
+        op: str
+        root: str | None
+        args: NotRequired[Args]  # absent: none
+        token: NotRequired[str]
+
+    class ErrorDoc(TypedDict):
+        """A failure: `code` a stable machine name (ErrorCode), `message` one human line."""
+
+        code: str  # an ErrorCode
+        message: str
+
+    class Reply(TypedDict, total=False):
+        """What the daemon (or direct mode) answers: `ok` with the op's `result`, or not with an
+        `error`; or, before the final reply of a progress op, a `progress` event alone."""
+
+        v: int
+        ok: bool
+        result: JSONObject
+        error: ErrorDoc
+        progress: ProgressEvent
+
+    Check = tuple[Callable[[Any], bool], str]
 
 PROTOCOL_VERSION = 1
 MAX_MESSAGE_BYTES = 8 * 1024 * 1024
@@ -35,35 +53,6 @@ MAX_MESSAGE_BYTES = 8 * 1024 * 1024
 
 class ProtocolError(ZgError, ValueError):
     """A message that is malformed, oversized, of another version, or names an unknown op."""
-
-
-class Request(TypedDict):
-    """What a client sends: op `op` on workspace `root` (None: the daemon's own ops) with its
-    arguments."""
-
-    v: int
-    op: str
-    root: str | None
-    args: NotRequired[Args]  # absent: none
-    token: NotRequired[str]
-
-
-class ErrorDoc(TypedDict):
-    """A failure: `code` a stable machine name (ErrorCode), `message` one human line."""
-
-    code: ErrorCode  # its value on the wire
-    message: str
-
-
-class Reply(TypedDict, total=False):
-    """What the daemon (or direct mode) answers: `ok` with the op's `result`, or not with an
-    `error`; or, before the final reply of a progress op, a `progress` event alone."""
-
-    v: int
-    ok: bool
-    result: JSONObject
-    error: ErrorDoc
-    progress: ProgressEvent
 
 
 def make_request(
@@ -81,18 +70,18 @@ def ok(result: JSONObject) -> Reply:
     return {"v": PROTOCOL_VERSION, "ok": True, "result": result}
 
 
-def error(code: ErrorCode, message: str) -> Reply:
+def error(code: str, message: str) -> Reply:
     """A failed response; `code` is a stable machine name, `message` one human line."""
     return {"v": PROTOCOL_VERSION, "ok": False, "error": {"code": code, "message": message}}
 
 
 def encode(msg: Request | Reply) -> bytes:
     """Serialise a message to UTF-8 JSON bytes (lone surrogates, say from a hostile query, as \\u escapes)."""
-    text = json.dumps(msg, separators=(",", ":"), ensure_ascii=False)
+    text = jsoncodec.dumps(msg, separators=(",", ":"), ensure_ascii=False)
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError:
-        return json.dumps(msg, separators=(",", ":")).encode("ascii")
+        return jsoncodec.dumps(msg, separators=(",", ":")).encode("ascii")
 
 
 def _brief(value: Any) -> str:
@@ -109,7 +98,7 @@ def _brief(value: Any) -> str:
 def _parse(data: bytes, what: str) -> Any:
     """JSON from UTF-8 bytes; any decoding failure (too deep, too many digits, ...) is `malformed`."""
     try:
-        return json.loads(data.decode("utf-8"))
+        return jsoncodec.loads(data.decode("utf-8"))
     except Exception as exc:  # RecursionError, ValueError and whatever else the decoder raises
         raise ProtocolError(
             ErrorCode.MALFORMED, f"{what} is not UTF-8 JSON: {_brief(str(exc))}"
@@ -157,7 +146,6 @@ def _is_text_or_texts(value: Any) -> bool:
     return _is_optional_text(value) or _is_texts(value)
 
 
-Check = tuple[Callable[[Any], bool], str]
 TEXTS = "a list of strings or null"
 # What a JSON value of each kind of contract field must be (the handlers check values and ranges).
 CHECKS: dict[frozenset[type], Check] = {
@@ -177,6 +165,9 @@ CHECKS: dict[frozenset[type], Check] = {
 def kinds(annotation: Any) -> frozenset[type]:
     """The JSON kinds a contract field's type admits besides null: `list[str] | None` -> {list}, a
     Literal of strings -> {str}."""
+    from types import UnionType
+    from typing import Literal, Union, get_args, get_origin
+
     members = (
         get_args(annotation) if get_origin(annotation) in (Union, UnionType) else (annotation,)
     )
@@ -190,18 +181,25 @@ def kinds(annotation: Any) -> frozenset[type]:
     return frozenset(kinds)
 
 
-@cache
+_arg_checks: dict[str, Check] | None = None  # arg_checks(), once derived
+
+
 def arg_checks() -> dict[str, Check]:
-    """The check of each argument name an op's contract declares, derived from its type: a name
-    means one kind of value on the wire, whichever op a request names (an index request's `refresh`
-    is checked as a search's)."""
-    checks: dict[str, Check] = {}
-    for op in OPERATIONS.values():
-        for name, kind in get_type_hints(op.args).items():
-            check = CHECKS[kinds(kind)]
-            if checks.setdefault(name, check) != check:
-                raise TypeError(f"args.{name} has two types in the contracts")
-    return checks
+    """The check of each argument name an op's contract declares, derived from its type (once): a
+    name means one kind of value on the wire, whichever op a request names (an index request's
+    `refresh` is checked as a search's)."""
+    global _arg_checks
+    if _arg_checks is None:
+        from typing import get_type_hints
+
+        checks: dict[str, Check] = {}
+        for op in OPERATIONS.values():
+            for name, kind in get_type_hints(op.args).items():
+                check = CHECKS[kinds(kind)]
+                if checks.setdefault(name, check) != check:
+                    raise TypeError(f"args.{name} has two types in the contracts")
+        _arg_checks = checks
+    return _arg_checks
 
 
 def _check_args(args: Any) -> None:
@@ -241,7 +239,8 @@ def decode_request(data: bytes) -> Request:
     if not _is_text(msg.get("token", "")):
         raise ProtocolError(ErrorCode.MALFORMED, "token must be a UTF-8 string")
     _check_args(msg.get("args", {}))
-    return cast(Request, msg)  # every field checked above
+    checked: Request = msg  # type: ignore[assignment]  # every field checked above
+    return checked
 
 
 def progress(event: ProgressEvent) -> Reply:
@@ -259,4 +258,5 @@ def decode_response(data: bytes) -> Reply:
             ErrorCode.VERSION_MISMATCH,
             f"daemon speaks protocol {msg.get('v')!r}, client speaks {PROTOCOL_VERSION}; restart the daemon",
         )
-    return cast(Reply, msg)
+    reply: Reply = msg  # type: ignore[assignment]  # a reply or a progress message, checked above
+    return reply

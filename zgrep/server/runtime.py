@@ -1,27 +1,20 @@
 """Where the per-user daemon keeps its socket, pid, endpoint, token and log files, and how it is
 started.
 
-Imported on the thin client path: the standard library and light zgrep modules only (fsutil, procfs,
-locking, workspace)."""
+Imported on the thin client path: the standard library and light zgrep modules only (procfs; fsutil,
+locking and workspace where they are used). What `zg server status` reads (read_info, read_token,
+pid_alive) takes the runtime dir as a string (`runtime_path`): it imports neither pathlib nor typing,
+~30M instructions of that command."""
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
 import stat
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from contextvars import ContextVar
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Required, TypedDict, cast
 
-from zgrep import __version__
-from zgrep.fsutil import atomic_write
-from zgrep.locking import ENGINE_LOCK, FileLock, lock_holder
+from zgrep import __version__, jsoncodec
 from zgrep.procfs import process_state
-from zgrep.workspace import STATE_DIR
 
 PID_FILE = "daemon.pid"
 INFO_FILE = "daemon.json"
@@ -38,12 +31,29 @@ STARTED_BY = (
 )  # `zg server on` / run, or an auto-mode search that found no daemon
 # in a workspace's state dir: the runtime dir of the daemon holding it (0600)
 HOLDER_FILE = "daemon.json"
-_FOLLOWED: ContextVar[Path | None] = ContextVar("zgrep_runtime_dir", default=None)
+_FOLLOWED: ContextVar[str | None] = ContextVar("zgrep_runtime_dir", default=None)
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see zgrep.service)
 if TYPE_CHECKING:
     import subprocess
+    from pathlib import Path
+    from contextvars import Token
+    from types import TracebackType
+    from typing import Any, Required, TypedDict
 
     from zgrep.contracts import Setting
+
+    class DaemonInfo(TypedDict, total=False):
+        """The daemon's endpoint file (INFO_FILE): read_info returns it only with an int `pid` and a
+        str `endpoint`."""
+
+        pid: Required[int]
+        endpoint: Required[str]
+        version: str  # install(): what identifies the daemon's zg install
+        executable: str
+        prefix: str
+        started: float  # epoch seconds
+        started_by: str  # command | autostart
 
 
 def _private_dir(path: Path) -> Path:
@@ -62,7 +72,7 @@ def _own_private_dir(path: str | Path) -> bool:
     return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o077
 
 
-def runtime_dir(create: bool = False) -> Path:
+def runtime_path() -> str:
     """`$XDG_RUNTIME_DIR/zgrep`, else `/run/user/$UID/zgrep` when that is this user's own (an agent
     host may drop the variable), else a 0700 `run` dir under the zgrep cache dir. Inside
     `following(root)`: the runtime dir of the daemon holding that workspace."""
@@ -71,12 +81,18 @@ def runtime_dir(create: bool = False) -> Path:
         return followed
     xdg = os.environ.get("XDG_RUNTIME_DIR")
     if xdg and os.path.isdir(xdg) and os.access(xdg, os.W_OK):
-        path = Path(xdg) / "zgrep"
-    elif _own_private_dir(user_run := f"/run/user/{os.getuid()}"):
-        path = Path(user_run) / "zgrep"
-    else:
-        cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-        path = Path(cache) / "zgrep" / "run"
+        return os.path.join(xdg, "zgrep")
+    if _own_private_dir(user_run := f"/run/user/{os.getuid()}"):
+        return os.path.join(user_run, "zgrep")
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(cache, "zgrep", "run")
+
+
+def runtime_dir(create: bool = False) -> Path:
+    """`runtime_path()` as a Path; made (0700) with `create`."""
+    from pathlib import Path
+
+    path = Path(runtime_path())
     return _private_dir(path) if create else path
 
 
@@ -84,19 +100,28 @@ def record_holder(root: Path) -> None:
     """Record in `root`'s state dir (0600, beside its engine lock) that this daemon, whose files are
     in runtime_dir(), holds the workspace: clients started with another environment find it there.
     Best effort: a workspace whose state dir cannot take it is still served."""
-    with contextlib.suppress(OSError):
+    from zgrep.fsutil import atomic_write
+    from zgrep.workspace import STATE_DIR
+
+    try:
         atomic_write(
             root / STATE_DIR / HOLDER_FILE,
-            json.dumps({"pid": os.getpid(), "runtime_dir": str(runtime_dir())}),
+            jsoncodec.dumps({"pid": os.getpid(), "runtime_dir": str(runtime_dir())}),
         )
+    except OSError:
+        pass
 
 
 def forget_holder(root: Path) -> None:
     """Remove this daemon's record from `root`'s state dir (another process's record stays)."""
+    from zgrep.workspace import STATE_DIR
+
     path = root / STATE_DIR / HOLDER_FILE
     if _holder_record(path).get("pid") == os.getpid():
-        with contextlib.suppress(OSError):
+        try:
             path.unlink()
+        except OSError:
+            pass
 
 
 def _holder_record(path: Path) -> dict[str, Any]:
@@ -114,7 +139,7 @@ def _holder_record(path: Path) -> dict[str, Any]:
             or st.st_size > 4096
         ):
             return {}
-        record = json.loads(os.read(fd, 4096))
+        record = jsoncodec.loads(os.read(fd, 4096).decode("utf-8-sig"))
     except (OSError, ValueError):
         return {}
     finally:
@@ -126,6 +151,11 @@ def holder_runtime_dir(root: str | Path) -> Path | None:
     """The runtime dir of the zg daemon that holds workspace `root` now, by its record, or None.
     Workspace files are untrusted: the dir must be this user's private dir, and the process named
     both there and in the record must be the one holding the workspace's engine lock."""
+    from pathlib import Path
+
+    from zgrep.locking import ENGINE_LOCK, lock_holder
+    from zgrep.workspace import STATE_DIR
+
     state = Path(root) / STATE_DIR
     holder = lock_holder(state / ENGINE_LOCK)
     if holder is None:
@@ -144,22 +174,32 @@ def holder_runtime_dir(root: str | Path) -> Path | None:
     return Path(rdir) if info is not None and info["pid"] == pid else None
 
 
-@contextmanager
-def following(root: str | Path | None) -> Iterator[Path]:
+class following:  # (a context manager as a class: this module loads no contextlib)
     """Within this block (this thread), runtime_dir() is that of the daemon holding `root` when it
     runs with another environment (say, started from a shell whose XDG_RUNTIME_DIR an agent host
     dropped)."""
-    found = holder_runtime_dir(root) if root else None
-    token = _FOLLOWED.set(found) if found is not None and found != runtime_dir() else None
-    try:
-        yield runtime_dir()
-    finally:
-        if token is not None:
-            _FOLLOWED.reset(token)
+
+    def __init__(self, root: str | Path | None) -> None:
+        self.root = root
+        self.token: Token[str | None] | None = None
+
+    def __enter__(self) -> Path:
+        found = holder_runtime_dir(self.root) if self.root else None
+        if found is not None and found != runtime_dir():
+            self.token = _FOLLOWED.set(str(found))
+        return runtime_dir()
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self.token is not None:
+            _FOLLOWED.reset(self.token)
 
 
 def state_dir(create: bool = False) -> Path:
     """`$XDG_STATE_HOME/zgrep` (default ~/.local/state/zgrep): the daemon's log files."""
+    from pathlib import Path
+
     base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
     path = Path(base) / "zgrep"
     return _private_dir(path) if create else path
@@ -179,6 +219,7 @@ def _short_alias(target: Path) -> Path:
     short)."""
     import hashlib  # only for a runtime dir too deep for a socket path
     import tempfile
+    from pathlib import Path
 
     base = Path(tempfile.gettempdir()) / f"zgrep-{os.getuid()}"
     try:
@@ -204,6 +245,8 @@ def new_token(name: str = TOKEN_FILE) -> str:
     default)."""
     import secrets  # only when a token is made: the thin client imports this module
 
+    from zgrep.fsutil import atomic_write
+
     token = secrets.token_urlsafe(32)
     atomic_write(runtime_dir(create=True) / name, token)
     return token
@@ -212,29 +255,18 @@ def new_token(name: str = TOKEN_FILE) -> str:
 def read_token() -> str | None:
     """The token of the running daemon, or None."""
     try:
-        return (runtime_dir() / TOKEN_FILE).read_text("utf-8").strip() or None
+        with open(os.path.join(runtime_path(), TOKEN_FILE), encoding="utf-8") as file:
+            return file.read().strip() or None
     except OSError:
         return None
 
 
-class DaemonInfo(TypedDict, total=False):
-    """The daemon's endpoint file (INFO_FILE): read_info returns it only with an int `pid` and a str
-    `endpoint`."""
-
-    pid: Required[int]
-    endpoint: Required[str]
-    version: str  # install(): what identifies the daemon's zg install
-    executable: str
-    prefix: str
-    started: float  # epoch seconds
-    started_by: str  # command | autostart
-
-
-def read_info(rdir: Path | None = None) -> DaemonInfo | None:
+def read_info(rdir: str | Path | None = None) -> DaemonInfo | None:
     """The endpoint file of the daemon (pid, endpoint, version, install, started) in `rdir`
-    (default: runtime_dir()), or None."""
+    (default: runtime_path()), or None."""
     try:
-        info = json.loads(((rdir or runtime_dir()) / INFO_FILE).read_text("utf-8"))
+        with open(os.path.join(rdir or runtime_path(), INFO_FILE), encoding="utf-8") as file:
+            info = jsoncodec.loads(file.read())
     except (OSError, ValueError):
         return None
     if (
@@ -243,7 +275,8 @@ def read_info(rdir: Path | None = None) -> DaemonInfo | None:
         or not isinstance(info.get("endpoint"), str)
     ):
         return None
-    return cast(DaemonInfo, info)
+    found: DaemonInfo = info  # type: ignore[assignment]  # its pid and endpoint checked above
+    return found
 
 
 def install() -> dict[str, str]:
@@ -273,6 +306,8 @@ def pid_alive(pid: int) -> bool:
 
 def remove_files(endpoint: str | None) -> None:
     """Delete the pid, endpoint and token files and an ipc socket file."""
+    from pathlib import Path
+
     rdir = runtime_dir()
     for name in (PID_FILE, INFO_FILE, TOKEN_FILE):
         (rdir / name).unlink(missing_ok=True)
@@ -284,6 +319,8 @@ def remove_files(endpoint: str | None) -> None:
 def take_start_lock() -> int | None:
     """A descriptor holding the start lock (flock), to hand to the daemon being started (it drops
     the lock once it answers); None while another process is starting one."""
+    from zgrep.locking import FileLock
+
     lock = FileLock(runtime_dir(create=True) / START_LOCK, 0o600)
     return lock.detach() if lock.acquire(blocking=False) else None
 
@@ -318,7 +355,7 @@ def spawn(
         started_by,
         *(["--allow-non-loopback"] if allow_non_loopback else []),
         *(["--warm", warm] if warm else []),
-        *(["--warm-config", json.dumps(warm_config)] if warm and warm_config else []),
+        *(["--warm-config", jsoncodec.dumps(warm_config)] if warm and warm_config else []),
         *(["--start-lock-fd", str(start_lock_fd)] if start_lock_fd is not None else []),
     ]
     with open(state_dir(create=True) / STDERR_FILE, "wb") as err:

@@ -13,6 +13,8 @@ import os
 import threading
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
+
 import zmq
 
 from zgrep.server import protocol
@@ -22,7 +24,8 @@ log = logging.getLogger("zgrep.server.daemon")
 
 REPLIES = "inproc://zgrep-replies"
 
-Admit = Callable[[list[bytes], protocol.Request], "protocol.Reply | None"]
+if TYPE_CHECKING:
+    Admit = Callable[[list[bytes], protocol.Request], protocol.Reply | None]
 
 
 class Transport:
