@@ -6,7 +6,10 @@ import math
 import os
 import re
 import shlex
+import threading
 import time
+import weakref
+from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from pathlib import Path
@@ -15,6 +18,7 @@ from typing import Any
 
 from zgrep.config import MAXIMUMS
 from zgrep.contracts import SearchArgs, SearchGroup, SearchHit, SearchResult
+from zgrep.embedding.base import Embedder
 from zgrep.engine import Engine
 from zgrep import git
 from zgrep.index import discovery
@@ -42,12 +46,18 @@ UNASKED_TREE_FILES = 2000
 MAX_SYMBOL_NAMES = 16
 PATH_ROUTE_FILES = 20
 DEFINITION_CACHE = 512  # hit contents whose definitions are kept (a few MB at most)
+QUERY_VECTORS = 256  # queries whose vectors each model keeps (a few KB each)
 POST_FILTER_POOL_FACTOR = 5  # wider candidate pools when path filters are applied after retrieval
 _CONTAINER_KINDS = ("class", "interface")  # a chunk of one of these holds its members
 _CODE_LIKE = re.compile(r"[_.]|[a-z0-9][A-Z]|[A-Z]{2,}[a-z]")
 _COMPOUND = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")  # one identifier, unqualified
 _SEPARATORS = re.compile(r"[_\-]")
 _CALLS: ThreadPoolExecutor | None = None
+# each model's vectors of its last QUERY_VECTORS queries, oldest first (gone with the model)
+_VECTORS: weakref.WeakKeyDictionary[Embedder, OrderedDict[str, tuple[float, ...]]] = (
+    weakref.WeakKeyDictionary()
+)
+_VECTORS_LOCK = threading.Lock()
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)*")
 
 
@@ -388,7 +398,7 @@ def _routes(
         )
     dense = None
     if search_mode in ("hybrid", "semantic"):
-        vector = [float(x) for x in engine.embedder.embed_query(query)]
+        vector = _query_vector(engine.embedder, query)
         dense = engine.open_store(create=False).search_dense(vector, pool, expr)
     if lexical:
         store = engine.open_store(create=False)
@@ -411,6 +421,23 @@ def _routes(
     if dense is not None:
         routes["semantic"] = dense
     return routes
+
+
+def _query_vector(embedder: Embedder, query: str) -> list[float]:
+    """The query's vector from `embedder`, kept for its next searches of the same text (a model
+    gives a text the same vector every time; the query encoder takes ~11-17 ms of CPU a query)."""
+    with _VECTORS_LOCK:
+        kept = _VECTORS.setdefault(embedder, OrderedDict())
+        vector = kept.get(query)
+        if vector is not None:
+            kept.move_to_end(query)
+            return list(vector)
+    vector = tuple(embedder.embed_query(query).tolist())
+    with _VECTORS_LOCK:
+        kept[query] = vector
+        if len(kept) > QUERY_VECTORS:
+            kept.popitem(last=False)
+    return list(vector)
 
 
 def _calls() -> ThreadPoolExecutor:
