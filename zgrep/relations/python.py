@@ -528,7 +528,8 @@ class _Extractor:
             else scope
         )
         for child in node.named_children:
-            self._use(child, inner_scope, caller, context)
+            if child.type not in _SKIP:  # (a visit that would return at once)
+                self._use(child, inner_scope, caller, context)
 
     def _definition_uses(self, node: Node, scope: _Scope) -> None:
         definition = self.defs.get(node.id)
