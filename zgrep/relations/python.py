@@ -725,7 +725,12 @@ def _constructed(body: Node | None) -> str:
                 value = value.child_by_field_name("function")
             values.add(node_text(value) if value is not None else "")
             continue
-        stack.extend(node.named_children)
+        # a `return` stands in a block only: expressions (and simple statements) hold none
+        stack.extend(
+            child
+            for child in node.named_children
+            if child.type == "block" or child.type.endswith(("_statement", "_clause"))
+        )
     return "Self" if values and values <= {"cls", "self"} else ""
 
 
