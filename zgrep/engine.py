@@ -10,6 +10,7 @@ import hashlib
 import ipaddress
 import json
 import os
+import sys
 import threading
 import urllib.parse
 from concurrent.futures import Future
@@ -138,14 +139,18 @@ def _where_code_goes(provider: str, config: Config) -> str:
 
 
 def _store_class() -> type[MilvusStore]:
-    """MilvusStore, its module imported with the cyclic GC paused: importing pymilvus (pandas, grpc,
-    numpy) runs ~200 collections that free nothing and cost ~0.1 s of its ~0.7 s."""
+    """MilvusStore, its module imported with the cyclic GC paused (importing pymilvus, grpc and numpy
+    runs collections that free nothing) and, the first time, everything then alive frozen out of the
+    collector's walks (gc.freeze: the later collections of a search walked that module graph again)."""
+    first = "zgrep.store.milvus" not in sys.modules
     collecting = gc.isenabled()
     gc.disable()
     try:
         from zgrep.store.milvus import MilvusStore
     finally:
         if collecting:
+            if first:
+                gc.freeze()
             gc.enable()
     return MilvusStore
 

@@ -10,9 +10,12 @@ from collections.abc import Callable, Iterable
 from functools import wraps
 from typing import Any, ParamSpec, TypeVar, cast
 
-from pymilvus import DataType, Function, FunctionType, MilvusClient
-from pymilvus.client import entity_helper
-from pymilvus.exceptions import MilvusException
+from zgrep.store.lazydeps import without_unused
+
+with without_unused():  # no pandas, requests or .env (store.lazydeps)
+    from pymilvus import DataType, Function, FunctionType, MilvusClient
+    from pymilvus.client import entity_helper
+    from pymilvus.exceptions import MilvusException
 
 from zgrep.service import ErrorCode, FixedCodeError
 from zgrep.store.native import EngineError, NativeEngine, is_lite

@@ -1,0 +1,100 @@
+"""pymilvus imported without what it imports but zg's calls never run: pandas and requests (~0.3 s of
+its ~0.8 s import: pandas serves its DataFrame inputs and type inference, requests a cloud topology
+refresh) and python-dotenv, whose load_dotenv() it runs at import (a `.env` found in the cwd, or in
+any folder above the install, would set variables in zg's environment: the workspace is untrusted).
+
+Tied to pymilvus 3.0.x (pyproject pins `>=3.0.2,<3.1`): a new release may use these modules elsewhere,
+so tests/store/test_lazydeps.py drives the client against a real engine and checks none is imported."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.machinery
+import sys
+import threading
+import types
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, cast
+
+if TYPE_CHECKING:
+    from importlib.abc import Loader
+
+# the top-level modules stood in for while pymilvus imports
+UNUSED = ("pandas", "requests", "dotenv")
+
+
+def _load_nothing(*args: Any, **kwargs: Any) -> bool:
+    """pymilvus.settings' load_dotenv(): reads no `.env` (its settings come from the environment
+    alone)."""
+    return False
+
+
+# attributes a stand-in gives as they are (not as the real module's, resolved on use)
+_FIXED: dict[str, dict[str, Any]] = {"dotenv": {"load_dotenv": _load_nothing}}
+
+
+class _Deferred:
+    """An attribute of a stood-in module as pymilvus binds it at import: calling it runs the real
+    module's attribute (importing that module then)."""
+
+    def __init__(self, module: str, name: str) -> None:
+        self._module, self._name = module, name
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return getattr(importlib.import_module(self._module), self._name)(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"<{self._module}.{self._name}, imported on first call>"
+
+
+class _StandIn(types.ModuleType):
+    """A module in place of a real one while pymilvus imports; afterwards (no longer in sys.modules)
+    each attribute read is the real module's, imported on first use."""
+
+    __path__: list[str] = []  # a package: its submodules are stood in for too
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        if sys.modules.get(self.__name__) is self:  # still importing pymilvus
+            return _FIXED.get(self.__name__, {}).get(name) or _Deferred(self.__name__, name)
+        return getattr(importlib.import_module(self.__name__), name)
+
+
+class _Finder:
+    """Finds a stand-in for each module of UNUSED not yet imported (a meta path finder and its
+    loader; not importlib.abc's classes: that module imports importlib.resources, ~10 ms)."""
+
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None, target: types.ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        top = fullname.partition(".")[0]
+        if top not in UNUSED or not isinstance(sys.modules.get(top, _StandIn(top)), _StandIn):
+            return None  # (a submodule of a real one, imported before, is real)
+        return importlib.machinery.ModuleSpec(fullname, cast("Loader", self), is_package=True)
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
+        return _StandIn(spec.name)
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        pass
+
+
+_IMPORTING = threading.Lock()
+
+
+@contextmanager
+def without_unused() -> Iterator[None]:
+    """Modules of UNUSED imported inside are stand-ins, taken out of sys.modules at the end (so a later
+    `import pandas` is the real one); ones imported before stay as they are."""
+    finder = _Finder()
+    with _IMPORTING:
+        sys.meta_path.insert(0, finder)
+        try:
+            yield
+        finally:
+            sys.meta_path.remove(finder)
+            for name, module in list(sys.modules.items()):
+                if isinstance(module, _StandIn):
+                    del sys.modules[name]
