@@ -211,6 +211,15 @@ class Engine:
                     self._embedder = load_embedder(self.config, self.ws.root)
         return self._embedder
 
+    def prepare_query_model(self) -> None:
+        """Begin loading the local model's query encoder on a thread (the default pair's transformer:
+        its load overlaps importing pymilvus); its first query waits for it."""
+        if self.config.embedding.provider == "local":
+            from zgrep.embedding.deferred import DeferredStatic
+
+            if isinstance(self.embedder, DeferredStatic):
+                self.embedder.load_query_ahead()
+
     def model_identity(self) -> tuple[str, int]:
         """The configured model's id and dimension: read from its folder while the model is not
         loaded and is a local one read on first embedding (no numpy, no tokenizer), else the model's

@@ -196,3 +196,42 @@ def test_a_query_encoder_missing_a_tensor_or_named_outside_its_folder_is_refused
         TransformerEncoder(broken)
     with pytest.raises(EmbeddingError, match="not a folder name"):
         StaticEmbedder.from_dir(asymmetric_folder(tmp_path, "../minilm-l6-query"))
+
+
+def test_a_query_of_the_deferred_pair_embeds_without_the_table_as_the_loaded_pair_does() -> None:
+    from zgrep.embedding.deferred import open_static
+
+    deferred, loaded = (
+        open_static(default_model_dir()),
+        StaticEmbedder.from_dir(default_model_dir()),
+    )
+    for ahead in (False, True):
+        model = open_static(default_model_dir())
+        if ahead:
+            model.load_query_ahead()  # type: ignore[attr-defined]
+        for query in ("retry with exponential backoff", "where is the config parsed"):
+            assert np.array_equal(model.embed_query(query), loaded.embed_query(query))
+        assert model._model is None  # type: ignore[attr-defined]  # the chunk table: not loaded
+    # chunks after queries: the table's vectors, the same query encoder as before
+    assert np.array_equal(deferred.embed_query("x y"), loaded.embed_query("x y"))
+    assert np.array_equal(deferred.embed(["def f(): pass"]), loaded.embed(["def f(): pass"]))
+    assert deferred.loaded().query_encoder is deferred.query_encoder()  # type: ignore[attr-defined]
+
+
+def test_a_broken_query_encoder_loaded_ahead_fails_the_query_with_one_clear_error(
+    tmp_path: Path,
+) -> None:
+    from zgrep.embedding.deferred import open_static
+
+    folder = asymmetric_folder(tmp_path, "broken-encoder")
+    shutil.copytree(QUERY_DIR, folder.parent / "broken-encoder")
+    crafted_safetensors(
+        folder.parent / "broken-encoder" / "weights.safetensors",
+        {"w": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]}},
+        b"\0" * 16,
+    )
+    model = open_static(folder)
+    model.load_query_ahead()  # type: ignore[attr-defined]
+    for _ in range(2):
+        with pytest.raises(EmbeddingError, match="not a query encoder"):
+            model.embed_query("retry with backoff")

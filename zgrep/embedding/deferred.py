@@ -1,6 +1,7 @@
 """A zgrep static model known by its folder's config.json alone until its first embedding: a process
 that needs only the model's id and dimension (an index whose workers embed, a no-change `zg index`)
-never imports numpy or tokenizers, nor holds the table."""
+never imports numpy or tokenizers, nor holds the table, and one that embeds only queries through the
+folder's query encoder (a search) never loads the table."""
 
 from __future__ import annotations
 
@@ -14,15 +15,20 @@ from zgrep.embedding.folder import deferred_identity
 if TYPE_CHECKING:
     import numpy as np
 
+    from zgrep.embedding.static import QueryEncoder
+
 
 class DeferredStatic:
     """The static model of a zgrep folder, loaded (once, whichever thread asks first) by its first
-    embedding."""
+    chunk embedding; a query goes through the folder's query encoder alone when it names one (the
+    table is not loaded for it)."""
 
     def __init__(self, folder: Path, model_id: str | None, identity: tuple[str, int]) -> None:
         self.model_id, self.dim = identity
         self.source: tuple[str, str | None] = (str(folder), model_id)  # what a worker process loads
         self._model: Any = None
+        # [the folder's QueryEncoder or None] once config.json was read for it: one for both sides
+        self._query: list[QueryEncoder | None] = []
         self._loading = threading.Lock()
 
     def loaded(self) -> Any:
@@ -37,15 +43,50 @@ class DeferredStatic:
                         f"{self.source[0]}: config.json says dim {self.dim}, "
                         f"embeddings.npy has {model.dim}"
                     )
+                if self._query:
+                    model.query_encoder = self._query[0]
+                else:
+                    self._query.append(model.query_encoder)
                 self._model = model
         return self._model
+
+    def query_encoder(self) -> QueryEncoder | None:
+        """The folder's query encoder (loaded on its first query), or None when queries go through
+        the table."""
+        with self._loading:
+            if not self._query:
+                from zgrep.embedding.static import query_encoder_of
+
+                self._query.append(query_encoder_of(Path(self.source[0])))
+            return self._query[0]
+
+    def load_query_ahead(self) -> None:
+        """Begin loading the query encoder on a thread (nothing to load when the folder names none);
+        the first query waits for it, and meets a failure again as its own error."""
+        threading.Thread(target=self._load_query, name="zg-query-model", daemon=True).start()
+
+    def _load_query(self) -> None:
+        try:
+            encoder = self.query_encoder()
+            if encoder is not None:
+                encoder.load()
+        except Exception:  # (the query raises it)
+            pass
 
     def embed(self, texts: list[str]) -> np.ndarray:
         vectors: np.ndarray = self.loaded().embed(texts)
         return vectors
 
     def embed_query(self, text: str) -> np.ndarray:
-        vector: np.ndarray = self.loaded().embed_query(text)
+        encoder = self.query_encoder()
+        if encoder is None:
+            vector: np.ndarray = self.loaded().embed_query(text)
+            return vector
+        vector = encoder.embed(text)
+        if len(vector) != self.dim:  # the index was made for config.json's dimension
+            raise EmbeddingError(
+                f"{self.source[0]}: config.json says dim {self.dim}, its query encoder gives {len(vector)}"
+            )
         return vector
 
 

@@ -82,9 +82,7 @@ class StaticEmbedder:
         path = Path(path)
         if (path / "embeddings.npy").is_file():
             model = cls(*cls._zgrep_parts(path, model_id))
-            spec = read_config(path / "config.json").get("query_encoder")
-            if isinstance(spec, dict):
-                model.query_encoder = QueryEncoder(path, spec)
+            model.query_encoder = query_encoder_of(path)
         elif (path / "model.safetensors").is_file():
             model = cls._from_model2vec_dir(path, model_id)
         else:
@@ -199,6 +197,12 @@ class StaticEmbedder:
         return normalised
 
 
+def query_encoder_of(folder: Path) -> QueryEncoder | None:
+    """The query encoder a zgrep model folder's config.json names (not loaded yet), or None."""
+    spec = read_config(folder / "config.json").get("query_encoder")
+    return QueryEncoder(folder, spec) if isinstance(spec, dict) else None
+
+
 class QueryEncoder:
     """The transformer a model folder names for queries, projected into the static table's space;
     loaded on the first query (index workers never hold it)."""
@@ -221,14 +225,18 @@ class QueryEncoder:
         self._projection: np.ndarray | None = None
         self._loading = threading.Lock()
 
-    def embed(self, text: str) -> np.ndarray:
-        """The transformer's vector of `text`, projected and L2-normalised."""
+    def load(self) -> None:
+        """Load the transformer and the projection (once; a second caller waits for the first)."""
         with self._loading:
             if self._encoder is None:
                 from zgrep.embedding.transformer import TransformerEncoder
 
                 self._projection = np.load(self.projection_path).astype(np.float32)
                 self._encoder = TransformerEncoder(self.folder)
+
+    def embed(self, text: str) -> np.ndarray:
+        """The transformer's vector of `text`, projected and L2-normalised."""
+        self.load()
         assert self._projection is not None
         vector: np.ndarray = self._projection @ self._encoder.encode(text)
         return vector / max(float(np.linalg.norm(vector)), 1e-12)

@@ -100,7 +100,7 @@ def run_search(engine: Engine, args: SearchArgs, progress: Progress | None = Non
     context = _context_lines(args)
     filters = SearchFilter.from_args(args)
     filters.paths = _check_scope(engine, filters.paths, args)
-    _open_ahead(engine)
+    _open_ahead(engine, search_mode)
     _ensure_index(engine, args, progress)
     expr, possible, post_filter = filters.expression(engine.files().keys())
     # an index without chunks has nothing to find (and the native engine's BM25 is NaN over an empty
@@ -209,9 +209,10 @@ def refuse_unasked_tree(engine: Engine, args: SearchArgs | dict[str, Any]) -> No
         )
 
 
-def _open_ahead(engine: Engine) -> None:
+def _open_ahead(engine: Engine, search_mode: str) -> None:
     """Begin opening the store of an index with chunks: its engine starts and pymilvus is imported
-    while the index refreshes and the model loads (a search of an index without chunks never asks
+    (while the query encoder loads on a thread, when the search embeds the query), and the index
+    refreshes while the engine loads the collection (a search of an index without chunks never asks
     the engine)."""
     try:
         wanted = engine.manifest() is not None and any(
@@ -220,6 +221,8 @@ def _open_ahead(engine: Engine) -> None:
     except WorkspaceError:  # the refresh reports it
         return
     if wanted:
+        if search_mode != "lexical":
+            engine.prepare_query_model()
         engine.prepare_store()
 
 
