@@ -235,3 +235,42 @@ def test_a_broken_query_encoder_loaded_ahead_fails_the_query_with_one_clear_erro
     for _ in range(2):
         with pytest.raises(EmbeddingError, match="not a query encoder"):
             model.embed_query("retry with backoff")
+
+
+def test_the_layers_are_dequantised_to_the_same_float32_values_and_vectors(
+    encoder: TransformerEncoder,
+) -> None:
+    """Each matrix is made in one pass: the values of `int8 -> float32, times the scale`, transposed
+    for `x @ W`, bit for bit, so a query's vector is unchanged."""
+    from zgrep.embedding.safetensors import read_safetensors
+    from zgrep.embedding.transformer import _Layer
+
+    tensors = read_safetensors(QUERY_DIR / "weights.safetensors")
+
+    def reference(name: str) -> np.ndarray:
+        value = tensors[name].astype(np.float32)
+        if f"{name}.scale" in tensors:
+            value = value * tensors[f"{name}.scale"].astype(np.float32)[:, None]
+        return np.ascontiguousarray(value.T) if name.endswith("dense.weight") else value
+
+    layers = []
+    for i, layer in enumerate(encoder.layers):
+        p = f"encoder.layer.{i}."
+        qkv = np.hstack(
+            [reference(f"{p}attention.self.{n}.weight").T for n in ("query", "key", "value")]
+        )
+        expected = {
+            "qkv": np.ascontiguousarray(qkv),
+            "attention_out": reference(f"{p}attention.output.dense.weight"),
+            "up": reference(f"{p}intermediate.dense.weight"),
+            "down": reference(f"{p}output.dense.weight"),
+        }
+        for field, value in expected.items():
+            got = getattr(layer, field)
+            assert got.flags.c_contiguous and np.array_equal(got, value), (i, field)
+        layers.append(_Layer(**{**layer.__dict__, **expected}))
+    assert np.array_equal(encoder.positions, reference("embeddings.position_embeddings.weight"))
+    rebuilt = TransformerEncoder(QUERY_DIR)
+    rebuilt.layers = layers
+    for text in ("retry with exponential backoff", "how are routes registered"):
+        assert np.array_equal(rebuilt.encode(text), encoder.encode(text))

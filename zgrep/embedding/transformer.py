@@ -127,8 +127,12 @@ class TransformerEncoder:
 def _read_layer(tensors: dict[str, np.ndarray], p: str) -> _Layer:
     """The weights of the layer whose tensor names start with `p`."""
     parts = [f"{p}attention.self.{part}" for part in ("query", "key", "value")]
+    widths = [len(tensors[f"{n}.weight"]) for n in parts]
+    qkv = np.empty((tensors[f"{parts[0]}.weight"].shape[1], sum(widths)), dtype=np.float32)
+    for n, start, width in zip(parts, np.cumsum([0, *widths]), widths):
+        _dequantise(tensors, f"{n}.weight", qkv[:, start : start + width])
     return _Layer(
-        qkv=np.ascontiguousarray(np.hstack([_weight(tensors, f"{n}.weight") for n in parts])),
+        qkv=qkv,
         qkv_bias=np.concatenate([_weight(tensors, f"{n}.bias") for n in parts]),
         attention_out=_weight(tensors, f"{p}attention.output.dense.weight"),
         attention_out_bias=_weight(tensors, f"{p}attention.output.dense.bias"),
@@ -146,17 +150,34 @@ def _norm_weights(tensors: dict[str, np.ndarray], name: str) -> tuple[np.ndarray
     return _weight(tensors, f"{name}.weight").ravel(), _weight(tensors, f"{name}.bias")
 
 
+def _transposed(name: str, value: np.ndarray) -> bool:
+    """Whether tensor `name` is kept transposed (a dense layer's matrix, for `x @ W`)."""
+    return value.ndim == 2 and (name.endswith("dense.weight") or ".self." in name)
+
+
 def _weight(tensors: dict[str, np.ndarray], name: str) -> np.ndarray:
-    """A float32 tensor: int8 rows times their `.scale` (dense layers transposed for `x @ W`), or as stored."""
+    """A float32 tensor: int8 rows times their `.scale` (dense layers transposed for `x @ W`), or as
+    stored; a copy either way (a view would keep the whole file's bytes alive)."""
     value = tensors[name]
-    if f"{name}.scale" in tensors:
-        value = value.astype(np.float32) * tensors[f"{name}.scale"].astype(np.float32)[:, None]
-    value = value.astype(np.float32)
-    return (
-        np.ascontiguousarray(value.T)
-        if name.endswith("dense.weight") or ".self." in name
-        else value
-    )
+    out = np.empty(value.shape[::-1] if _transposed(name, value) else value.shape, np.float32)
+    _dequantise(tensors, name, out)
+    return out
+
+
+def _dequantise(tensors: dict[str, np.ndarray], name: str, out: np.ndarray) -> None:
+    """Write tensor `name` into `out` as _weight gives it, in one pass over its values: the float32
+    values of `int8 -> float32, times the float32 scale`, bit for bit."""
+    value = tensors[name]
+    transposed = _transposed(name, value)
+    scale = tensors.get(f"{name}.scale")
+    if scale is None:
+        np.copyto(out, value.T if transposed else value)
+        return
+    factors = scale.astype(np.float32)  # one per stored row
+    if transposed:
+        np.multiply(value.T, factors, out=out, dtype=np.float32)
+    else:
+        np.multiply(value, factors[:, None], out=out, dtype=np.float32)
 
 
 def _gelu(x: np.ndarray) -> np.ndarray:
