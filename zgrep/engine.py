@@ -10,6 +10,7 @@ import hashlib
 import ipaddress
 import json
 import os
+import re
 import sys
 import threading
 import urllib.parse
@@ -155,6 +156,12 @@ def _store_class() -> type[MilvusStore]:
     return MilvusStore
 
 
+def collection_name(model_id: str, root_key: str) -> str:
+    """One collection per workspace and model: a valid Milvus name from both."""
+    slug = re.sub(r"[^0-9a-zA-Z]+", "_", model_id).strip("_").lower()[:80]
+    return f"zg_{root_key}_{slug}"
+
+
 def root_hash(files: dict[str, FileRecord]) -> str:
     """Merkle-style hash over (path, sha256) of every indexed file."""
     h = hashlib.sha256()
@@ -239,8 +246,6 @@ class Engine:
 
     def base_collection(self) -> str:
         """The collection name for this workspace and model; rebuilds add a generation suffix."""
-        from zgrep.store.milvus import collection_name
-
         key = hashlib.sha256(str(self.ws.root).encode()).hexdigest()[:10]
         return collection_name(self.embedder.model_id, key)
 
@@ -280,6 +285,7 @@ class Engine:
         Nothing when it is open or being opened, not Milvus Lite, or the workspace lock is held
         (open_store waits for it and names the holder)."""
         from zgrep.store.native import NativeEngine
+        from zgrep.store.preload import load_ahead
 
         with self._opening:
             if (
@@ -294,22 +300,36 @@ class Engine:
                 return
             self.ws.ensure_state_dir()
             engine = NativeEngine(Path(self.milvus_uri), ENGINE_TIMEOUT_S)
-            try:  # imported before the caller's own work, not beside it: the load, not the import, is what overlaps
+            try:
+                # the engine loads the collection while pymilvus imports, then the index refreshes
+                preload = load_ahead(engine, self.live_collection())
+            except ZgError:  # a model that cannot be loaded: the opening meets it again
+                preload = None
+            try:
                 _store_class()
             except BaseException:
+                if preload is not None:
+                    preload.join()
                 engine.close()
                 raise
             pending: Future[tuple[MilvusStore, bool]] = Future()
             self._stores["pending"] = pending
             threading.Thread(
-                target=self._open_ahead, args=(pending, engine), name="zg-open-store"
+                target=self._open_ahead, args=(pending, engine, preload), name="zg-open-store"
             ).start()
 
     def _open_ahead(
-        self, pending: Future[tuple[MilvusStore, bool]], engine: NativeEngine | None
+        self,
+        pending: Future[tuple[MilvusStore, bool]],
+        engine: NativeEngine | None,
+        preload: threading.Thread | None,
     ) -> None:
         try:
-            store, present = self._attach(engine)
+            try:
+                store, present = self._attach(engine)
+            finally:
+                if preload is not None:  # its load done: the store's own finds the collection loaded
+                    preload.join()
         except BaseException as exc:
             pending.set_exception(exc)
             return

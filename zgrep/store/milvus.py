@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import logging
-import re
 from pathlib import Path
 from collections.abc import Callable, Iterable
 from functools import wraps
@@ -19,6 +18,7 @@ with without_unused():  # no pandas, requests or .env (store.lazydeps)
 
 from zgrep.service import ErrorCode, FixedCodeError
 from zgrep.store.native import EngineError, NativeEngine, is_lite
+from zgrep.store.preload import LOCAL_GRPC
 from zgrep.store.expr import in_list, quote
 from zgrep.store.rows import MAX_NAMES
 from zgrep.types import ChunkFields, RouteHit
@@ -44,7 +44,6 @@ _DELETE_BATCH = 500
 # rows per insert call: the native engine's CPU per row grows with the call's size (Django's rows,
 # 20k inserted: 0.38 ms a row in calls of 256, 0.52 in calls of 600, 1.1 in calls of 2,000)
 _INSERT_BATCH = 256
-_LOCAL_GRPC = {"grpc.keepalive_time_ms": 2**31 - 1, "grpc.keepalive_permit_without_calls": 0}
 CHECK_TIMEOUT_S = 5.0  # a health check's call: pymilvus retries an engine's internal error (damaged data) until then
 
 for _name in ("pymilvus", "milvus_lite"):
@@ -103,12 +102,6 @@ def _open_failure(uri: str, detail: str) -> StoreError:
     )
 
 
-def collection_name(model_id: str, root_key: str) -> str:
-    """One collection per workspace and model: a valid Milvus name from both."""
-    slug = re.sub(r"[^0-9a-zA-Z]+", "_", model_id).strip("_").lower()[:80]
-    return f"zg_{root_key}_{slug}"
-
-
 class MilvusStore:
     """A Milvus collection holding the chunks of one workspace for one model."""
 
@@ -136,7 +129,7 @@ class MilvusStore:
                 # a local engine: no keepalive pings (it answers pings without calls with GOAWAY
                 # too_many_pings)
                 self.client = MilvusClient(
-                    uri=self.engine.uri, timeout=timeout, grpc_options=_LOCAL_GRPC
+                    uri=self.engine.uri, timeout=timeout, grpc_options=LOCAL_GRPC
                 )
             else:
                 self.client = MilvusClient(uri=uri, token=token or "", timeout=timeout)

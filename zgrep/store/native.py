@@ -219,23 +219,32 @@ class NativeEngine:
             # an engine whose owner is gone (it exits once it holds the lock), or a lock just let go
             time.sleep(0.02)
 
+    def listening(self) -> bool:
+        """Block until the engine listens on its socket (True: ~40 ms after its start), or it stopped,
+        could not start or its time ran out (False); wait() says why."""
+        if self._error is not None or self.proc is None:
+            return False
+        # bound is not yet listening: a loaded machine shows the gap
+        while not _accepts(self.socket):
+            if self.proc.poll() is not None or time.monotonic() >= self._deadline:
+                return False
+            time.sleep(0.005)
+        return True
+
     def wait(self) -> None:
         """Block until the engine listens on its socket; EngineError when it could not start, with
         the engine's own words when it stopped."""
         if self._error is not None:
             raise self._error
         assert self.proc is not None
-        # bound is not yet listening: a loaded machine shows the gap
-        while not _accepts(self.socket):
-            if self.proc.poll() is not None or time.monotonic() >= self._deadline:
-                detail = self.last_error() or (
-                    f"exit status {self.proc.returncode}"
-                    if self.proc.returncode is not None
-                    else "it did not answer in time"
-                )
-                self.close()
-                raise EngineError(detail)
-            time.sleep(0.005)
+        if not self.listening():
+            detail = self.last_error() or (
+                f"exit status {self.proc.returncode}"
+                if self.proc.returncode is not None
+                else "it did not answer in time"
+            )
+            self.close()
+            raise EngineError(detail)
 
     def last_error(self) -> str:
         """The engine's last error line, without its log prefix."""
