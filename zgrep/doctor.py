@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import tempfile
-from dataclasses import dataclass
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 from zgrep.config import Config
@@ -34,6 +35,10 @@ def _model(cfg: Config, root: Path) -> str:
     # the one builder: a remote model needs the workspace's opt-in
     emb = load_embedder(cfg, root, timeout=10.0)
     vec = emb.embed_query("doctor probe")
+    # the chunk side too: the default pair's static table (a query goes through its transformer)
+    chunk = emb.embed(["def doctor_probe(): pass"])
+    if chunk.shape != (1, len(vec)):
+        raise RuntimeError(f"chunk vectors have shape {chunk.shape}, queries {len(vec)} values")
     return f"{emb.model_id}, {len(vec)}-d"
 
 
@@ -147,18 +152,23 @@ def _ignore_files(root: Path, cfg: Config) -> str:
 
 
 def run_checks(root: Path, cfg: Config) -> list[Check]:
-    """All checks, in the order a user would fix them."""
-    return [
-        _guard(
+    """All checks, in the order a user would fix them (the model's on a thread beside Milvus's: each
+    is mostly imports and loads)."""
+    with ThreadPoolExecutor(1, thread_name_prefix="zg-doctor") as pool:
+        model = pool.submit(
+            _guard,
             "model",
             "check [embedding] settings (zg config show) or reinstall zgrep",
             lambda: _model(cfg, root),
-        ),
-        _guard(
+        )
+        milvus = _guard(
             "milvus",
             "check --milvus-uri / ZG_MILVUS_URI and ZG_MILVUS_TOKEN, or unset them for Milvus Lite",
             lambda: _milvus(cfg, root),
-        ),
+        )
+    return [
+        model.result(),
+        milvus,
         _guard("grammars", "pip install 'tree-sitter-language-pack>=0.13,<1'", _grammars),
         _guard(
             "ignore files",

@@ -265,6 +265,24 @@ def test_doctor_lists_every_check_and_passes_here(ws):
     )  # each one
 
 
+def test_doctor_checks_the_chunk_side_of_the_model_too(ws, tmp_path):
+    """A query goes through the default pair's transformer alone: the doctor embeds a chunk as well, so
+    a broken static table fails the model check."""
+    import shutil
+
+    import numpy as np
+
+    from zgrep.embedding.folder import default_model_dir
+
+    folder = tmp_path / "minilm-l6-code"
+    shutil.copytree(default_model_dir(), folder)
+    np.save(folder / "embeddings.npy", np.load(folder / "embeddings.npy").astype(np.float32))
+    proc = zg_ws(ws, "doctor", "--json", ZG_EMBEDDING_MODEL=str(folder))
+    checks = {c["name"]: c for c in json.loads(proc.stdout)}
+    assert proc.returncode == 1 and checks["milvus"]["ok"], proc.stdout
+    assert checks["model"]["ok"] is False and "not int8" in checks["model"]["detail"]
+
+
 def test_doctor_names_the_fix_for_an_unreachable_milvus(ws):
     proc = zg_ws(ws, "doctor", "--json", ZG_MILVUS_URI="http://127.0.0.1:9")
     assert proc.returncode == 1
