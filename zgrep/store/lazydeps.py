@@ -1,7 +1,9 @@
 """pymilvus imported without what it imports but zg's calls never run: pandas and requests (~0.3 s of
 its ~0.8 s import: pandas serves its DataFrame inputs and type inference, requests a cloud topology
-refresh) and python-dotenv, whose load_dotenv() it runs at import (a `.env` found in the cwd, or in
-any folder above the install, would set variables in zg's environment: the workspace is untrusted).
+refresh), dateutil (ISO timestamp checks), importlib.metadata (for its own version, read here as
+store.native reads versions) and python-dotenv, whose load_dotenv() it runs at import (a `.env` found
+in the cwd, or in any folder above the install, would set variables in zg's environment: the
+workspace is untrusted).
 
 Tied to pymilvus 3.0.x (pyproject pins `>=3.0.2,<3.1`): a new release may use these modules elsewhere,
 so tests/store/test_lazydeps.py drives the client against a real engine and checks none is imported."""
@@ -17,11 +19,13 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, cast
 
+from zgrep.store.native import installed_version
+
 if TYPE_CHECKING:
     from importlib.abc import Loader
 
-# the top-level modules stood in for while pymilvus imports
-UNUSED = ("pandas", "requests", "dotenv")
+# the modules (with their submodules) stood in for while pymilvus imports
+UNUSED = ("pandas", "requests", "dotenv", "dateutil", "importlib.metadata")
 
 
 def _load_nothing(*args: Any, **kwargs: Any) -> bool:
@@ -30,8 +34,24 @@ def _load_nothing(*args: Any, **kwargs: Any) -> bool:
     return False
 
 
+class _NotInstalled(Exception):
+    """importlib.metadata.PackageNotFoundError as pymilvus.client catches it at import."""
+
+
+def _version(package: str) -> str:
+    """importlib.metadata.version() as pymilvus.client asks its own at import: read as
+    store.native reads it, without importlib.metadata's imports (~120M instructions)."""
+    found = installed_version(package)
+    if found is None:
+        raise _NotInstalled(package)
+    return found
+
+
 # attributes a stand-in gives as they are (not as the real module's, resolved on use)
-_FIXED: dict[str, dict[str, Any]] = {"dotenv": {"load_dotenv": _load_nothing}}
+_FIXED: dict[str, dict[str, Any]] = {
+    "dotenv": {"load_dotenv": _load_nothing},
+    "importlib.metadata": {"version": _version, "PackageNotFoundError": _NotInstalled},
+}
 
 
 class _Deferred:
@@ -69,8 +89,8 @@ class _Finder:
     def find_spec(
         self, fullname: str, path: Sequence[str] | None, target: types.ModuleType | None = None
     ) -> importlib.machinery.ModuleSpec | None:
-        top = fullname.partition(".")[0]
-        if top not in UNUSED or not isinstance(sys.modules.get(top, _StandIn(top)), _StandIn):
+        root = next((m for m in UNUSED if fullname == m or fullname.startswith(m + ".")), None)
+        if root is None or not isinstance(sys.modules.get(root, _StandIn(root)), _StandIn):
             return None  # (a submodule of a real one, imported before, is real)
         return importlib.machinery.ModuleSpec(fullname, cast("Loader", self), is_package=True)
 
@@ -98,3 +118,6 @@ def without_unused() -> Iterator[None]:
             for name, module in list(sys.modules.items()):
                 if isinstance(module, _StandIn):
                     del sys.modules[name]
+                    parent, _, child = name.rpartition(".")
+                    if getattr(sys.modules.get(parent), child, None) is module:
+                        delattr(sys.modules[parent], child)  # (importlib.metadata's)
