@@ -63,6 +63,8 @@ class DeferredStatic:
     def load_query_ahead(self) -> None:
         """Begin loading the query encoder on a thread (nothing to load when the folder names none);
         the first query waits for it, and meets a failure again as its own error."""
+        if self._query and (self._query[0] is None or self._query[0].loaded()):
+            return  # (a daemon's model: loaded by its first search)
         threading.Thread(target=self._load_query, name="zg-query-model", daemon=True).start()
 
     def _load_query(self) -> None:

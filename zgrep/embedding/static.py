@@ -234,6 +234,10 @@ class QueryEncoder:
                 self._projection = np.load(self.projection_path).astype(np.float32)
                 self._encoder = TransformerEncoder(self.folder)
 
+    def loaded(self) -> bool:
+        """Whether the transformer is loaded."""
+        return self._encoder is not None
+
     def embed(self, text: str) -> np.ndarray:
         """The transformer's vector of `text`, projected and L2-normalised."""
         self.load()
