@@ -64,11 +64,7 @@ def heavy(names: set[str], modules: tuple[str, ...] = HEAVY) -> list[str]:
     return sorted(n for n in names if any(n == h or n.startswith(h + ".") for h in modules))
 
 
-STATUS_SKIPS = (
-    *HEAVY,
-    "click",
-    "zgrep.config",
-    "zgrep.cli.flags",
+STANDARD_SKIPS = (
     "pathlib",
     "typing",
     "json",
@@ -79,10 +75,24 @@ STATUS_SKIPS = (
     "contextlib",
     "importlib",
 )
+STATUS_SKIPS = (*HEAVY, "click", "zgrep.config", "zgrep.cli.flags", *STANDARD_SKIPS)
 """What `zg server status` never imports, with or without a daemon: besides the engine, click and
 the config, the standard library modules Python does not load at its start that cost milliseconds
 of every call (json compiles regular expressions, `re` imports enum, enum functools and collections;
 zgrep.jsoncodec reads and writes JSON through json's accelerator)."""
+
+SEARCH_SKIPS = (
+    *HEAVY,
+    "click",
+    "zgrep.search",
+    "zgrep.progress",
+    "zgrep.telemetry",
+    *STANDARD_SKIPS,
+)
+"""What a `zg search` the daemon answers never imports: the engine, click, the search and telemetry
+(when off) modules, zgrep.progress, and the standard library modules `zg server status` skips
+(find_root's root, the config's files and the search paths are str; zgrep.vocab makes its Literal
+types only when one is asked for; index progress prints from zgrep.server.client)."""
 
 
 @pytest.fixture(scope="module")
@@ -110,6 +120,29 @@ def test_server_search_imports_no_engine(running: tuple[User, Path]) -> None:
     # the client speaks ZMTP itself (zgrep.server.zmtp); a search a daemon answers skips click
     assert "click" not in names and "zmq" not in names
     assert heavy(names) == []
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("search", "retry with backoff"),
+        ("search", "--json", "-n", "1", "--mode=server", "cache"),
+        ("search", "-l", "backoff", "net"),
+        ("search", "--root", ".", "-C", "1", "--md", "cache"),
+    ],
+    ids=" ".join,
+)
+def test_served_search_imports_no_pathlib_typing_re_or_enum(
+    running: tuple[User, Path], args: tuple[str, ...]
+) -> None:
+    """A search the daemon answers loads only what it runs: no click, engine or search modules, and
+    none of the standard library modules `zg server status` skips but `_json`, `_socket`, `select`,
+    `struct`, `contextvars`, `math` and `fcntl`."""
+    user, repo = running
+    out, names = imported(user, *args, cwd=repo, env=PATIENT)
+    assert out.returncode == 0 and out.stdout.strip(), out.stderr[-2000:]
+    assert heavy(names, SEARCH_SKIPS) == []
+    assert "zgrep.config" in names and "zgrep.cli.flags" in names  # (served here, not by click)
 
 
 def test_auto_search_and_status_import_no_engine(running: tuple[User, Path]) -> None:
@@ -170,10 +203,7 @@ def test_server_status_is_served_without_click_as_click_serves_it(
     ):
         out, names = imported(user, *args)
         assert out.returncode == 0, out.stderr[-2000:]
-        # a --mode value is checked against zgrep.vocab's word lists (Literal types: typing)
-        moded = any(arg.startswith("--mode") for arg in args)
-        skips = (*HEAVY, "click", "zgrep.config") if moded else STATUS_SKIPS
-        assert heavy(names, skips) == [], args
+        assert heavy(names, STATUS_SKIPS) == [], args
         slow = click_cli(user, *args)
         assert (out.returncode, without_counts(out.stdout)) == (
             slow.returncode,

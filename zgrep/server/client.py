@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
     from zgrep.config import Config
     from zgrep.contracts import Args, JSONObject, Setting
-    from zgrep.progress import Progress
+    from zgrep.progress import Progress, ProgressEvent
     from zgrep.server.runtime import DaemonInfo
 
     class DaemonState(TypedDict, total=False):
@@ -65,6 +65,29 @@ class DaemonLost(RuntimeError):
 class Unanswered(DaemonLost):
     """The daemon did not answer the probe sent ahead of a request (`exchange`'s `probe_s`): as a
     failed `probe`, whatever became of the request."""
+
+
+def stderr_progress() -> Progress | None:
+    """A printer of index progress events for stderr when it is a terminal, else None (direct and
+    server mode alike)."""
+    if not sys.stderr.isatty():
+        return None
+    start = time.monotonic()
+
+    def show(event: ProgressEvent) -> None:
+        done, total = event.get("files_done", 0), event.get("files_total", 0)
+        elapsed = max(time.monotonic() - start, 1e-6)
+        rate = event.get("chunks_done", 0) / elapsed
+        eta = (total - done) * elapsed / done if done else 0.0
+        sys.stderr.write(
+            f"\rindexing {done}/{total} files, {event.get('chunks_done', 0)} chunks, "
+            f"{rate:.0f} chunks/s, ETA {eta:.0f}s "
+        )
+        if event.get("final"):
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+    return show
 
 
 def pid_stopped(pid: int) -> bool:
@@ -297,8 +320,6 @@ def call_server(
 ) -> JSONObject:
     """Run `op` in the daemon described by `info`; DaemonLost when it fails mid-way (Unanswered
     when, with `probe_ms`, the probe sent ahead of it got no answer in that time)."""
-    from zgrep.progress import stderr_progress
-
     served = operation(op)
     show = (on_progress or stderr_progress()) if served.progress else None
     sent: Args = {
@@ -324,7 +345,6 @@ def call_direct(op: str, root: str, args: Args, on_progress: Progress | None = N
     from zgrep.dispatch import (
         run_direct,
     )  # the engine stack: loaded only in direct mode (thin client)
-    from zgrep.progress import stderr_progress
 
     request = protocol.make_request(op, root, args)
     response = run_direct(request, (on_progress or stderr_progress()) if served.progress else None)
