@@ -7,6 +7,7 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Iterator
 
@@ -14,6 +15,7 @@ import pytest
 
 from conftest import ZG
 from daemon_helpers import User, make_repo
+from zgrep.server import zmtp
 
 pytestmark = pytest.mark.e2e
 
@@ -50,7 +52,9 @@ def imported(
         timeout=60,
     )
     lines = [
-        line.rsplit("|", 1)[-1] for line in out.stderr.splitlines() if line.startswith("import time:")
+        line.rsplit("|", 1)[-1]
+        for line in out.stderr.splitlines()
+        if line.startswith("import time:")
     ]
     started = next(i for i, line in enumerate(lines) if line.strip() == "site" and line[1] != " ")
     return out, {line.strip() for line in lines[started + 1 :]}
@@ -143,6 +147,29 @@ def test_served_search_imports_no_pathlib_typing_re_or_enum(
     assert out.returncode == 0 and out.stdout.strip(), out.stderr[-2000:]
     assert heavy(names, SEARCH_SKIPS) == []
     assert "zgrep.config" in names and "zgrep.cli.flags" in names  # (served here, not by click)
+
+
+def test_a_busy_daemon_still_answers_a_search_without_click(running: tuple[User, Path]) -> None:
+    """A daemon too busy for the first probe (its loop decoding two large messages another peer
+    sends, ~0.2 s each) but alive gets BUSY_PROBE_MS to answer a second one: the search is served,
+    without click and without falling back to direct mode (seconds of engine start)."""
+    user, repo = running
+    # a workspace searched before (the first search loads its tables, keeping the daemon busier)
+    assert user.zg_binary("search", "-n", "1", "cache", cwd=repo, env=PATIENT).returncode == 0
+    flood = zmtp.Dealer(user.info()["endpoint"], 5.0)
+    noise = b'{"v": 1, "op": "ping", "args": {"queries": [' + b",".join([b"[]"] * 800_000) + b"]}}"
+    # once to its end: the first such message costs the daemon several times the next ones (memory)
+    flood.send([b"", noise])
+    assert flood.recv(30.0) is not None  # (the refusal, and the handshake is done)
+    sender = threading.Thread(target=lambda: [flood.send([b"", noise]) for _ in range(2)])
+    sender.start()
+    try:
+        out, names = imported(user, "search", "--json", "-n", "1", "retry with backoff", cwd=repo)
+    finally:
+        sender.join()
+        flood.close()
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert json.loads(out.stdout)["mode"] == "server" and "click" not in names
 
 
 def test_auto_search_and_status_import_no_engine(running: tuple[User, Path]) -> None:
