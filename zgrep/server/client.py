@@ -2,9 +2,9 @@
 search that found no daemon starts one, detached, for the next command (`server.autostart`).
 
 Thin path: the standard library, the operation table, the protocol and runtime modules and a ZMTP
-peer of its own (zmtp: no pyzmq); the engine only in direct mode. `zg server status` imports neither
-pathlib nor typing through it: what only other calls need (locks, the workspace's paths, the modes)
-is imported where it is used."""
+peer of its own (zmtp: no pyzmq); the engine only in direct mode. `zg server status` and a served
+`zg search` import neither pathlib nor typing through it: what only other calls need (locks, the
+workspace's paths) is imported where it is used."""
 
 from __future__ import annotations
 
@@ -47,10 +47,10 @@ STARTING_WAIT_S = 15.0  # for a daemon being started (autostart, zg server on) t
 ASK_WAIT_S = 1.5  # for the daemon to acknowledge a shutdown request
 RETIRE_WAIT_S = 15.0  # for an autostarted daemon of another install to stop once asked
 NO_DAEMON = "no zgrep daemon is ready; start one with: zg server on"
+RESTART = "restart it: zg server off; zg server on"
 MISSED: set[int] = set()
 """The pids of daemons that missed a BUSY_PROBE_MS probe in this process: not waited for again (the
 click CLI the fast path hands a search to would wait as long once more)."""
-RESTART = "restart it: zg server off; zg server on"
 
 
 class ClientError(ZgError):
