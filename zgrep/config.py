@@ -8,16 +8,22 @@ kept in the user's config dir, like direnv's `allow`).
 
 from __future__ import annotations
 
-import math
 import os
-from collections.abc import Mapping
-from pathlib import Path
-from typing import Any, ClassVar, Literal, get_args, cast
 
 from zgrep import jsoncodec
 from zgrep.fsutil import NotRegularFile, TooLarge, read_regular
 from zgrep.service import ErrorCode, FixedCodeError
-from zgrep.vocab import MODES, Mode
+from zgrep.vocab import MODES
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see zgrep.service)
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any, ClassVar, Literal
+
+    from zgrep.vocab import Mode
+
+    Provider = Literal["local", "ollama", "openai"]
+    Fusion = Literal["rrf", "weighted"]
 
 WORKSPACE_FILE = ".zgrep.toml"
 TRUST_FILE = "trusted.json"
@@ -55,8 +61,8 @@ CONFIG_MAX_BYTES = 1024 * 1024
 
 Value = str | int | float | bool | list[str]
 """A setting's value: the type of its default."""
-Provider = Literal["local", "ollama", "openai"]
-Fusion = Literal["rrf", "weighted"]
+PROVIDERS: tuple[Provider, ...] = ("local", "ollama", "openai")
+FUSIONS: tuple[Fusion, ...] = ("rrf", "weighted")
 
 
 SECTIONS: list[type[Section]] = []
@@ -188,10 +194,11 @@ FALSE_WORDS = (
     "off",
     "",
 )  # a boolean's text (any case) that means off; the others, on
+_INF = float("inf")  # (no `math`: its extension module costs ~0.7M instructions of a served search)
 CHOICES: dict[str, tuple[str, ...]] = {
     "mode": MODES,
-    "search.fusion": get_args(Fusion),
-    "embedding.provider": get_args(Provider),
+    "search.fusion": FUSIONS,
+    "embedding.provider": PROVIDERS,
 }
 
 
@@ -201,10 +208,10 @@ class ConfigError(FixedCodeError, ValueError):
     CODE = ErrorCode.CONFIG
 
 
-def user_config_path() -> Path:
+def user_config_path() -> str:
     """The user-level config file under the XDG config directory."""
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "zgrep" / "config.toml"
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return os.path.normpath(os.path.join(base, "zgrep", "config.toml"))  # (as pathlib spells it)
 
 
 def in_ci() -> bool:
@@ -243,7 +250,7 @@ def _has_type(key: str, value: Any) -> bool:
     if isinstance(default, bool) or isinstance(value, bool):
         return isinstance(default, bool) and isinstance(value, bool)
     if isinstance(default, float):
-        return isinstance(value, (int, float)) and math.isfinite(value)
+        return isinstance(value, (int, float)) and -_INF < value < _INF  # (not NaN either)
     if isinstance(default, list):
         return isinstance(value, list) and all(isinstance(v, str) for v in value)
     return type(value) is type(default)
@@ -307,14 +314,14 @@ def _range(key: str) -> str:
 
 def _check(key: str, value: Any, source: str) -> Any:
     """Refuse values outside a setting's range or choices."""
-    if key in MINIMUMS and not MINIMUMS[key] <= value <= MAXIMUMS.get(key, math.inf):
+    if key in MINIMUMS and not MINIMUMS[key] <= value <= MAXIMUMS.get(key, _INF):
         raise ConfigError(f"{source}: {key} = {value!r} must be {_range(key)}")
     if key in CHOICES and value not in CHOICES[key]:
         raise ConfigError(f"{source}: {key} = {value!r}; choose from {', '.join(CHOICES[key])}")
     return value
 
 
-def read_toml(path: Path) -> tuple[dict[str, object], str | None]:
+def read_toml(path: str | os.PathLike[str]) -> tuple[dict[str, object], str | None]:
     """The file's settings, flattened, and the SHA-256 of the very bytes parsed (None: no file)."""
     try:
         raw = read_regular(path, CONFIG_MAX_BYTES)
@@ -336,12 +343,12 @@ def read_toml(path: Path) -> tuple[dict[str, object], str | None]:
 # --- trust -------------------------------------------------------------------------------
 
 
-def trust_path() -> Path:
+def trust_path() -> str:
     """The user's record of trusted workspace files: `{real root: sha256 of .zgrep.toml}`."""
-    return user_config_path().with_name(TRUST_FILE)
+    return os.path.join(os.path.dirname(user_config_path()), TRUST_FILE)
 
 
-def trust_key(root: Path) -> str:
+def trust_key(root: str | os.PathLike[str]) -> str:
     """Trust is per workspace root, by its real path."""
     return os.path.realpath(root)
 
@@ -349,13 +356,14 @@ def trust_key(root: Path) -> str:
 def trusted_digests() -> dict[str, str]:
     """The trust record; unreadable or malformed means nothing is trusted."""
     try:
-        data = jsoncodec.loads(trust_path().read_text("utf-8"))
+        with open(trust_path(), encoding="utf-8") as file:
+            data = jsoncodec.loads(file.read())
     except (OSError, ValueError):
         return {}
     return {k: v for k, v in data.items() if isinstance(v, str)} if isinstance(data, dict) else {}
 
 
-def trust_digest(root: Path, toml_digest: str | None) -> str | None:
+def trust_digest(root: str | os.PathLike[str], toml_digest: str | None) -> str | None:
     """What `zg trust` records: the workspace file's SHA-256 alone, or, when the root holds
     `.zgignore` or `.ignore`, one SHA-256 over it and them (an edit of any withdraws the trust).
     None: no workspace file."""
@@ -367,7 +375,7 @@ def trust_digest(root: Path, toml_digest: str | None) -> str | None:
     found = False
     for name in TRUSTED_IGNORE_FILES:
         try:
-            data = read_regular(root / name, CONFIG_MAX_BYTES)
+            data = read_regular(os.path.join(root, name), CONFIG_MAX_BYTES)
         except FileNotFoundError:
             continue
         except OSError as exc:  # a FIFO, a device, too large: never trusted as it is
@@ -377,7 +385,7 @@ def trust_digest(root: Path, toml_digest: str | None) -> str | None:
     return h.hexdigest() if found else toml_digest
 
 
-def trust_state(root: Path, digest: str | None) -> str:
+def trust_state(root: str | os.PathLike[str], digest: str | None) -> str:
     """ "trusted", "changed" (trusted once, edited since) or "untrusted" for a file with `digest`."""
     recorded = trusted_digests().get(trust_key(root))
     if recorded is not None and recorded == digest:
@@ -385,12 +393,14 @@ def trust_state(root: Path, digest: str | None) -> str:
     return "changed" if recorded is not None else "untrusted"
 
 
-def _untrusted_notice(root: Path, ignored: list[str], capped: list[str], state: str) -> str:
+def _untrusted_notice(
+    root: str | os.PathLike[str], ignored: list[str], capped: list[str], state: str
+) -> str:
     why = "it changed since you trusted it" if state == "changed" else "it is not trusted"
     parts = [f"ignored {', '.join(ignored)}"] if ignored else []
     parts += [f"capped {', '.join(capped)} at the default"] if capped else []
     return (
-        f"{' and '.join(parts)} from {root / WORKSPACE_FILE} ({why}; these settings send code off this machine, "
+        f"{' and '.join(parts)} from {os.path.join(root, WORKSPACE_FILE)} ({why}; these settings send code off this machine, "
         f"pick a secret or a server, or raise a resource limit); review the file (and .zgignore, .ignore), then "
         f"run: zg trust {root}"
     )
@@ -424,7 +434,7 @@ class Config:
         self.values = values
         self.sources = sources
         self.notice = notice  # one line naming the workspace settings ignored until `zg trust`
-        self.mode = cast(Mode, values["mode"])
+        self.mode = values["mode"]  # type: ignore[assignment]  # (checked against MODES)
         for section in SECTIONS:
             setattr(self, section.section, section(values))
 
@@ -433,7 +443,9 @@ class Config:
         return self.sources[key]
 
     @classmethod
-    def load(cls, root: Path | None, flags: Mapping[str, object] | None = None) -> Config:
+    def load(
+        cls, root: str | os.PathLike[str] | None, flags: Mapping[str, object] | None = None
+    ) -> Config:
         """Merge all layers for workspace `root` (None: no workspace layer)."""
         values, sources = dict(DEFAULTS), dict.fromkeys(DEFAULTS, "default")
 
@@ -441,11 +453,11 @@ class Config:
             values[key] = _check(key, value, source)
             sources[key] = source
 
-        layers = [(str(user_config_path()), read_toml(user_config_path())[0])]
+        layers = [(user_config_path(), read_toml(user_config_path())[0])]
         notice = ""
         if root is not None:
             data, notice = _workspace_layer(root)
-            layers.append((str(root / WORKSPACE_FILE), data))
+            layers.append((os.path.join(root, WORKSPACE_FILE), data))
         for source, data in layers:
             for key, value in data.items():
                 if key not in DEFAULTS:
@@ -463,14 +475,14 @@ class Config:
         return cls(values, sources, notice)
 
 
-def _workspace_layer(root: Path) -> tuple[dict[str, object], str]:
+def _workspace_layer(root: str | os.PathLike[str]) -> tuple[dict[str, object], str]:
     """The workspace file's settings, without the GATED ones and with LIMITS capped at their
     defaults unless its content (and the root's ignore files) is trusted; never the USER_ONLY ones.
     And the notice naming what was left out ("" when nothing was)."""
-    data, digest = read_toml(root / WORKSPACE_FILE)
+    data, digest = read_toml(os.path.join(root, WORKSPACE_FILE))
     data = {k: v for k, v in data.items() if k not in USER_ONLY}
     gated = [key for key in GATED if key in data]
-    source = str(root / WORKSPACE_FILE)
+    source = os.path.join(root, WORKSPACE_FILE)
     raised = [
         key
         for key in LIMITS

@@ -89,8 +89,9 @@ def load_embedder(config: Config, root: Path, timeout: float | None = None) -> E
     from zgrep.embedding.factory import make_embedder
 
     provider = config.embedding.provider
-    opted_in = config.embedding.allow_remote and config.source("embedding.allow_remote") != str(
-        user_config_path()
+    opted_in = (
+        config.embedding.allow_remote
+        and config.source("embedding.allow_remote") != user_config_path()
     )
     if provider != "local" and not opted_in:
         raise ZgError(

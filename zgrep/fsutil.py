@@ -1,13 +1,16 @@
 """File-system helpers shared by every layer: the one atomic writer, the one stat signature and the
 one non-blocking open of a regular file.
 
-Standard library only (the thin client and the git hooks import it)."""
+Standard library only (the thin client and the git hooks import it), no pathlib at import."""
 
 from __future__ import annotations
 
 import os
 import stat  # (os imports it already)
-from pathlib import Path
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see zgrep.service)
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def atomic_write(path: Path, data: str | bytes, mode: int = 0o600) -> None:
@@ -45,7 +48,9 @@ class TooLarge(OSError):
     """A file bigger than the reader's cap."""
 
 
-def open_regular(path: str | Path, *, follow_symlinks: bool) -> tuple[int, os.stat_result]:
+def open_regular(
+    path: str | os.PathLike[str], *, follow_symlinks: bool
+) -> tuple[int, os.stat_result]:
     """A read-only descriptor of a regular file, opened non-blocking (a FIFO cannot wedge the
     caller) and checked with `fstat` before any byte is read; NotRegularFile otherwise. The caller
     closes it."""
@@ -74,7 +79,7 @@ def read_at_most(fd: int, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-def read_regular(path: str | Path, max_bytes: int) -> bytes:
+def read_regular(path: str | os.PathLike[str], max_bytes: int) -> bytes:
     """The bytes of a small regular file (a config or ignore file), symlinks followed:
     NotRegularFile, TooLarge or the OSError of the open."""
     fd, st = open_regular(path, follow_symlinks=True)

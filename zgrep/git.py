@@ -101,7 +101,7 @@ def split_names(out: bytes | None) -> list[str]:
     return [name for name in (out or b"").decode("utf-8", "surrogateescape").split("\0") if name]
 
 
-def git_toplevel(path: Path) -> Path | None:
+def git_toplevel(path: str | Path) -> Path | None:
     """The work tree top level containing `path`, or None outside git (or without git)."""
     out = try_run(Path(path), "rev-parse", "--show-toplevel")
     return Path(os.fsdecode(out.rstrip(b"\n"))) if out else None

@@ -9,10 +9,13 @@ import fcntl
 import os
 import sys
 import time
-from pathlib import Path
 
 from zgrep.procfs import describe
 from zgrep.service import ErrorCode, FixedCodeError
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see zgrep.service)
+if TYPE_CHECKING:
+    from pathlib import Path
 
 # per-workspace lock file inside the state dir (Milvus Lite admits one process)
 ENGINE_LOCK = "engine.lock"
@@ -24,7 +27,7 @@ class LockBusy(FixedCodeError):
     CODE = ErrorCode.WORKSPACE_BUSY
 
 
-def lock_holder(path: Path) -> str | None:
+def lock_holder(path: str | Path) -> str | None:
     """Who holds the flock on `path` (its recorded text), or None when it is free or absent."""
     try:
         fd = os.open(path, os.O_RDONLY)

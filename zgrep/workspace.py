@@ -1,16 +1,14 @@
 """Workspace root discovery and the state directory `<root>/.zgrep/` with its manifest.
 
-Standard library only (the thin client resolves the root before routing a request): its records are
-plain classes and the manifest's TypedDict is for type checkers only (typing compiles each field's
-annotation when such a class is made: ~8M instructions of a served `zg search`).
+Standard library only, and neither pathlib, typing nor re at import (the thin client resolves the root,
+a str, before routing a request): its records are plain classes and the manifest's TypedDict is for
+type checkers only (typing compiles each field's annotation when such a class is made: ~8M
+instructions of a served `zg search`).
 """
 
 from __future__ import annotations
 
 import os
-import re
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypedDict
 
 from zgrep import jsoncodec
 from zgrep.fsutil import atomic_write
@@ -26,7 +24,10 @@ ENGINES = {
 }  # manifest milvus_engine
 _URI_CREDENTIALS = r"\b([A-Za-z][A-Za-z0-9+.-]*://)[^/\s]+@"  # compiled on first use
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see zgrep.service)
 if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any, TypedDict
 
     class Manifest(TypedDict, total=False):
         """`.zgrep/manifest.json`: what the index was built with and how far its last run got. Read back
@@ -55,26 +56,36 @@ class WorkspaceError(FixedCodeError):
     CODE = ErrorCode.WORKSPACE
 
 
-def find_root(start: Path | None = None, explicit: bool = False) -> Path:
-    """The workspace root for `start`: itself when explicit, else the nearest indexed
-    ancestor inside the git work tree, else the git top level, else `start`."""
-    base = (start or Path.cwd()).resolve()
-    if not base.is_dir():
+def find_root(start: str | os.PathLike[str] | None = None, explicit: bool = False) -> str:
+    """The workspace root for `start` (default: the cwd), its real absolute path: itself when
+    explicit, else the nearest indexed ancestor inside the git work tree, else the git top level,
+    else `start`. A str (the thin client loads no pathlib)."""
+    given = os.getcwd() if start is None else os.fspath(start)
+    try:
+        base = os.path.realpath(given, strict=True)
+    except FileNotFoundError:
+        base = os.path.realpath(given)  # (named as it would resolve: "not a directory" below)
+    except OSError as exc:  # a symlink loop, a component no directory, no permission
+        raise WorkspaceError(f"cannot use {given}: {exc.strerror}") from None
+    if not os.path.isdir(base):
         raise WorkspaceError(f"not a directory: {base}")
     if explicit:
         return base
-    for candidate in (
-        base,
-        *base.parents,
-    ):  # every command starts here: no git process when indexed
-        if (candidate / STATE_DIR / MANIFEST).is_file():
+    candidate = base
+    while True:  # every command starts here: no git process when indexed
+        if os.path.isfile(os.path.join(candidate, STATE_DIR, MANIFEST)):
             return candidate
         # the work tree's top level (a directory, or a worktree's file)
-        if (candidate / ".git").exists():
+        if os.path.exists(os.path.join(candidate, ".git")):
             break
+        parent = os.path.dirname(candidate)
+        if parent == candidate:
+            break
+        candidate = parent
     from zgrep.git import git_toplevel  # git.py imports subprocess: not for an indexed workspace
 
-    return git_toplevel(base) or base
+    top = git_toplevel(base)
+    return base if top is None else str(top)
 
 
 def read_json(path: Path) -> Any:
@@ -101,6 +112,8 @@ def read_object(path: Path) -> dict[str, Any] | None:
 
 def redact(text: str) -> str:
     """`text` with the credentials of every URI in it (`scheme://user:secret@host`) masked."""
+    import re
+
     return re.sub(_URI_CREDENTIALS, r"\1***@", text)
 
 
@@ -119,6 +132,8 @@ class Identity:
     @classmethod
     def of(cls, root: Path) -> Identity:
         """The identity of the directory `root` names now (OSError when it is gone)."""
+        from pathlib import Path
+
         real = Path(os.path.realpath(root))
         st = os.stat(real)
         try:

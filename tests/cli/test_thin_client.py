@@ -7,6 +7,7 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Iterator
 
@@ -14,6 +15,7 @@ import pytest
 
 from conftest import ZG
 from daemon_helpers import User, make_repo
+from zgrep.server import zmtp
 
 pytestmark = pytest.mark.e2e
 
@@ -50,7 +52,9 @@ def imported(
         timeout=60,
     )
     lines = [
-        line.rsplit("|", 1)[-1] for line in out.stderr.splitlines() if line.startswith("import time:")
+        line.rsplit("|", 1)[-1]
+        for line in out.stderr.splitlines()
+        if line.startswith("import time:")
     ]
     started = next(i for i, line in enumerate(lines) if line.strip() == "site" and line[1] != " ")
     return out, {line.strip() for line in lines[started + 1 :]}
@@ -64,11 +68,7 @@ def heavy(names: set[str], modules: tuple[str, ...] = HEAVY) -> list[str]:
     return sorted(n for n in names if any(n == h or n.startswith(h + ".") for h in modules))
 
 
-STATUS_SKIPS = (
-    *HEAVY,
-    "click",
-    "zgrep.config",
-    "zgrep.cli.flags",
+STANDARD_SKIPS = (
     "pathlib",
     "typing",
     "json",
@@ -79,10 +79,25 @@ STATUS_SKIPS = (
     "contextlib",
     "importlib",
 )
+STATUS_SKIPS = (*HEAVY, "click", "zgrep.config", "zgrep.cli.flags", *STANDARD_SKIPS)
 """What `zg server status` never imports, with or without a daemon: besides the engine, click and
 the config, the standard library modules Python does not load at its start that cost milliseconds
 of every call (json compiles regular expressions, `re` imports enum, enum functools and collections;
 zgrep.jsoncodec reads and writes JSON through json's accelerator)."""
+
+SEARCH_SKIPS = (
+    *HEAVY,
+    "click",
+    "zgrep.search",
+    "zgrep.progress",
+    "zgrep.telemetry",
+    "math",
+    *STANDARD_SKIPS,
+)
+"""What a `zg search` the daemon answers never imports: the engine, click, the search and telemetry
+(when off) modules, zgrep.progress, and the standard library modules `zg server status` skips
+(find_root's root, the config's files and the search paths are str; zgrep.vocab makes its Literal
+types only when one is asked for; index progress prints from zgrep.server.client)."""
 
 
 @pytest.fixture(scope="module")
@@ -110,6 +125,53 @@ def test_server_search_imports_no_engine(running: tuple[User, Path]) -> None:
     # the client speaks ZMTP itself (zgrep.server.zmtp); a search a daemon answers skips click
     assert "click" not in names and "zmq" not in names
     assert heavy(names) == []
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("search", "retry with backoff"),
+        ("search", "--json", "-n", "1", "--mode=server", "cache"),
+        ("search", "-l", "backoff", "net"),
+        ("search", "--root", ".", "-C", "1", "--md", "cache"),
+    ],
+    ids=" ".join,
+)
+def test_served_search_imports_no_pathlib_typing_re_or_enum(
+    running: tuple[User, Path], args: tuple[str, ...]
+) -> None:
+    """A search the daemon answers loads only what it runs: no click, no engine, search or telemetry
+    module, and of the standard library nothing Python does not load at its start but `_json`,
+    `_socket`, `select`, `struct`, `contextvars`, `fcntl` and `encodings.utf_8_sig` (SEARCH_SKIPS
+    names the costly ones)."""
+    user, repo = running
+    out, names = imported(user, *args, cwd=repo, env=PATIENT)
+    assert out.returncode == 0 and out.stdout.strip(), out.stderr[-2000:]
+    assert heavy(names, SEARCH_SKIPS) == []
+    assert "zgrep.config" in names and "zgrep.cli.flags" in names  # (served here, not by click)
+
+
+def test_a_busy_daemon_still_answers_a_search_without_click(running: tuple[User, Path]) -> None:
+    """A daemon too busy for the first probe (its loop decoding two large messages another peer
+    sends, ~0.2 s each) but alive gets BUSY_PROBE_MS to answer a second one: the search is served,
+    without click and without falling back to direct mode (seconds of engine start)."""
+    user, repo = running
+    # a workspace searched before (the first search loads its tables, keeping the daemon busier)
+    assert user.zg_binary("search", "-n", "1", "cache", cwd=repo, env=PATIENT).returncode == 0
+    flood = zmtp.Dealer(user.info()["endpoint"], 5.0)
+    noise = b'{"v": 1, "op": "ping", "args": {"queries": [' + b",".join([b"[]"] * 800_000) + b"]}}"
+    # once to its end: the first such message costs the daemon several times the next ones (memory)
+    flood.send([b"", noise])
+    assert flood.recv(30.0) is not None  # (the refusal, and the handshake is done)
+    sender = threading.Thread(target=lambda: [flood.send([b"", noise]) for _ in range(2)])
+    sender.start()
+    try:
+        out, names = imported(user, "search", "--json", "-n", "1", "retry with backoff", cwd=repo)
+    finally:
+        sender.join()
+        flood.close()
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert json.loads(out.stdout)["mode"] == "server" and "click" not in names
 
 
 def test_auto_search_and_status_import_no_engine(running: tuple[User, Path]) -> None:
@@ -170,10 +232,7 @@ def test_server_status_is_served_without_click_as_click_serves_it(
     ):
         out, names = imported(user, *args)
         assert out.returncode == 0, out.stderr[-2000:]
-        # a --mode value is checked against zgrep.vocab's word lists (Literal types: typing)
-        moded = any(arg.startswith("--mode") for arg in args)
-        skips = (*HEAVY, "click", "zgrep.config") if moded else STATUS_SKIPS
-        assert heavy(names, skips) == [], args
+        assert heavy(names, STATUS_SKIPS) == [], args
         slow = click_cli(user, *args)
         assert (out.returncode, without_counts(out.stdout)) == (
             slow.returncode,

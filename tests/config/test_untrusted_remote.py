@@ -86,8 +86,8 @@ def test_secret_files_are_not_embedded_remotely_unless_the_users_config_names_th
     report = json.loads(run("index", "--json", cwd=root).stdout)
     assert report["ignored"]["secrets"] == 5
     assert not any(word in sent(server) for word in ("pear", "plum", "fig", "kiwi", "lime"))
-    user_config_path().parent.mkdir(parents=True, exist_ok=True)
-    user_config_path().write_text('[embedding]\nallow_secret_files = ["credentials.json"]\n')
+    Path(user_config_path()).parent.mkdir(parents=True, exist_ok=True)
+    Path(user_config_path()).write_text('[embedding]\nallow_secret_files = ["credentials.json"]\n')
     (root / ".zgrep.toml").write_text((root / ".zgrep.toml").read_text() + "[search]\nlimit = 5\n")
     assert run("trust", cwd=root).returncode == 0
     assert run("index", cwd=root).returncode == 0

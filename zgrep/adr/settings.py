@@ -27,7 +27,7 @@ CONVENTIONAL_DIRS = ("doc/adr", "docs/decisions")  # adr-tools' default, MADR 3/
 
 def load_settings(start: Path | None = None) -> AdrSettings:
     """Resolve the workspace root from `start` (default cwd) and read its ADR settings."""
-    root = find_root(start)
+    root = Path(find_root(start))
     cfg = Config.load(root)
     chosen = _adr_dir(root, cfg)
     unread = (

@@ -6,7 +6,7 @@ this does not know, bad values and a search no daemon answers, goes to the click
 Standard library, the client, the config and the output module only. The click command `zg server
 status` runs the same `server_status`; `zg search` parses the same option table (`zgrep.cli.flags`)
 and builds its request and output with the same `zgrep.cli.searching`, both imported by the search
-alone: `zg server status` loads neither pathlib nor typing (tests/cli/test_thin_client.py)."""
+alone: neither loads pathlib, typing, re or enum (tests/cli/test_thin_client.py)."""
 
 from __future__ import annotations
 
@@ -97,8 +97,7 @@ def search_served(args: list[str]) -> int | None:
     anything the click command would read or do otherwise: options `flags.parse` declines, --type-list,
     --model, two output formats, a root or config that fails or has a notice to show, a path outside
     the workspace, direct mode, or no daemon answering (the click CLI then runs the command)."""
-    from pathlib import Path
-    from typing import cast
+    import os
 
     from zgrep.cli import flags, searching
     from zgrep.service import SEARCH
@@ -116,37 +115,40 @@ def search_served(args: list[str]) -> int | None:
     from zgrep.config import Config, ConfigError
     from zgrep.workspace import WorkspaceError, find_root
 
-    root_dir = cast("str | None", values["root_dir"])
+    root_dir: str | None = values["root_dir"]
     try:
-        root = find_root(Path(root_dir) if root_dir else None, explicit=root_dir is not None)
+        root = find_root(root_dir or None, explicit=root_dir is not None)
         cfg = Config.load(root)
     except (WorkspaceError, ConfigError, OSError):  # (a cwd that is gone: the click CLI's)
         return None
-    mode = cast("str | None", values["mode"]) or cfg.mode
+    mode: str = values["mode"] or cfg.mode
     if cfg.notice or mode == "direct":
         return None
-    cwd = Path.cwd().resolve()
+    try:
+        cwd = os.path.realpath(os.getcwd())
+    except OSError:  # (a cwd that is gone: the click CLI's)
+        return None
     try:
         paths = searching.scoped(values, root, cwd, given)
     except searching.OutsideWorkspace:
         return None
-    config = flags.config_flags(None, cast("str | None", values["milvus_uri"]))
+    config = flags.config_flags(None, values["milvus_uri"])
     request = searching.request(values, query, paths, fmt, config)
     try:
         # zgrep.telemetry only when it is on: its TypedDicts cost ~4M instructions
         if cfg.telemetry.enabled:
             from zgrep import telemetry
 
-            answered = telemetry.recorded_served(cfg, SEARCH.name, str(root), request, mode)
+            answered = telemetry.recorded_served(cfg, SEARCH.name, root, request, mode)
         else:
             answered = client.call_served(
-                SEARCH.name, str(root), request, mode, cfg.server.probe_timeout_ms
+                SEARCH.name, root, request, mode, cfg.server.probe_timeout_ms
             )
     except client.ClientError as exc:
         fail(str(exc), exc.exit_code)
     if answered is None:
         return None
-    return searching.show(*answered, fmt, root, cwd, cast(str, values["color"]))
+    return searching.show(*answered, fmt, root, cwd, values["color"])
 
 
 def main() -> None:

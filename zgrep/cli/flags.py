@@ -4,25 +4,27 @@ and the fast path (`zgrep.cli.fast`) parses the same tables with `parse`, which 
 exactly as click does and declines the rest (help, unknown options, bad values): the click CLI then
 answers those.
 
-Standard library and the word lists only."""
+Standard library and the word lists only, no typing at import."""
 
 from __future__ import annotations
-
-from typing import TYPE_CHECKING, Literal, cast
 
 from zgrep.cli.exits import fail
 from zgrep.vocab import HIT_KINDS, MODES, PREVIEWS, REFRESHES, SEARCH_MODES
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see zgrep.service)
 if TYPE_CHECKING:
+    from typing import Any, Literal
+
     from zgrep.contracts import Setting
 
-Kind = Literal["flag", "int", "uint", "float", "choice", "str"]
-"""What an option takes: nothing (a flag), an integer, an integer of 0 or more (click.IntRange(0)), a
-number, one of `choices`, or any text."""
+    Kind = Literal["flag", "int", "uint", "float", "choice", "str"]
+    """What an option takes: nothing (a flag), an integer, an integer of 0 or more
+    (click.IntRange(0)), a number, one of `choices`, or any text."""
+    Values = dict[str, Any]
+    """Parsed options by `dest`, as click gives them to the command (each option's own type, as
+    click's `**values: Any`): a tuple for a `multiple` option."""
 
 FORMATS = ("text", "json", "jsonl", "markdown")
-Values = dict[str, object]
-"""Parsed options by `dest`, as click gives them to the command: a tuple for a `multiple` option."""
 
 
 class Flag:
@@ -313,7 +315,7 @@ def parse(table: tuple[Flag, ...], args: list[str]) -> tuple[Values, list[str]] 
         except ValueError:
             return False
         if flag.multiple:
-            values[flag.dest] = (*cast("tuple[object, ...]", values[flag.dest]), value)
+            values[flag.dest] = (*values[flag.dest], value)
         else:
             values[flag.dest] = value
         return True

@@ -177,7 +177,7 @@ def resolve(path: str | None) -> tuple[Path, Config]:
     from zgrep.workspace import WorkspaceError, find_root
 
     try:
-        root = find_root(Path(path) if path else None, explicit=path is not None)
+        root = Path(find_root(path or None, explicit=path is not None))
         cfg = Config.load(root)
     except (WorkspaceError, ConfigError) as exc:
         fail(str(exc))

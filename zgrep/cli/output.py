@@ -15,7 +15,6 @@ from zgrep.qualname import qualify
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see zgrep.service)
 if TYPE_CHECKING:
     from collections.abc import Mapping
-    from pathlib import Path
     from typing import Any, TextIO, TypedDict
 
     from zgrep.config import Config, Value
@@ -41,7 +40,6 @@ if TYPE_CHECKING:
 # each on first use, which most commands never reach: ~300k instructions each at import)
 _ANSI = r"\033\[[0-?]*[ -/]*[@-~]"
 _RESET, _MAGENTA, _GREEN, _DIM, _BOLD = "\033[0m", "\033[35m", "\033[32m", "\033[2m", "\033[1m"
-_TICKS = r"`{3,}"
 _FENCE_TAGS = {"text": ""}  # zg's language names that are no fence info string
 _LEADING = ("query", "root")  # a result's identity: `mode` follows it (README's JSON contract)
 
@@ -128,13 +126,23 @@ def _qualified(item: Mapping[str, object]) -> str:
     )
 
 
+def inside(path: str, root: str) -> bool:
+    """Whether the normalised absolute `path` is `root` or below it (Path.is_relative_to on str)."""
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def relative(path: str, root: str) -> str:
+    """`path`, inside `root` (both normalised absolute), relative to it: "." for the root itself."""
+    return "." if path == root else path[len(root.rstrip("/")) + 1 :]
+
+
 class PathView:
     """How human output names a workspace file: relative to the cwd when that is inside the
     workspace (as rg prints it), else relative to the root. JSON keeps the root-relative `path`
-    beside `root`."""
+    beside `root`. `root` and `cwd`: real absolute paths."""
 
-    def __init__(self, root: Path, cwd: Path) -> None:
-        self.base = cwd if cwd.is_relative_to(root) else root
+    def __init__(self, root: str, cwd: str) -> None:
+        self.base = cwd if inside(cwd, root) else root
         self.root = root
 
     def __call__(self, path: str) -> str:
@@ -194,8 +202,6 @@ def write_markdown(result: SearchResult, shown: PathView) -> None:
     """`--format markdown`: per hit a `path:start-end symbol` heading and its preview fenced with
     its language, ready to paste into a prompt (a query heading above each group of several
     queries)."""
-    import re
-
     several = "groups" in result
     for group in _groups(result):
         if several:
@@ -208,9 +214,9 @@ def write_markdown(result: SearchResult, shown: PathView) -> None:
                 + "\n"
             )
             if hit.get("preview"):
-                fence = "`" * max(
-                    3, 1 + max((len(run) for run in re.findall(_TICKS, hit["preview"])), default=0)
-                )
+                fence = "```"  # longer than any run of backticks in the preview (no `re`)
+                while fence in hit["preview"]:
+                    fence += "`"
                 echo(
                     f"{fence}{_FENCE_TAGS.get(hit.get('language') or '', hit.get('language') or '')}\n"
                     f"{hit['preview']}\n{fence}\n"

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import click
@@ -103,11 +103,11 @@ def search(ctx: click.Context, words: tuple[str, ...], common: Common, **values:
     fmt = asked.pop() if asked else "text"
     query, given = split_words(words, ctx.meta.get("zg.forced_words", 0), bool(values["extra"]))
     root, cfg = resolve(values["root_dir"])
-    cwd = Path.cwd().resolve()
+    cwd = os.path.realpath(os.getcwd())
     try:
-        paths = searching.scoped(values, root, cwd, given)
+        paths = searching.scoped(values, str(root), cwd, given)
     except searching.OutsideWorkspace as exc:
         fail(str(exc))
     args = searching.request(values, query, paths, fmt, common.config())
     answer, used = run(SEARCH_OP, root, cfg, args, common.mode)
-    sys.exit(searching.show(answer, used, fmt, root, cwd, values["color"]))
+    sys.exit(searching.show(answer, used, fmt, str(root), cwd, values["color"]))

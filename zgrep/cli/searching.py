@@ -1,17 +1,17 @@
 """`zg search` once its options are parsed (`zgrep.cli.flags.SEARCH`), click-free: the click command
 (cli/search.py) and the fast path (cli/fast.py) both build the request and write the answer here.
 
-Standard library, the output module and the operation table only."""
+Standard library, the output module and the operation table only; no pathlib or typing (the root and
+the cwd are str paths)."""
 
 from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
-from typing import TYPE_CHECKING, cast
 
 from zgrep.cli import output
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (see zgrep.service)
 if TYPE_CHECKING:
     from zgrep.cli.flags import Values
     from zgrep.contracts import Args, JSONObject, SearchResult, Setting
@@ -33,7 +33,7 @@ def formats(values: Values) -> set[str]:
     """The output formats the flags ask for (--format and each format's own flag)."""
     asked = {name for name, (dest, _) in FORMAT_FLAGS.items() if values[dest]}
     if values["fmt"] is not None:
-        asked.add(cast(str, values["fmt"]))
+        asked.add(values["fmt"])
     return asked
 
 
@@ -55,25 +55,26 @@ def split_words(
     return free + tail, paths
 
 
-def scope_paths(root: Path, cwd: Path, given: list[str], whole: bool) -> list[str]:
+def scope_paths(root: str, cwd: str, given: list[str], whole: bool) -> list[str]:
     """Search paths given on the command line (relative to the cwd) as workspace-relative ones; none
     given, the cwd when it is below the root (as rg and git grep), unless `whole` (--workspace,
-    --root, --path). OutsideWorkspace for a path outside the root."""
+    --root, --path). OutsideWorkspace for a path outside the root. `root` and `cwd`: real absolute
+    paths."""
     scoped = []
     for raw in given:
-        target = Path(os.path.normpath(cwd / raw))
-        if not target.is_relative_to(root):
+        target = os.path.normpath(os.path.join(cwd, raw))
+        if not output.inside(target, root):
             raise OutsideWorkspace(f"{raw} is outside the workspace {root}")
-        scoped.append(target.relative_to(root).as_posix())
-    if not given and not whole and cwd != root and cwd.is_relative_to(root):
-        scoped.append(cwd.relative_to(root).as_posix())
+        scoped.append(output.relative(target, root))
+    if not given and not whole and cwd != root and output.inside(cwd, root):
+        scoped.append(output.relative(cwd, root))
     return scoped
 
 
-def scoped(values: Values, root: Path, cwd: Path, given: list[str]) -> list[str]:
+def scoped(values: Values, root: str, cwd: str, given: list[str]) -> list[str]:
     """The search's workspace-relative paths: --path's, then the command line's (or the cwd);
     OutsideWorkspace as `scope_paths`."""
-    paths = list(cast("tuple[str, ...]", values["paths"]))
+    paths = list(values["paths"])
     whole = bool(values["workspace"] or values["root_dir"] is not None or paths)
     return paths + scope_paths(root, cwd, given, whole)
 
@@ -82,17 +83,16 @@ def request(
     values: Values, query: list[str], paths: list[str], fmt: str, config: dict[str, Setting]
 ) -> Args:
     """The search op's arguments."""
-    around = cast("int | None", values["around"])
+    around = values["around"]
     before, after = values["context_before"], values["context_after"]
-    args = {
-        "queries": ([" ".join(query)] if query else [])
-        + list(cast("tuple[str, ...]", values["extra"])),
+    args: Args = {
+        "queries": ([" ".join(query)] if query else []) + list(values["extra"]),
         "limit": values["limit"],
-        "globs": list(cast("tuple[str, ...]", values["globs"])),
-        "iglobs": list(cast("tuple[str, ...]", values["iglobs"])),
-        "types": list(cast("tuple[str, ...]", values["types"])),
-        "types_not": list(cast("tuple[str, ...]", values["types_not"])),
-        "symbol_types": list(cast("tuple[str, ...]", values["symbol_types"])),
+        "globs": list(values["globs"]),
+        "iglobs": list(values["iglobs"]),
+        "types": list(values["types"]),
+        "types_not": list(values["types_not"]),
+        "symbol_types": list(values["symbol_types"]),
         "paths": paths,
         "min_score": values["min_score"],
         "min_score_diff": values["min_score_diff"],
@@ -107,12 +107,12 @@ def request(
         "modified_before": values["modified_before"],
         "config": config,
     }
-    return cast("Args", args)
+    return args
 
 
-def show(answer: JSONObject, used: str, fmt: str, root: Path, cwd: Path, color: str) -> int:
+def show(answer: JSONObject, used: str, fmt: str, root: str, cwd: str, color: str) -> int:
     """Write the answer in `fmt`; the exit code: 0 with hits, 1 without."""
-    result = cast("SearchResult", answer)
+    result: SearchResult = answer  # type: ignore[assignment]  # (the search op's result)
     shown = output.PathView(root, cwd)
     if fmt == "json":
         output.write_json(result, used)

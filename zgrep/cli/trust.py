@@ -32,13 +32,14 @@ from zgrep.workspace import WorkspaceError, find_root
 def _record(root: Path, digest: str | None) -> None:
     """Set (or with None, drop) the trusted digest of `root`'s workspace file (under a lock:
     concurrent `zg trust` runs each keep their entry)."""
-    trust_path().parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(trust_path().with_suffix(".lock"), mode=0o600):
+    trusted = Path(trust_path())
+    trusted.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(trusted.with_suffix(".lock"), mode=0o600):
         digests = trusted_digests()
         digests.pop(trust_key(root), None)
         if digest is not None:
             digests[trust_key(root)] = digest
-        atomic_write(trust_path(), json.dumps(digests, indent=1, sort_keys=True) + "\n")
+        atomic_write(trusted, json.dumps(digests, indent=1, sort_keys=True) + "\n")
 
 
 @click.command()
@@ -57,7 +58,7 @@ def trust(path: str | None, show_status: bool, revoke: bool) -> None:
     if show_status and revoke:
         fail("--status and --revoke cannot be combined")
     try:
-        root = find_root(Path(path) if path else None, explicit=path is not None)
+        root = Path(find_root(path or None, explicit=path is not None))
         data, toml_digest = read_toml(root / WORKSPACE_FILE)
         digest = trust_digest(root, toml_digest)
     except (WorkspaceError, ConfigError) as exc:

@@ -32,7 +32,7 @@ def key(root: Path) -> str:
     again), the staged ADRs."""
     dirs = (AdrSection.dir, *CONVENTIONAL_DIRS)
     present = "".join(f" {d}" for d in dirs if (root / d).is_dir())
-    configs = [str(p) for p in (root / WORKSPACE_FILE, user_config_path()) if p.is_file()]
+    configs = [str(p) for p in (root / WORKSPACE_FILE, Path(user_config_path())) if p.is_file()]
     blobs = git.run(root, "hash-object", "--", *configs).decode() if configs else ""
     listed = git.run(root, "ls-files", "-s", "--", *dirs, own_index=True).decode(
         "utf-8", "surrogateescape"

@@ -2,9 +2,9 @@
 search that found no daemon starts one, detached, for the next command (`server.autostart`).
 
 Thin path: the standard library, the operation table, the protocol and runtime modules and a ZMTP
-peer of its own (zmtp: no pyzmq); the engine only in direct mode. `zg server status` imports neither
-pathlib nor typing through it: what only other calls need (locks, the workspace's paths, the modes)
-is imported where it is used."""
+peer of its own (zmtp: no pyzmq); the engine only in direct mode. `zg server status` and a served
+`zg search` import neither pathlib nor typing through it: what only other calls need (locks, the
+workspace's paths) is imported where it is used."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
     from zgrep.config import Config
     from zgrep.contracts import Args, JSONObject, Setting
-    from zgrep.progress import Progress
+    from zgrep.progress import Progress, ProgressEvent
     from zgrep.server.runtime import DaemonInfo
 
     class DaemonState(TypedDict, total=False):
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 
 POLL_S = 0.2
 READ_ONLY_DEADLINE_S = 600.0
-BUSY_PROBE_MS = 1000
+BUSY_PROBE_MS = 1000  # for a live daemon that missed the first probe (busy, or a loaded machine)
 # a daemon stopped (SIGSTOP, Ctrl-Z) this long during a request counts as lost
 STOPPED_GRACE_S = 1.0
 STARTING_WAIT_S = 15.0  # for a daemon being started (autostart, zg server on) to answer
@@ -48,6 +48,9 @@ ASK_WAIT_S = 1.5  # for the daemon to acknowledge a shutdown request
 RETIRE_WAIT_S = 15.0  # for an autostarted daemon of another install to stop once asked
 NO_DAEMON = "no zgrep daemon is ready; start one with: zg server on"
 RESTART = "restart it: zg server off; zg server on"
+MISSED: set[int] = set()
+"""The pids of daemons that missed a BUSY_PROBE_MS probe in this process: not waited for again (the
+click CLI the fast path hands a search to would wait as long once more)."""
 
 
 class ClientError(ZgError):
@@ -65,6 +68,29 @@ class DaemonLost(RuntimeError):
 class Unanswered(DaemonLost):
     """The daemon did not answer the probe sent ahead of a request (`exchange`'s `probe_s`): as a
     failed `probe`, whatever became of the request."""
+
+
+def stderr_progress() -> Progress | None:
+    """A printer of index progress events for stderr when it is a terminal, else None (direct and
+    server mode alike)."""
+    if not sys.stderr.isatty():
+        return None
+    start = time.monotonic()
+
+    def show(event: ProgressEvent) -> None:
+        done, total = event.get("files_done", 0), event.get("files_total", 0)
+        elapsed = max(time.monotonic() - start, 1e-6)
+        rate = event.get("chunks_done", 0) / elapsed
+        eta = (total - done) * elapsed / done if done else 0.0
+        sys.stderr.write(
+            f"\rindexing {done}/{total} files, {event.get('chunks_done', 0)} chunks, "
+            f"{rate:.0f} chunks/s, ETA {eta:.0f}s "
+        )
+        if event.get("final"):
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+    return show
 
 
 def pid_stopped(pid: int) -> bool:
@@ -297,8 +323,6 @@ def call_server(
 ) -> JSONObject:
     """Run `op` in the daemon described by `info`; DaemonLost when it fails mid-way (Unanswered
     when, with `probe_ms`, the probe sent ahead of it got no answer in that time)."""
-    from zgrep.progress import stderr_progress
-
     served = operation(op)
     show = (on_progress or stderr_progress()) if served.progress else None
     sent: Args = {
@@ -324,7 +348,6 @@ def call_direct(op: str, root: str, args: Args, on_progress: Progress | None = N
     from zgrep.dispatch import (
         run_direct,
     )  # the engine stack: loaded only in direct mode (thin client)
-    from zgrep.progress import stderr_progress
 
     request = protocol.make_request(op, root, args)
     response = run_direct(request, (on_progress or stderr_progress()) if served.progress else None)
@@ -491,7 +514,9 @@ def route(
         refuse_if_daemon_holds(root)
         return call_direct_checked(op, root, args, mode, on_progress)
     info = runtime.read_info()
-    if operation(op).read_only and info is not None and reachable(info):
+    if info is not None and info["pid"] in MISSED:
+        info = None  # as a failed probe (the fast path's, in this process)
+    elif operation(op).read_only and info is not None and reachable(info):
         answered = served_probed(info, op, root, args, mode, on_progress, probe_ms)
         if answered is not None:
             return answered
@@ -501,7 +526,7 @@ def route(
     if info is None and live_daemon() is None:
         info = wait_starting()  # rather than race it for the workspace in-process
     if info is None and (running := live_daemon()) is not None:
-        if not pid_stopped(running["pid"]):
+        if not pid_stopped(running["pid"]) and running["pid"] not in MISSED:
             info = probe(BUSY_PROBE_MS)  # a live daemon that is busy (an index job): give it longer
         if info is None:
             if (pid := daemon_holding(root)) is not None:
@@ -551,16 +576,23 @@ def call_served(
     op: str, root: str, args: Args, mode: str, probe_ms: int
 ) -> tuple[JSONObject, str] | None:
     """call()'s first step alone: a read (auto or server mode) answered by this install's daemon when
-    it answers the probe its request carries; None where call() would go on otherwise (no such
-    daemon, the probe unanswered, direct mode, not a read), having written nothing (`zg search`'s
-    fast path then hands the command to the click CLI, whose call() does the rest)."""
+    it answers the probe its request carries within `probe_ms`, or, still alive and not stopped,
+    within BUSY_PROBE_MS on a second try (a daemon that does not answer, hung, costs that long); None
+    where call() would go on otherwise (no such daemon, both probes unanswered: MISSED, direct mode,
+    not a read), having written nothing (`zg search`'s fast path then hands the command to the click
+    CLI, whose call() does the rest)."""
     if mode not in ("auto", "server") or not operation(op).read_only:
         return None
     with runtime.following(root):
         info = runtime.read_info()
         if info is None or not reachable(info):
             return None
-        return served_probed(info, op, root, args, mode, None, probe_ms)
+        answered = served_probed(info, op, root, args, mode, None, probe_ms)
+        if answered is None and reachable(info):  # busy rather than gone: give it longer
+            answered = served_probed(info, op, root, args, mode, None, BUSY_PROBE_MS)
+            if answered is None:
+                MISSED.add(info["pid"])
+        return answered
 
 
 def reachable(info: DaemonInfo) -> bool:

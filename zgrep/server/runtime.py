@@ -124,7 +124,7 @@ def forget_holder(root: Path) -> None:
             pass
 
 
-def _holder_record(path: Path) -> dict[str, Any]:
+def _holder_record(path: str | Path) -> dict[str, Any]:
     """The record at `path` when this user wrote it and only this user may read it, else {}."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
@@ -147,20 +147,18 @@ def _holder_record(path: Path) -> dict[str, Any]:
     return record if isinstance(record, dict) else {}
 
 
-def holder_runtime_dir(root: str | Path) -> Path | None:
+def holder_runtime_dir(root: str | Path) -> str | None:
     """The runtime dir of the zg daemon that holds workspace `root` now, by its record, or None.
     Workspace files are untrusted: the dir must be this user's private dir, and the process named
     both there and in the record must be the one holding the workspace's engine lock."""
-    from pathlib import Path
-
     from zgrep.locking import ENGINE_LOCK, lock_holder
     from zgrep.workspace import STATE_DIR
 
-    state = Path(root) / STATE_DIR
-    holder = lock_holder(state / ENGINE_LOCK)
+    state = os.path.join(root, STATE_DIR)
+    holder = lock_holder(os.path.join(state, ENGINE_LOCK))
     if holder is None:
         return None
-    record = _holder_record(state / HOLDER_FILE)
+    record = _holder_record(os.path.join(state, HOLDER_FILE))
     pid, rdir = record.get("pid"), record.get("runtime_dir")
     if (
         not isinstance(pid, int)
@@ -168,10 +166,10 @@ def holder_runtime_dir(root: str | Path) -> Path | None:
         or holder.split()[:2] != ["pid", str(pid)]
     ):
         return None
-    if not _own_private_dir(rdir) or lock_holder(Path(rdir) / ALIVE_LOCK) is None:
+    if not _own_private_dir(rdir) or lock_holder(os.path.join(rdir, ALIVE_LOCK)) is None:
         return None
-    info = read_info(Path(rdir))
-    return Path(rdir) if info is not None and info["pid"] == pid else None
+    info = read_info(rdir)
+    return rdir if info is not None and info["pid"] == pid else None
 
 
 class following:  # (a context manager as a class: this module loads no contextlib)
@@ -183,11 +181,11 @@ class following:  # (a context manager as a class: this module loads no contextl
         self.root = root
         self.token: Token[str | None] | None = None
 
-    def __enter__(self) -> Path:
+    def __enter__(self) -> None:
         found = holder_runtime_dir(self.root) if self.root else None
-        if found is not None and found != runtime_dir():
-            self.token = _FOLLOWED.set(str(found))
-        return runtime_dir()
+        # (normalised as pathlib spells it: the record holds str(runtime_dir()), "//" and all)
+        if found is not None and os.path.normpath(found) != os.path.normpath(runtime_path()):
+            self.token = _FOLLOWED.set(found)
 
     def __exit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
