@@ -326,11 +326,11 @@ class Engine:
         preload: threading.Thread | None,
     ) -> None:
         try:
-            try:
-                store, present = self._attach(engine)
-            finally:
-                if preload is not None:  # its load done: the store's own finds the collection loaded
-                    preload.join()
+            if preload is not None:
+                # its load done first: the attach's health checks (5 s deadlines) would wait behind
+                # it (Django's load takes longer under load), and the store's own load finds it done
+                preload.join()
+            store, present = self._attach(engine)
         except BaseException as exc:
             pending.set_exception(exc)
             return
