@@ -10,11 +10,11 @@ import threading
 import time
 import weakref
 from collections import OrderedDict
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from pathlib import Path
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any
 
 from zgrep.config import MAXIMUMS
 from zgrep.contracts import SearchArgs, SearchGroup, SearchHit, SearchResult
@@ -33,9 +33,6 @@ from zgrep.service import ErrorCode, ZgError
 from zgrep.types import RouteHit
 from zgrep.vocab import PREVIEWS, SEARCH_MODES
 from zgrep.workspace import WorkspaceError
-
-if TYPE_CHECKING:
-    from zgrep.store.milvus import MilvusStore
 
 MAX_QUERY_CHARS = 2000
 # hits per query: the widest pool (x3, x5 with path filters) stays under Milvus's top-k
@@ -62,7 +59,6 @@ _VECTORS: weakref.WeakKeyDictionary[Embedder, OrderedDict[str, tuple[float, ...]
 )
 _VECTORS_LOCK = threading.Lock()
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)*")
-T = TypeVar("T")
 
 
 def run_search(engine: Engine, args: SearchArgs, progress: Progress | None = None) -> SearchResult:
@@ -381,9 +377,8 @@ def _routes(
     admits: Callable[[str], bool] | None,
 ) -> dict[str, list[RouteHit]]:
     """Run the retrieval routes the search mode selects; each returns hits in rank order. The BM25
-    call goes to the engine first (once the store is open: at once, or from another thread while this
-    one goes on) and runs there while this thread embeds the query (or the model loads); the dense
-    call goes next, and the BM25 reply is read while the engine answers it."""
+    calls go to the engine first (on other threads, each taking the store once it is open) and
+    run there while this thread embeds the query (or the model loads) and then asks the dense one."""
     lexical = search_mode in ("hybrid", "lexical")
     routes: dict[str, list[RouteHit]] = {}
     if lexical:
@@ -391,8 +386,10 @@ def _routes(
         names = symbol_candidates(query)
         named_text = lexical_query(" ".join(names))  # the query itself when it is only names
         # one call for both texts; the names' definitions asked beside it
-        bm25 = _when_open(
-            engine, lambda store: store.send_lexical_many([text, named_text], pool, expr)
+        bm25 = _calls().submit(
+            lambda: engine.open_store(create=False).search_lexical_many(
+                [text, named_text], pool, expr
+            )
         )
         defined = (
             _calls().submit(lambda: engine.open_store(create=False).symbol_rows(names, pool, expr))
@@ -402,10 +399,10 @@ def _routes(
     dense = None
     if search_mode in ("hybrid", "semantic"):
         vector = _query_vector(engine.embedder, query)
-        dense = engine.open_store(create=False).send_dense(vector, pool, expr)
+        dense = engine.open_store(create=False).search_dense(vector, pool, expr)
     if lexical:
         store = engine.open_store(create=False)
-        routes["lexical"], named_hits = bm25.result()()
+        routes["lexical"], named_hits = bm25.result()
         routes["symbol"] = store.search_symbols(
             names, pool, expr, named_text, named_hits, defined.result() if defined else None
         )
@@ -422,18 +419,8 @@ def _routes(
             RouteHit(hit.id, rank, hit.distance, hit.fields) for rank, hit in enumerate(kept)
         ]
     if dense is not None:
-        routes["semantic"] = dense()
+        routes["semantic"] = dense
     return routes
-
-
-def _when_open(engine: Engine, send: Callable[[MilvusStore], T]) -> Future[T]:
-    """`send(store)`: here when the store is open, else on another thread once it is (a search's
-    first opens it: engine start, load), so the caller goes on meanwhile."""
-    if not engine.has_store():
-        return _calls().submit(lambda: send(engine.open_store(create=False)))
-    done: Future[T] = Future()
-    done.set_result(send(engine.open_store(create=False)))
-    return done
 
 
 def _query_vector(embedder: Embedder, query: str) -> list[float]:

@@ -10,11 +10,11 @@ from collections.abc import Callable, Iterable
 from functools import wraps
 from typing import Any, ParamSpec, TypeVar, cast
 
-import grpc
 from pymilvus import DataType, Function, FunctionType, MilvusClient
 from pymilvus.client import entity_helper
 from pymilvus.client import field_data_extractors
 from pymilvus.client import ts_utils
+from pymilvus.client import type_info
 from pymilvus.client.prepare import Prepare
 from pymilvus.client.utils import check_status
 from pymilvus.decorators import retry_on_rpc_failure
@@ -81,8 +81,6 @@ class StoreDamaged(StoreError):
 
 P = ParamSpec("P")
 R = TypeVar("R")
-# a search sent to the engine: calling it waits for the reply and reads it
-Reply = Callable[[], R]
 
 
 def reported(method: Callable[P, R]) -> Callable[P, R]:
@@ -302,12 +300,7 @@ class MilvusStore:
     @reported
     def search_dense(self, vector: list[float], limit: int, expr: str = "") -> list[RouteHit]:
         """Nearest chunks by inner product of normalised vectors."""
-        return self.send_dense(vector, limit, expr)()
-
-    def send_dense(self, vector: list[float], limit: int, expr: str = "") -> Reply[list[RouteHit]]:
-        """`search_dense` sent to the engine: the hits are read when the returned call is made."""
-        reply = self._send_search([vector], "dense", "IP", limit, expr)
-        return reported(lambda: next(iter(reply()), []))
+        return next(iter(self._send_search([vector], "dense", "IP", limit, expr)), [])
 
     @reported
     def search_lexical(self, text: str, limit: int, expr: str = "") -> list[RouteHit]:
@@ -319,33 +312,20 @@ class MilvusStore:
         self, texts: list[str], limit: int, expr: str = ""
     ) -> list[list[RouteHit]]:
         """The BM25 hits of each normalised query text, all in one call."""
-        return self.send_lexical_many(texts, limit, expr)()
-
-    def send_lexical_many(
-        self, texts: list[str], limit: int, expr: str = ""
-    ) -> Reply[list[list[RouteHit]]]:
-        """`search_lexical_many` sent to the engine: the hits are read when the returned call is
-        made."""
         asked = [t for t in dict.fromkeys(texts) if t.strip()]
-        if not asked:
-            return lambda: [[] for _ in texts]
-        reply = self._send_search(asked, "sparse", "BM25", limit, expr)
+        found: dict[str, list[RouteHit]] = {}
+        if asked:
+            found = dict(zip(asked, self._send_search(asked, "sparse", "BM25", limit, expr)))
+        return [found.get(t, []) for t in texts]
 
-        def hits() -> list[list[RouteHit]]:
-            found = dict(zip(asked, reply()))
-            return [found.get(t, []) for t in texts]
-
-        return reported(hits)
-
-    @reported
     def _send_search(
         self, data: list[Any], field: str, metric: str, limit: int, expr: str
-    ) -> Reply[list[list[RouteHit]]]:
-        """Send the request pymilvus's `MilvusClient.search` sends (the same Prepare call, guarantee
-        timestamp and metadata, on its connection's stub) without waiting for the reply; the returned
-        call waits and reads each query's hits from the reply's columns. pymilvus's own reading makes
-        a dict and a Hit per hit and copies every field into it (~1/3 of a search's client CPU).
-        Internals of pymilvus: pinned <3.1 in pyproject.toml."""
+    ) -> list[list[RouteHit]]:
+        """Each query's hits (a query per item of `data`), asked as pymilvus's `MilvusClient.search`
+        asks (the same Prepare call, guarantee timestamp, metadata and retries, on its connection's
+        stub) and read from the reply's columns: pymilvus's own reading makes a dict and a Hit per
+        hit and decodes every field cell by cell (~1/3 of a search's client CPU). Internals of
+        pymilvus: pinned <3.1 in pyproject.toml."""
         self.ensure_loaded()
         handler = self.client._get_connection()
         context = self.client._generate_call_context()
@@ -365,17 +345,9 @@ class MilvusStore:
             expr_params={},
             **kwargs,
         )
-        sent = handler._stub.Search.future(request, metadata=context.to_grpc_metadata())
-
-        def read() -> list[list[RouteHit]]:
-            try:
-                response = sent.result()
-            except grpc.RpcError:  # asked again as pymilvus asks: retried, then a MilvusException
-                response = _search_retried(handler, request, context, timeout=None)
-            check_status(response.status)
-            return _search_hits(response.results)
-
-        return read
+        response = _ask_search(handler, request, context, timeout=None)
+        check_status(response.status)
+        return _search_hits(response.results)
 
     @reported
     def search_symbols(
@@ -477,8 +449,9 @@ def _symbol_clause(names: list[str]) -> str:
 
 
 @retry_on_rpc_failure()
-def _search_retried(handler: Any, request: Any, context: Any, timeout: float | None = None) -> Any:
-    """One search request sent on pymilvus's connection `handler` under its retry policy."""
+def _ask_search(handler: Any, request: Any, context: Any, timeout: float | None = None) -> Any:
+    """A search request's reply from pymilvus's connection `handler`, under pymilvus's retries
+    (as its `search` has them: gRPC failures retried, then a MilvusException)."""
     return handler._stub.Search(request, timeout=timeout, metadata=context.to_grpc_metadata())
 
 
@@ -487,10 +460,7 @@ def _search_hits(results: Any) -> list[list[RouteHit]]:
     columns, then cut at each query's top-k."""
     ids = results.ids.str_id.data
     scores = results.scores
-    columns = {
-        column.field_name: field_data_extractors.decode_range(column, 0, len(ids))
-        for column in results.fields_data
-    }
+    columns = {column.field_name: _column(column, len(ids)) for column in results.fields_data}
     names = list(columns)
     rows = list(zip(*columns.values())) if columns else [()] * len(ids)
     out: list[list[RouteHit]] = []
@@ -504,3 +474,11 @@ def _search_hits(results: Any) -> list[list[RouteHit]]:
         )
         start += count
     return out
+
+
+def _column(field: Any, rows: int) -> list[Any]:
+    """A FieldData's values, as pymilvus's hits hold them (an ARRAY cell as a list)."""
+    if field.type != DataType.ARRAY or field.valid_data:
+        return list(field_data_extractors.decode_range(field, 0, rows))
+    attr = type_info.get_array_element_attr(field.scalars.array_data.element_type)
+    return [list(getattr(cell, attr).data) for cell in field.scalars.array_data.data]
