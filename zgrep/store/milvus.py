@@ -323,13 +323,13 @@ class MilvusStore:
     ) -> list[list[RouteHit]]:
         """Each query's hits (a query per item of `data`), asked as pymilvus's `MilvusClient.search`
         asks (the same Prepare call, guarantee timestamp, metadata and retries, on its connection's
-        stub) and read from the reply's columns: pymilvus's own reading makes a dict and a Hit per
-        hit and decodes every field cell by cell (~1/3 of a search's client CPU). Internals of
+        stub) and read from the reply's columns: pymilvus's own reading makes a Hit and a dict per
+        hit and decodes each ARRAY cell on its own (80 dense hits: 1.0 ms against 0.5). Internals of
         pymilvus: pinned <3.1 in pyproject.toml."""
         self.ensure_loaded()
         handler = self.client._get_connection()
         context = self.client._generate_call_context()
-        kwargs: dict[str, Any] = {}
+        kwargs: dict[str, Any] = self.client._with_cluster_id({})
         default_consistency = ts_utils.construct_guarantee_ts(
             self.collection, kwargs, handler.server_address, context.get_db_name()
         )
@@ -345,9 +345,7 @@ class MilvusStore:
             expr_params={},
             **kwargs,
         )
-        response = _ask_search(handler, request, context, timeout=None)
-        check_status(response.status)
-        return _search_hits(response.results)
+        return _search_hits(_ask_search(handler, request, context, timeout=None).results)
 
     @reported
     def search_symbols(
@@ -450,9 +448,11 @@ def _symbol_clause(names: list[str]) -> str:
 
 @retry_on_rpc_failure()
 def _ask_search(handler: Any, request: Any, context: Any, timeout: float | None = None) -> Any:
-    """A search request's reply from pymilvus's connection `handler`, under pymilvus's retries
-    (as its `search` has them: gRPC failures retried, then a MilvusException)."""
-    return handler._stub.Search(request, timeout=timeout, metadata=context.to_grpc_metadata())
+    """A search request's reply from pymilvus's connection `handler`, checked and retried as its
+    `search` does (gRPC failures retried, then a MilvusException)."""
+    response = handler._stub.Search(request, timeout=timeout, metadata=context.to_grpc_metadata())
+    check_status(response.status)
+    return response
 
 
 def _search_hits(results: Any) -> list[list[RouteHit]]:
