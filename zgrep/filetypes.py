@@ -25,6 +25,15 @@ def is_prose(path: str) -> bool:
     return name.endswith(PROSE_SUFFIXES) and name != "cmakelists.txt"
 
 
+# records, not behaviour: JSON and line-oriented data, fuzzers' token dictionaries
+DATA_SUFFIXES = (".json", ".jsonl", ".ndjson", ".csv", ".tsv", ".dict")
+
+
+def is_data(path: str) -> bool:
+    """Whether a file holds data records by its name (JSON, CSV/TSV, a fuzzing dictionary)."""
+    return path.lower().endswith(DATA_SUFFIXES)
+
+
 _TEST_PATH = re.compile(
     r"(^|/)(tests?|__tests__|spec|specs|testing)(/|$)|(^|/)(test_[^/]*|[^/]*_test\.\w+|conftest\.py"
     r"|[^/]*\.(test|spec)\.\w+|[^/]*Tests?\.\w+)$"
