@@ -307,3 +307,22 @@ def assert_consistent(root: Path) -> list[dict[str, Any]]:
     assert len(rows) == sum(rec[4] for rec in state.values())
     assert {r["path"] for r in rows} == {p for p, rec in state.items() if rec[4]}
     return rows
+
+
+def rank_candidate(path: str, language: str, symbol: str, fused: float, content: str) -> Any:
+    """A rerank candidate: one 30-line chunk of `path`, a function named `symbol` (a plain chunk when
+    empty), with its fused score."""
+    from zgrep.search.rank import Candidate
+
+    fields = {
+        "path": path,
+        "start_line": 1,
+        "end_line": 30,
+        "symbol": symbol,
+        "names": [symbol] if symbol else [],
+        "symbol_kind": "function" if symbol else "",
+        "scope": "",
+        "language": language,
+        "content": content,
+    }
+    return Candidate(id=path, fields=fields, fused=fused)

@@ -6,24 +6,15 @@ from __future__ import annotations
 
 import pytest
 
+from corpus import rank_candidate
+
 from zgrep.filetypes import is_data
 from zgrep.search.rank import Candidate, rerank
 
 
 def _chunks() -> list[Candidate]:
     def chunk(path: str, language: str, symbol: str, fused: float) -> Candidate:
-        fields = {
-            "path": path,
-            "start_line": 1,
-            "end_line": 30,
-            "symbol": symbol,
-            "names": [symbol] if symbol else [],
-            "symbol_kind": "function" if symbol else "",
-            "scope": "",
-            "language": language,
-            "content": "escape tilde and slash in a pointer",
-        }
-        return Candidate(id=path, fields=fields, fused=fused)
+        return rank_candidate(path, language, symbol, fused, "escape tilde and slash in a pointer")
 
     return [
         chunk("cases/patch-tests.json", "json", "", 0.050),

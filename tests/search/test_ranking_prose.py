@@ -6,23 +6,14 @@ from __future__ import annotations
 
 import pytest
 
+from corpus import rank_candidate
+
 from zgrep.search.rank import Candidate, RerankSettings, rerank
 
 
 def _chunks() -> list[Candidate]:
     def chunk(path: str, language: str, symbol: str, fused: float) -> Candidate:
-        fields = {
-            "path": path,
-            "start_line": 1,
-            "end_line": 30,
-            "symbol": symbol,
-            "names": [symbol] if symbol else [],
-            "symbol_kind": "function" if symbol else "",
-            "scope": "",
-            "language": language,
-            "content": "routes are grouped and registered",
-        }
-        return Candidate(id=path, fields=fields, fused=fused)
+        return rank_candidate(path, language, symbol, fused, "routes are grouped and registered")
 
     return [
         chunk("docs/doc.md", "markdown", "", 0.050),
