@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -326,3 +327,18 @@ def rank_candidate(path: str, language: str, symbol: str, fused: float, content:
         "content": content,
     }
     return Candidate(id=path, fields=fields, fused=fused)
+
+
+def opened_index(base: Path, files: dict[str, str | bytes]) -> Iterator[tuple[Any, Any]]:
+    """A repo of `files` under `base` indexed by `zg index`, then its Engine and open store (a
+    module fixture's body: closed when the generator resumes)."""
+    from zgrep.engine import Engine
+
+    root = make_repo(base / "repo", dict(files))
+    out = run_zg("index", "--mode", "direct", cwd=root, env=user_env(base / "user"))
+    assert out.returncode == 0, out.stderr
+    engine = Engine(Path(root))
+    try:
+        yield engine, engine.open_store(create=False)
+    finally:
+        engine.close()

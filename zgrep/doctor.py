@@ -59,30 +59,13 @@ def _milvus(cfg: Config, root: Path) -> str:
         engine = NativeEngine(Path(tmp) / "probe.db", ENGINE_TIMEOUT_S)
         try:
             from zgrep.store.milvus import MilvusStore
+            from zgrep.store.rows import plain_row
         except BaseException:
             engine.close()
             raise
         store = MilvusStore(str(Path(tmp) / "probe.db"), "zg_doctor_probe", 4, engine=engine)
         store.create()
-        store.insert(
-            [
-                {
-                    "id": "a",
-                    "path": "p",
-                    "language": "text",
-                    "symbol": "",
-                    "names": [],
-                    "symbol_kind": "module",
-                    "scope": "",
-                    "start_line": 1,
-                    "end_line": 1,
-                    "mtime": 0,
-                    "content": "probe",
-                    "lexical": "probe",
-                    "dense": [1.0, 0.0, 0.0, 0.0],
-                }
-            ]
-        )
+        store.insert([plain_row("a", "p", "probe", [1.0, 0.0, 0.0, 0.0])])
         found = store.search_lexical("probe", 1)
         store.close()
     if not found:

@@ -10,6 +10,7 @@ import pytest
 from zgrep.store.milvus import MilvusStore
 from zgrep.store.native import NativeEngine
 from zgrep.store.preload import load_ahead, load_request
+from zgrep.store.rows import plain_row
 
 
 @pytest.mark.parametrize("name", ["zg_0123456789_zgrep_minilm_l6_code_int8_256", "x" * 200])
@@ -24,25 +25,7 @@ def test_a_collection_loaded_ahead_is_loaded_when_the_store_connects(tmp_path: P
     store = MilvusStore(data, "zg_probe", 4)
     try:
         store.create()
-        store.insert(
-            [
-                {
-                    "id": "a",
-                    "path": "a.py",
-                    "language": "python",
-                    "symbol": "",
-                    "names": [],
-                    "symbol_kind": "module",
-                    "scope": "",
-                    "start_line": 1,
-                    "end_line": 1,
-                    "mtime": 0,
-                    "content": "retry",
-                    "lexical": "retry",
-                    "dense": [1.0, 0.0, 0.0, 0.0],
-                }
-            ]
-        )
+        store.insert([plain_row("a", "a.py", "retry", [1.0, 0.0, 0.0, 0.0])])
     finally:
         store.close()
     states = []

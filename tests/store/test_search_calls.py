@@ -6,12 +6,11 @@ repeats or blanks text by text."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from corpus import FILES, make_repo, run_zg, user_env
+from corpus import FILES, opened_index
 from zgrep.search.text import lexical_query
 from zgrep.store.milvus import SCALAR_FIELDS
 
@@ -20,17 +19,7 @@ FILTERS = ["", 'path like "src/%"', 'language == "python"', 'path == "no/such/fi
 
 @pytest.fixture(scope="module")
 def opened(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, Any]]:
-    from zgrep.engine import Engine
-
-    base = tmp_path_factory.mktemp("searches")
-    root = make_repo(base / "repo", dict(FILES))
-    out = run_zg("index", "--mode", "direct", cwd=root, env=user_env(base / "user"))
-    assert out.returncode == 0, out.stderr
-    engine = Engine(Path(root))
-    try:
-        yield engine, engine.open_store(create=False)
-    finally:
-        engine.close()
+    yield from opened_index(tmp_path_factory.mktemp("searches"), FILES)
 
 
 def _pymilvus_hits(

@@ -5,12 +5,11 @@ the names asked, and only those, however the names are put to the engine: one na
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from corpus import make_repo, run_zg, user_env
+from corpus import opened_index
 from zgrep.store.milvus import SYMBOL_EQUALS
 
 
@@ -37,17 +36,8 @@ FILES = {
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    from zgrep.engine import Engine
-
-    base = tmp_path_factory.mktemp("symbols")
-    root = make_repo(base / "repo", dict(FILES))
-    out = run_zg("index", "--mode", "direct", cwd=root, env=user_env(base / "user"))
-    assert out.returncode == 0, out.stderr
-    engine = Engine(Path(root))
-    try:
-        yield engine.open_store(create=False)
-    finally:
-        engine.close()
+    for _, opened in opened_index(tmp_path_factory.mktemp("symbols"), FILES):
+        yield opened
 
 
 @pytest.mark.parametrize(

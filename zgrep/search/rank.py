@@ -123,7 +123,7 @@ class RerankSettings:
     # data files (filetypes.is_data: JSON, CSV/TSV, fuzzing dictionaries) unless the query asks for
     # tests or names such a file: test data and dictionaries spell a behaviour's words without
     # holding it (cJSON's json-patch test cases over cJSON_Utils.c). 0.5 gained on both dev halves
-    # (outside +0.002: 5 queries up, none down; semble +0.0002: 1 up); no annotated answer in
+    # (outside +0.002: 5 queries up, none down; semble +0.00002: 1 up); no annotated answer in
     # either benchmark is a data file
     data_penalty: float = 0.5
     # generated, minified and dump files (index.generated) unless the query asks for them: below a

@@ -47,3 +47,22 @@ def chunk_row(
         # Python floats by the array's own tolist: the same values, ~10x faster than float() of each
         "dense": vector.tolist(),
     }
+
+
+def plain_row(row_id: str, path: str, text: str, dense: list[float]) -> ChunkFields:
+    """The row of a one-line module chunk holding `text` (what the doctor's probe stores)."""
+    return {
+        "id": row_id,
+        "path": path,
+        "language": "text",
+        "symbol": "",
+        "names": [],
+        "symbol_kind": "module",
+        "scope": "",
+        "start_line": 1,
+        "end_line": 1,
+        "mtime": 0,
+        "content": text,
+        "lexical": text,
+        "dense": dense,
+    }
