@@ -334,3 +334,16 @@ def test_every_command_accepts_mode():
         result = runner.invoke(main, [*path, "--mode", "direct", "--help"])
         assert result.exit_code == 0, (path, result.output)
         assert "--mode" in result.output, path
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("search", "--root", "loop1", "retry"), ("status", "loop1"), ("index", "loop1")],
+    ids=" ".join,
+)
+def test_a_symlink_loop_as_the_root_is_one_error_line(ws, tmp_path, args):
+    """A root that loops back on itself (`loop1 -> loop1`) is named in one line with the system's
+    reason, exit 2, whichever command (the thin client's served search included) meets it."""
+    os.symlink("loop1", tmp_path / "loop1")
+    proc = zg_ws(ws, *args, cwd=tmp_path)
+    assert_one_line_error(proc, "loop1", "symbolic links")
