@@ -337,8 +337,12 @@ class FakeStore:
 
 
 class FakeEmbedder:
-    def embed_query(self, query: str) -> list[float]:
-        return [0.0]
+    """Stands in for the model: the dense route's hits come from the tape, whatever the vector."""
+
+    def embed_query(self, query: str) -> Any:
+        import numpy as np
+
+        return np.zeros(1, dtype=np.float32)
 
 
 def replay(bench: str, src: Path, json_out: str) -> int:
