@@ -34,6 +34,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from common import summarise
 
 HERE = Path(__file__).resolve().parent
@@ -339,9 +340,7 @@ class FakeStore:
 class FakeEmbedder:
     """Stands in for the model: the dense route's hits come from the tape, whatever the vector."""
 
-    def embed_query(self, query: str) -> Any:
-        import numpy as np
-
+    def embed_query(self, query: str) -> np.ndarray:
         return np.zeros(1, dtype=np.float32)
 
 

@@ -117,8 +117,9 @@ class RerankSettings:
     definition: float = 0.05
     # tests (filetypes.is_test) unless the query asks for them: a test spells the behaviour's words
     # (its inputs and expected outputs) without holding it, and a vendored test framework
-    # (cJSON's tests/unity) spells every word. 0.5-0.7 all gained on both dev halves (outside
-    # +0.006..+0.009, semble +0.000..+0.001; 0.75 before), 0.3 lost on both: 0.6 in the middle
+    # (cJSON's tests/unity) spells every word. Against 0.75, 0.5-0.7 all gained on the outside dev
+    # half (+0.006..+0.009, no repo down) and moved semble's by -0.0000..+0.0007; 0.3 lost on both:
+    # 0.6 in the middle
     test_penalty: float = 0.6
     # documentation (filetypes.is_prose) unless the query asks for it: prose about the code matches
     # an English query better than the code it describes; 0.4-0.7 all gain +0.006 on the dev half.
