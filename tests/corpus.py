@@ -310,23 +310,29 @@ def assert_consistent(root: Path) -> list[dict[str, Any]]:
     return rows
 
 
-def rank_candidate(path: str, language: str, symbol: str, fused: float, content: str) -> Any:
-    """A rerank candidate: one 30-line chunk of `path`, a function named `symbol` (a plain chunk when
-    empty), with its fused score."""
+def rank_candidates(content: str, chunks: list[tuple[str, str, str, float]]) -> list[Any]:
+    """Rerank candidates that all hold `content`: one 30-line chunk per (path, language, symbol,
+    fused score), a function named `symbol` (a plain chunk when empty)."""
     from zgrep.search.rank import Candidate
 
-    fields = {
-        "path": path,
-        "start_line": 1,
-        "end_line": 30,
-        "symbol": symbol,
-        "names": [symbol] if symbol else [],
-        "symbol_kind": "function" if symbol else "",
-        "scope": "",
-        "language": language,
-        "content": content,
-    }
-    return Candidate(id=path, fields=fields, fused=fused)
+    return [
+        Candidate(
+            id=path,
+            fields={
+                "path": path,
+                "start_line": 1,
+                "end_line": 30,
+                "symbol": symbol,
+                "names": [symbol] if symbol else [],
+                "symbol_kind": "function" if symbol else "",
+                "scope": "",
+                "language": language,
+                "content": content,
+            },
+            fused=fused,
+        )
+        for path, language, symbol, fused in chunks
+    ]
 
 
 def opened_index(base: Path, files: dict[str, str | bytes]) -> Iterator[tuple[Any, Any]]:

@@ -6,23 +6,23 @@ from __future__ import annotations
 
 import pytest
 
-from corpus import rank_candidate
+from corpus import rank_candidates
 
 from zgrep.filetypes import is_data
 from zgrep.search.rank import Candidate, rerank
 
 
 def _chunks() -> list[Candidate]:
-    def chunk(path: str, language: str, symbol: str, fused: float) -> Candidate:
-        return rank_candidate(path, language, symbol, fused, "escape tilde and slash in a pointer")
-
-    return [
-        chunk("cases/patch-tests.json", "json", "", 0.050),
-        chunk("fuzzing/json.dict", "", "", 0.046),
-        chunk("cJSON_Utils.c", "c", "encode_string_as_pointer", 0.042),
-        chunk("settings/tsconfig.json", "json", "", 0.040),
-        chunk("cJSON.c", "c", "print_string", 0.035),
-    ]
+    return rank_candidates(
+        "escape tilde and slash in a pointer",
+        [
+            ("cases/patch-tests.json", "json", "", 0.050),
+            ("fuzzing/json.dict", "", "", 0.046),
+            ("cJSON_Utils.c", "c", "encode_string_as_pointer", 0.042),
+            ("settings/tsconfig.json", "json", "", 0.040),
+            ("cJSON.c", "c", "print_string", 0.035),
+        ],
+    )
 
 
 def test_code_outranks_data_that_spells_the_query():

@@ -6,22 +6,22 @@ from __future__ import annotations
 
 import pytest
 
-from corpus import rank_candidate
+from corpus import rank_candidates
 
 from zgrep.search.rank import Candidate, RerankSettings, rerank
 
 
 def _chunks() -> list[Candidate]:
-    def chunk(path: str, language: str, symbol: str, fused: float) -> Candidate:
-        return rank_candidate(path, language, symbol, fused, "routes are grouped and registered")
-
-    return [
-        chunk("docs/doc.md", "markdown", "", 0.050),
-        chunk("CHANGELOG.md", "markdown", "", 0.044),
-        chunk("routergroup.go", "go", "Group", 0.042),
-        chunk("docs/routing.rst", "rst", "", 0.041),
-        chunk("gin.go", "go", "addRoute", 0.035),
-    ]
+    return rank_candidates(
+        "routes are grouped and registered",
+        [
+            ("docs/doc.md", "markdown", "", 0.050),
+            ("CHANGELOG.md", "markdown", "", 0.044),
+            ("routergroup.go", "go", "Group", 0.042),
+            ("docs/routing.rst", "rst", "", 0.041),
+            ("gin.go", "go", "addRoute", 0.035),
+        ],
+    )
 
 
 def test_code_outranks_the_documentation_that_describes_it():
